@@ -1,0 +1,3 @@
+"""air: Accelerator Integration Readiness."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from air.cli import main
+
+main()

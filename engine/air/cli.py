@@ -1,0 +1,147 @@
+"""The `air` command line.
+
+Exit codes: 0 done; 1 readiness below --fail-under; 2 usage, pack or input error;
+3 internal error; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import click
+
+from air import __version__
+from air.errors import EXIT_BELOW_THRESHOLD, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, AirError, InputError
+from air.index.files import DEFAULT_EXCLUDES, IndexOptions
+from air.packs import load_pack, shipped_packs
+from air.report.json_report import render_json
+from air.report.markdown import render_markdown
+from air.run import check
+
+RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
+DEFAULT_PACK = "pytorch-2.x"
+DEFAULT_OUTPUT_DIR = "air-report"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="air")
+def cli() -> None:
+    """air: how completely, and how provably, a hardware backend integrates with a framework."""
+
+
+@cli.command("check")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--pack", "pack_name", default=DEFAULT_PACK, show_default=True,
+              help="A shipped pack's name or a pack directory.")
+@click.option("--format", "formats", multiple=True, type=click.Choice(sorted(RENDERERS)),
+              help="Report format; repeat for several, each paired with an --output.")
+@click.option("--output", "outputs", multiple=True, type=click.Path(path_type=Path),
+              help="File for the matching --format ('-' for standard output).")
+@click.option("--fail-under", type=click.FloatRange(0, 100), default=None,
+              help="Exit 1 when readiness is below this percentage.")
+@click.option("--exclude", "excludes", multiple=True, help="Extra glob of files to leave out (repeatable).")
+@click.option("--include-vendored", is_flag=True, help="Also read third_party/ and build output.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
+def check_command(path: Path, pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...],
+                  fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, quiet: bool) -> None:
+    """Evaluate the backend at PATH against a rule pack and write its readiness report."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if not path.is_dir():
+        raise InputError(f"{path}: not a directory")
+    if outputs and len(outputs) != len(formats):
+        raise click.UsageError("give one --output per --format")
+    progress = None if quiet else (lambda message: click.echo(f"air: {message}", err=True))
+    pack = load_pack(pack_name)
+    base = () if include_vendored else DEFAULT_EXCLUDES
+    report = check(path, pack, IndexOptions(excludes=base + excludes), progress)
+    targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend.name)
+    for fmt, target in targets:
+        render, _suffix = RENDERERS[fmt]
+        written = write_atomic(target, render(report))
+        if written and not quiet:
+            click.echo(f"air: wrote {written}", err=True)
+    if all(str(t) != "-" for _f, t in targets):
+        click.echo(summary_line(report))
+    if fail_under is not None and report.readiness < fail_under:
+        sys.exit(EXIT_BELOW_THRESHOLD)
+
+
+def _default_targets(formats: tuple[str, ...], backend: str) -> list[tuple[str, Path]]:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", backend).strip("._") or "backend"
+    return [(fmt, Path(DEFAULT_OUTPUT_DIR) / f"{stem}{RENDERERS[fmt][1]}") for fmt in formats or ("markdown", "json")]
+
+
+def summary_line(report) -> str:
+    unknown = sum(1 for row in report.rows if row.outcome == "unknown")
+    return (f"{report.backend.name}: readiness {report.readiness:.1f} % "
+            f"({report.integration_path.title}; evidence coverage {report.coverage:.1f} %, {unknown} rows unknown)")
+
+
+def write_atomic(target: Path, text: str) -> Path | None:
+    """Write through a temporary file and rename, so an old report is never left half-replaced."""
+    if str(target) == "-":
+        sys.stdout.write(text)
+        return None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+                stream.write(text)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise InputError(f"{target}: cannot write report: {error.strerror or error}") from None
+    return target
+
+
+@cli.group("pack")
+def pack_group() -> None:
+    """Inspect and validate rule packs."""
+
+
+@pack_group.command("list")
+def pack_list() -> None:
+    """List the shipped packs."""
+    for name in shipped_packs():
+        pack = load_pack(name)
+        click.echo(f"{pack.id}\t{pack.version}\t{len(pack.rows)} rows\t{pack.framework.name}")
+
+
+@pack_group.command("validate")
+@click.argument("pack_name")
+def pack_validate(pack_name: str) -> None:
+    """Load and validate a pack (name or directory); report the first problem and exit 2."""
+    pack = load_pack(pack_name)
+    encoded = sum(1 for row in pack.rows if row.encoded)
+    click.echo(f"{pack.id} {pack.version}: valid, {len(pack.rows)} rows ({encoded} encoded), digest {pack.digest}")
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("air: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(EXIT_USAGE)
+    except AirError as error:
+        click.echo(f"air: error: {error}", err=True)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        click.echo("air: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as error:  # the last line of defence: one line, never a traceback
+        if os.environ.get("AIR_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"air: internal error: {type(error).__name__}: {error} (set AIR_DEBUG=1 for details)", err=True)
+        sys.exit(EXIT_INTERNAL)

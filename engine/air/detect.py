@@ -1,0 +1,31 @@
+"""Integration-path detection: the framework's signals, then the first verdict whose condition holds."""
+
+from __future__ import annotations
+
+import re
+
+from air.evidence import Evaluator
+from air.evaluate import findings_of
+from air.framework import Framework, Verdict
+from air.index.cpp import resolve_alias
+from air.report.model import IntegrationPath, PathSignal
+
+COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")
+
+
+def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Verdict, IntegrationPath]:
+    results = {name: evaluator.result(clause) for name, clause in framework.signals.items()}
+    verdict = next(v for v in framework.verdicts if v.when is None or v.when.evaluate(results))
+    fired = tuple(
+        PathSignal(name, result.clause.description(), findings_of([result])[:10])
+        for name, result in sorted(results.items())
+        if result.count()
+    )
+    dispatch_key = verdict.dispatch_key
+    if verdict.dispatch_capture:
+        signal, capture = verdict.dispatch_capture
+        values = [hit.capture(capture) for hit in results[signal].counted() if hit.capture(capture)]
+        if values:
+            dispatch_key = resolve_alias(values[0], evaluator.context.index.aliases).split("::")[-1]
+    note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()) if m.group(1) in results else "?", verdict.note)
+    return verdict, IntegrationPath(verdict.id, verdict.title, dispatch_key, verdict.applies, note, fired)

@@ -1,0 +1,97 @@
+"""From evidence to row outcomes: points 2/1/0, N/A or unknown, each with findings and a reason."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from air.evidence import Evaluator
+from air.evidence.base import ClauseResult, Hit
+from air.framework import Framework, Verdict
+from air.packs import NOT_ENCODED, Row
+from air.report.model import Finding, RowResult
+
+MAX_FINDINGS_PER_ROW = 25
+SHOWN_PER_CLAUSE = 3
+
+
+def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Framework) -> RowResult:
+    if row.paths and not set(row.paths) & set(verdict.applies):
+        shorts = " / ".join(framework.path_short(p) for p in row.paths)
+        return _result(row, "not_applicable", None, f"applies to {shorts} backends only; this one is {verdict.title}")
+    if not row.encoded:
+        return _result(row, "unknown", None, NOT_ENCODED)
+    results = {name: evaluator.result(clause) for name, clause in row.evidence.items()}
+    points, undecided = _decide(row, results)
+    findings = findings_of(results.values())
+    notes = [note.say for note in row.notes if note.when.evaluate(results)]
+    if undecided:
+        reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
+        return _result(row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes), findings)
+    if points == 0 and row.runtime_command:
+        reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
+        return _result(row, "unknown", None, _join([reason, _only_in_tests(results)] + notes), findings)
+    return _result(row, "scored", points, _join([_explain(row, points, results)] + notes), findings)
+
+
+def _decide(row: Row, results: Mapping[str, ClauseResult]) -> tuple[int, bool]:
+    """The first level whose condition holds; undecided when an earlier level is unknown."""
+    for level in sorted(row.score, reverse=True):
+        truth = row.score[level].evaluate(results)
+        if truth is None:
+            return 0, True
+        if truth:
+            return level, False
+    return 0, False
+
+
+def _explain(row: Row, points: int, results: Mapping[str, ClauseResult]) -> str:
+    if points == 2:
+        return ""
+    parts = []
+    if points and 2 in row.score:
+        parts.append(f"partial: `{row.score_text[points]}` holds, `{row.score_text[2]}` does not")
+    elif points:
+        parts.append(f"partial: `{row.score_text[points]}` holds; static evidence earns at most 1")
+        if row.runtime_command:
+            parts.append(f"full credit needs a runtime check (`{row.runtime_command}`)")
+    missing = [r.clause.description() for r in results.values() if r.decided and r.count() == 0]
+    if missing:
+        parts.append("not found: " + "; ".join(missing))
+    parts.append(_only_in_tests(results))
+    return _join(parts)
+
+
+def _only_in_tests(results: Mapping[str, ClauseResult]) -> str:
+    places = [f"{hit.path}:{hit.line}" for r in results.values() if r.count() == 0 for hit in r.test_only_hits()]
+    if not places:
+        return ""
+    shown = ", ".join(places[:SHOWN_PER_CLAUSE]) + (f" and {len(places) - SHOWN_PER_CLAUSE} more" if len(places) > SHOWN_PER_CLAUSE else "")
+    return f"found only in tests ({shown}), which does not count as implementation"
+
+
+def findings_of(results) -> tuple[Finding, ...]:
+    findings = []
+    for result in results:
+        for hit in result.counted():
+            findings.append(_finding(hit, result.clause.name))
+        for hit in result.test_only_hits():
+            findings.append(_finding(hit, result.clause.name))
+    findings.sort(key=lambda f: (f.trust != "source", f.path, f.line, f.evidence))
+    unique = {(f.path, f.line): f for f in reversed(findings)}
+    ordered = sorted(unique.values(), key=lambda f: (f.trust != "source", f.path, f.line))
+    return tuple(ordered[:MAX_FINDINGS_PER_ROW])
+
+
+def _finding(hit: Hit, evidence: str) -> Finding:
+    return Finding(hit.path, hit.line, hit.snippet, "tests" if hit.role == "tests" else "source", evidence)
+
+
+def _join(parts: list[str]) -> str:
+    return "; ".join(part for part in parts if part)
+
+
+def _result(row: Row, outcome, points, reason: str, findings: tuple[Finding, ...] = ()) -> RowResult:
+    return RowResult(
+        id=row.id, item=row.item, section=row.section, title=row.title, priority=row.priority, paths=row.paths,
+        outcome=outcome, points=points, reason=reason, evidence=findings, remediation=row.remediation, docs=row.docs,
+    )

@@ -1,0 +1,109 @@
+"""The closed set of evidence kinds, and the evaluation of a pack's clauses over one index.
+
+| kind            | what it finds                                                           |
+|-----------------|-------------------------------------------------------------------------|
+| `text`          | a regex or literal in comment-stripped source (`#define` bodies too)    |
+| `python_call`   | Python calls resolved through imports to a qualified name               |
+| `python_def`    | Python function/class definitions, optionally by base class             |
+| `python_assign` | module-level assignments / setattr on an imported module's attributes   |
+| `cpp_macro`     | C/C++ macro or function invocations with captured arguments             |
+| `cpp_class`     | C++ classes deriving from a base, their overrides and registration      |
+| `structural`    | ast-grep patterns over C/C++ or Python                                  |
+| `build`         | entry points and requirements from build metadata                       |
+| `file`          | files by glob, optionally containing a literal or regex                 |
+| `graph`         | queries over the import/include/entry-point graph                       |
+| `semgrep`       | semgrep rules (optional extra), batched into one run per check          |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from types import ModuleType
+
+from air.evidence import (
+    build_meta,
+    cpp_class,
+    cpp_macro,
+    file_glob,
+    graph_query,
+    python_assign,
+    python_call,
+    python_def,
+    semgrep,
+    structural,
+    text,
+)
+from air.evidence.base import Clause, ClauseResult, Context, apply_where
+
+KINDS: dict[str, ModuleType] = {
+    "text": text,
+    "python_call": python_call,
+    "python_def": python_def,
+    "python_assign": python_assign,
+    "cpp_macro": cpp_macro,
+    "cpp_class": cpp_class,
+    "structural": structural,
+    "build": build_meta,
+    "file": file_glob,
+    "graph": graph_query,
+    "semgrep": semgrep,
+}
+BATCHED_KINDS = {"semgrep"}
+COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe")
+
+
+def clause_from_data(name: str, data: dict) -> Clause:
+    """Build a clause from its validated pack data: exactly one kind key plus common options."""
+    (kind,) = [key for key in data if key in KINDS]
+    return Clause(
+        name=name,
+        kind=kind,
+        spec=data[kind],
+        scope=data.get("scope", "product"),
+        where=data.get("where", {}),
+        files=tuple(data.get("files", ())),
+        exclude=tuple(data.get("exclude", ())),
+        describe=data.get("describe", ""),
+    )
+
+
+class Evaluator:
+    """Evaluates clauses over one index; each distinct clause runs once per check."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self._results: dict[tuple, ClauseResult] = {}
+
+    def prepare(self, clauses: Iterable[Clause]) -> None:
+        """Run the batched kinds (semgrep) once for every clause of the check."""
+        pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
+        if not pending:
+            return
+        batch = list(pending.values())
+        try:
+            found = semgrep.run_batch(batch, self.context)
+        except semgrep.SemgrepUnavailable as error:
+            for clause in batch:
+                self._results[clause.key] = ClauseResult(clause, [], decided=False, undecided_reason=str(error))
+            return
+        for clause in batch:
+            hits = apply_where(found[clause.key], clause, self.context)
+            self._results[clause.key] = ClauseResult(clause, _sorted(hits))
+
+    def result(self, clause: Clause) -> ClauseResult:
+        cached = self._results.get(clause.key)
+        if cached is None:
+            if clause.kind in BATCHED_KINDS:
+                self.prepare([clause])
+                return self.result(clause)
+            hits = KINDS[clause.kind].evaluate(clause, self.context)
+            cached = ClauseResult(clause, _sorted(apply_where(hits, clause, self.context)))
+            self._results[clause.key] = cached
+        if cached.clause.name != clause.name:
+            return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason)
+        return cached
+
+
+def _sorted(hits):
+    unique = {(h.path, h.line, h.captures): h for h in hits}
+    return [unique[key] for key in sorted(unique)]

@@ -1,0 +1,177 @@
+"""What every evidence kind shares: clauses, hits, results and capture constraints."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import cached_property
+from typing import Any, Literal
+
+from air.graph import DependencyGraph
+from air.index import CodeIndex
+from air.index.cpp import resolve_alias
+from air.index.model import Role, SourceFile
+
+Scope = Literal["product", "tests", "all"]
+SNIPPET_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    line: int
+    snippet: str
+    role: Role
+    captures: tuple[tuple[str, str], ...] = ()
+
+    def capture(self, name: str) -> str | None:
+        return dict(self.captures).get(name)
+
+
+def hit_at(source: SourceFile, line: int, captures: Mapping[str, str] | None = None) -> Hit:
+    snippet = " ".join(source.line_text(line).split())
+    if len(snippet) > SNIPPET_LIMIT:
+        snippet = snippet[: SNIPPET_LIMIT - 1] + "…"
+    return Hit(source.path, line, snippet, source.role, tuple(sorted((captures or {}).items())))
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One named evidence clause of a row: a kind, its spec, and the options every kind takes."""
+
+    name: str
+    kind: str
+    spec: Any
+    scope: Scope = "product"
+    where: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    describe: str = ""
+
+    @property
+    def key(self) -> tuple:
+        """Identity for caching: two rows sharing a definition evaluate it once."""
+        return (self.kind, _freeze(self.spec), self.scope, _freeze(self.where), self.files, self.exclude)
+
+    def description(self) -> str:
+        return self.describe or f"{self.kind} {_summary(self.spec)}"
+
+
+@dataclass
+class ClauseResult:
+    clause: Clause
+    hits: list[Hit]
+    decided: bool = True
+    undecided_reason: str = ""
+
+    def counted(self) -> list[Hit]:
+        if self.clause.scope == "all":
+            return self.hits
+        return [hit for hit in self.hits if hit.role == self.clause.scope]
+
+    def count(self) -> int:
+        return len(self.counted())
+
+    def unique(self, capture: str) -> int:
+        return len({hit.capture(capture) for hit in self.counted() if hit.capture(capture) is not None})
+
+    def test_only_hits(self) -> list[Hit]:
+        return [hit for hit in self.hits if hit.role == "tests"] if self.clause.scope == "product" else []
+
+
+class Context:
+    """What a kind may consult besides its own spec."""
+
+    def __init__(self, index: CodeIndex, symbols: Mapping[str, tuple[str, ...]]) -> None:
+        self.index = index
+        self.symbols = symbols
+
+    @cached_property
+    def graph(self) -> DependencyGraph:
+        return DependencyGraph(self.index)
+
+
+def normalise_value(value: str, aliases: Mapping[str, str] | None = None) -> str:
+    """Compare captured values by their last `::`/`.` component, unquoted, alias-resolved, case-folded."""
+    value = value.strip().strip("\"'")
+    if aliases:
+        value = resolve_alias(value, aliases)
+    value = re.split(r"::|\.", value)[-1] if value else value
+    return value.strip().lower()
+
+
+def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context) -> bool:
+    aliases = context.index.aliases if _looks_like_cpp_name(value) else None
+    normal = normalise_value(value, aliases)
+    for operator, operand in constraint.items():
+        if operator == "equals" and normal != normalise_value(str(operand)):
+            return False
+        if operator == "in" and normal not in {normalise_value(str(item)) for item in operand}:
+            return False
+        if operator == "not_in" and normal in {normalise_value(str(item)) for item in operand}:
+            return False
+        if operator == "symbol" and normal not in {normalise_value(item) for item in context.symbols[operand]}:
+            return False
+        if operator == "not_symbol" and normal in {normalise_value(item) for item in context.symbols[operand]}:
+            return False
+        if operator == "matches" and not re.search(operand, value.strip().strip("\"'")):
+            return False
+    return True
+
+
+def _looks_like_cpp_name(value: str) -> bool:
+    return not value.strip().startswith(("'", '"'))
+
+
+def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[Hit]:
+    """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved."""
+    kept = []
+    for hit in hits:
+        captures = dict(hit.captures)
+        if all(
+            name in captures and constraint_holds(captures[name], constraint, context)
+            for name, constraint in clause.where.items()
+        ):
+            kept.append(hit)
+    return kept
+
+
+def in_clause_files(path: str, clause: Clause) -> bool:
+    if clause.files and not any(fnmatchcase(path, pattern) for pattern in clause.files):
+        return False
+    return not any(fnmatchcase(path, pattern) for pattern in clause.exclude)
+
+
+def as_list(value: str | Iterable[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def last_component(name: str) -> str:
+    return re.split(r"::|\.", name)[-1]
+
+
+def literal_of(pattern: str) -> str:
+    """The literal part of a glob-like name (`*.impl` -> `impl`), used as a prefilter."""
+    return max(re.split(r"[*?\[\]]", last_component(pattern)), key=len)
+
+
+Evaluate = Callable[[Clause, Context], list[Hit]]
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _summary(spec: Any) -> str:
+    if isinstance(spec, Mapping):
+        parts = [f"{k}={_summary(v)}" for k, v in spec.items()]
+        return ", ".join(parts)
+    if isinstance(spec, (list, tuple)):
+        return "|".join(_summary(v) for v in spec)
+    return str(spec)

@@ -1,0 +1,41 @@
+"""`python_def`: function or class definitions, optionally deriving from given bases."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component, literal_of
+
+
+def literals(spec: dict) -> list[str]:
+    if "bases" in spec:
+        return [literal_of(base) for base in as_list(spec["bases"])]
+    return [literal_of(name) for name in as_list(spec.get("function") or spec.get("class"))]
+
+
+def evaluate(clause: Clause, context: Context) -> list[Hit]:
+    spec = clause.spec
+    kind = "function" if "function" in spec else "class"
+    names = as_list(spec.get(kind) or "*")
+    bases = as_list(spec.get("bases", []))
+    hits = []
+    for source in context.index.select(literals(spec), languages=["python"]):
+        if not in_clause_files(source.path, clause):
+            continue
+        for definition in context.index.python_facts(source).defs:
+            if definition.kind != kind:
+                continue
+            if not any(fnmatchcase(last_component(definition.name), name) for name in names):
+                continue
+            if bases and not _derives(definition.bases, bases):
+                continue
+            hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
+    return hits
+
+
+def _derives(actual: tuple[str, ...], wanted: list[str]) -> bool:
+    return any(
+        fnmatchcase(base, pattern) or fnmatchcase(last_component(base), pattern)
+        for base in actual
+        for pattern in wanted
+    )

@@ -1,0 +1,33 @@
+"""`text`: a regular expression or literal over comment-stripped source, `#define` bodies included."""
+
+from __future__ import annotations
+
+import re
+
+from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files
+from air.evidence.regex import compile_guarded, required_literals
+
+CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
+
+
+def literals(spec: dict) -> list[str]:
+    if "literal" in spec:
+        return [spec["literal"]]
+    return spec.get("prefilter") or required_literals(spec["pattern"])
+
+
+def evaluate(clause: Clause, context: Context) -> list[Hit]:
+    spec = clause.spec
+    pattern = re.escape(spec["literal"]) if "literal" in spec else spec["pattern"]
+    regex = compile_guarded(pattern)
+    languages = spec.get("languages", CODE_LANGUAGES)
+    hits = []
+    for source in context.index.select(literals(spec), languages=languages):
+        if not in_clause_files(source.path, clause):
+            continue
+        text = context.index.code_text(source)
+        for match in regex.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            captures = {k: v for k, v in match.groupdict().items() if v is not None}
+            hits.append(hit_at(source, line, captures))
+    return hits

@@ -1,0 +1,158 @@
+"""The score-condition language: parse once, evaluate with three-valued logic.
+
+A condition is True, False or None (unknown: it depends on evidence that could not
+be gathered, such as a semgrep clause without semgrep installed). `and`/`or`/`not`
+follow Kleene's logic, so an unknown operand only matters when it could change the
+result.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+from typing import Protocol, Union
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError, VisitError
+
+Truth = Union[bool, None]
+
+COMPARATORS: dict[str, Callable[[int, int], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+
+
+class ConditionError(ValueError):
+    """A condition that does not parse."""
+
+
+class EvidenceResult(Protocol):
+    """What a condition can ask of an evaluated evidence clause."""
+
+    @property
+    def decided(self) -> bool: ...
+
+    def count(self) -> int: ...
+
+    def unique(self, capture: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class Present:
+    name: str
+
+    def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
+        result = env[self.name]
+        return result.count() > 0 if result.decided else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    capture: str | None
+    comparator: str
+    number: int
+
+    def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
+        result = env[self.name]
+        if not result.decided:
+            return None
+        value = result.unique(self.capture) if self.capture else result.count()
+        return COMPARATORS[self.comparator](value, self.number)
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Node
+
+    def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
+        value = self.operand.evaluate(env)
+        return None if value is None else not value
+
+
+@dataclass(frozen=True)
+class AllOf:
+    operands: tuple[Node, ...]
+
+    def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
+        values = [operand.evaluate(env) for operand in self.operands]
+        if False in values:
+            return False
+        return None if None in values else True
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    operands: tuple[Node, ...]
+
+    def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
+        values = [operand.evaluate(env) for operand in self.operands]
+        if True in values:
+            return True
+        return None if None in values else False
+
+
+Node = Union[Present, Comparison, Not, AllOf, AnyOf]
+
+
+class _ToNodes(Transformer):
+    def present(self, items: list[Token]) -> Present:
+        return Present(str(items[0]))
+
+    def count(self, items: list[Token]) -> tuple[str, None]:
+        return (str(items[0]), None)
+
+    def unique(self, items: list[Token]) -> tuple[str, str]:
+        return (str(items[0]), str(items[1]))
+
+    def comparison(self, items: list) -> Comparison:
+        (name, capture), comparator, number = items
+        return Comparison(name, capture, str(comparator), int(number))
+
+    def negation(self, items: list[Node]) -> Not:
+        return Not(items[0])
+
+    def all_of(self, items: list[Node]) -> AllOf:
+        return AllOf(tuple(items))
+
+    def any_of(self, items: list[Node]) -> AnyOf:
+        return AnyOf(tuple(items))
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = files("air").joinpath("condition.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", maybe_placeholders=False)
+
+
+MAX_CONDITION_LENGTH = 2000
+
+
+@lru_cache(maxsize=4096)
+def parse_condition(text: str) -> Node:
+    """Parse a condition; raise ConditionError with a one-line message if it is malformed."""
+    if len(text) > MAX_CONDITION_LENGTH:
+        raise ConditionError(f"condition longer than {MAX_CONDITION_LENGTH} characters")
+    try:
+        tree = _parser().parse(text)
+        return _ToNodes().transform(tree)
+    except (LarkError, VisitError, RecursionError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ConditionError(f"cannot parse condition {text!r}: {first_line}") from None
+
+
+def referenced_names(node: Node) -> set[str]:
+    """Evidence names a condition reads."""
+    if isinstance(node, (Present, Comparison)):
+        return {node.name}
+    if isinstance(node, Not):
+        return referenced_names(node.operand)
+    return set().union(*(referenced_names(operand) for operand in node.operands))

@@ -1,0 +1,143 @@
+"""Framework definitions: sections and tiers, integration paths and their signals, report text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from air.errors import PackError
+from air.evidence import clause_from_data
+from air.evidence.base import Clause
+from air.expr import ConditionError, Node, parse_condition, referenced_names
+from air.resources import data_dir
+from air.schemas import validate_document
+from air.yamldoc import YamlDocument, load_yaml
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    number: int
+    title: str
+    tier: int
+
+
+@dataclass(frozen=True)
+class PathKind:
+    id: str
+    title: str
+    short: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    id: str
+    title: str
+    when: Node | None  # None: the fallback verdict
+    applies: tuple[str, ...]
+    dispatch_key: str | None
+    dispatch_capture: tuple[str, str] | None  # (signal, CAPTURE)
+    note: str
+
+
+@dataclass(frozen=True)
+class Framework:
+    id: str
+    name: str
+    package: str | None
+    sections: tuple[Section, ...]
+    paths: tuple[PathKind, ...]
+    symbols: dict[str, tuple[str, ...]]
+    signals: dict[str, Clause]
+    verdicts: tuple[Verdict, ...]
+    sources: tuple[tuple[str, str], ...]
+    quick_reference: tuple[tuple[str, str], ...]
+    data: dict  # the validated definition, for the pack digest
+
+    def section(self, section_id: str) -> Section | None:
+        return next((s for s in self.sections if s.id == section_id), None)
+
+    def path_short(self, path_id: str) -> str:
+        return next((p.short for p in self.paths if p.id == path_id), path_id)
+
+
+def framework_dir(name: str) -> Path:
+    return data_dir("frameworks") / name
+
+
+def load_framework(name: str) -> Framework:
+    directory = framework_dir(name)
+    main = directory / "framework.yaml"
+    if not main.is_file():
+        raise PackError(str(main), f"unknown framework {name!r}")
+    document = load_yaml(main)
+    if not isinstance(document.data, dict):
+        raise document.error((), "must be a mapping")
+    merged, origins = dict(document.data), {key: document for key in document.data}
+    for include in document.data.get("include", []):
+        part = load_yaml(directory / include)
+        if not isinstance(part.data, dict):
+            raise part.error((), "must be a mapping")
+        for key, value in part.data.items():
+            if key in merged:
+                raise part.error((key,), f"key {key!r} is already defined in {origins[key].source}")
+            merged[key], origins[key] = value, part
+    combined = _Combined(document.source, merged, origins)
+    validate_document(combined, "framework")
+    return _build(combined)
+
+
+class _Combined(YamlDocument):
+    """A framework split over several files: errors point into the file that holds the key."""
+
+    def __init__(self, source: str, data: dict, origins: dict[str, YamlDocument]) -> None:
+        super().__init__(source, data, {})
+        self.origins = origins
+
+    def error(self, path, message):  # type: ignore[override]
+        origin = self.origins.get(path[0]) if path else None
+        return (origin or YamlDocument(self.source, self.data, {})).error(path, message)
+
+
+def _build(document: _Combined) -> Framework:
+    data = document.data
+    signals = {name: clause_from_data(name, clause) for name, clause in data.get("signals", {}).items()}
+    verdicts = []
+    for number, verdict in enumerate(data["verdicts"]):
+        when = None
+        if "when" in verdict:
+            when = _condition(document, ("verdicts", number, "when"), verdict["when"], signals.keys())
+        elif number != len(data["verdicts"]) - 1:
+            raise document.error(("verdicts", number), "only the last verdict may omit `when`")
+        key = verdict.get("dispatch_key")
+        capture = tuple(key["capture"].split(".")) if isinstance(key, dict) else None
+        if capture and capture[0] not in signals:
+            raise document.error(("verdicts", number, "dispatch_key"), f"unknown signal {capture[0]!r}")
+        verdicts.append(Verdict(
+            id=verdict["id"], title=verdict["title"], when=when, applies=tuple(verdict["applies"]),
+            dispatch_key=key if isinstance(key, str) else None, dispatch_capture=capture,
+            note=verdict.get("note", ""),
+        ))
+    if verdicts[-1].when is not None:
+        raise document.error(("verdicts",), "the last verdict must omit `when` (it is the fallback)")
+    return Framework(
+        id=data["id"], name=data["name"], package=data.get("package"),
+        sections=tuple(Section(**s) for s in data["sections"]),
+        paths=tuple(PathKind(**p) for p in data["paths"]),
+        symbols={k: tuple(v) for k, v in data.get("symbols", {}).items()},
+        signals=signals, verdicts=tuple(verdicts),
+        sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
+        quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
+        data=data,
+    )
+
+
+def _condition(document: YamlDocument, path: tuple, text: str, names) -> Node:
+    try:
+        node = parse_condition(text)
+    except ConditionError as error:
+        raise document.error(path, str(error)) from None
+    unknown = sorted(referenced_names(node) - set(names))
+    if unknown:
+        raise document.error(path, f"condition refers to undefined evidence {', '.join(unknown)}")
+    return node

@@ -1,0 +1,117 @@
+"""The dependency graph: files as nodes; import, include and entry-point edges (networkx).
+
+Edges are added lazily, file by file, so a query parses only the files it walks through;
+`complete()` expands every file for callers that want the whole graph.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+import networkx as nx
+
+from air.index import CodeIndex
+from air.index.model import SourceFile
+
+ENTRY_PREFIX = "entry:"
+
+
+class DependencyGraph:
+    def __init__(self, index: CodeIndex) -> None:
+        self.index = index
+        self.graph = nx.DiGraph()
+        self._expanded: set[str] = set()
+        self._by_name: dict[str, list[str]] | None = None
+
+    # --- nodes --------------------------------------------------------------
+
+    def module_file(self, module: str) -> str | None:
+        return self.index.modules.get(module)
+
+    def entry_points(self, group: str) -> list[str]:
+        """Nodes for the entry points of `group`, each linked to its target module's file."""
+        nodes = []
+        for source, facts in self.index.build:
+            for entry in facts.entry_points:
+                if entry.group != group:
+                    continue
+                node = f"{ENTRY_PREFIX}{entry.group}:{entry.name}"
+                self.graph.add_node(node, kind="entry_point", target=entry.target, declared_in=source.path)
+                target = self.module_file(entry.target.split(":")[0].strip())
+                if target:
+                    self.graph.add_edge(node, target, kind="entry_point")
+                nodes.append(node)
+        return nodes
+
+    # --- edges --------------------------------------------------------------
+
+    def expand(self, path: str) -> None:
+        if path in self._expanded or path.startswith(ENTRY_PREFIX):
+            return
+        self._expanded.add(path)
+        source = self.index.by_path.get(path)
+        if source is None:
+            return
+        self.graph.add_node(path, kind="file")
+        if source.language == "python":
+            targets = self._python_targets(source)
+            kind = "import"
+        elif source.language in ("cpp", "template"):
+            targets = self._include_targets(source)
+            kind = "include"
+        else:
+            return
+        for target in targets:
+            if target != path:
+                self.graph.add_edge(path, target, kind=kind)
+
+    def _python_targets(self, source: SourceFile) -> set[str]:
+        targets = set()
+        for imported in self.index.python_facts(source).imports:
+            dotted = imported.module.split(".")
+            candidates = [".".join(dotted[:i]) for i in range(1, len(dotted) + 1)]
+            if imported.name:
+                candidates.append(f"{imported.module}.{imported.name}")
+            targets.update(path for path in map(self.module_file, candidates) if path)
+        return targets
+
+    def _include_targets(self, source: SourceFile) -> set[str]:
+        if self._by_name is None:
+            self._by_name = {}
+            for other in self.index.files:
+                self._by_name.setdefault(PurePosixPath(other.path).name, []).append(other.path)
+        targets = set()
+        for include in self.index.cpp_facts(source).includes:
+            target = include.target.strip()
+            for candidate in self._by_name.get(PurePosixPath(target).name, []):
+                if candidate == target or candidate.endswith("/" + target):
+                    targets.add(candidate)
+        return targets
+
+    # --- queries ------------------------------------------------------------
+
+    def reachable(self, starts: Iterable[str]) -> list[str]:
+        """Files reachable from `starts` (breadth-first, expanding lazily), starts included."""
+        order: list[str] = []
+        seen: set[str] = set()
+        queue = deque(starts)
+        while queue:
+            node = queue.popleft()
+            if node in seen:
+                continue
+            seen.add(node)
+            self.expand(node)
+            if not node.startswith(ENTRY_PREFIX):
+                order.append(node)
+            if node in self.graph:
+                queue.extend(sorted(self.graph.successors(node)))
+        return order
+
+    def complete(self) -> nx.DiGraph:
+        for source in self.index.files:
+            self.expand(source.path)
+        for group in sorted({e.group for _s, facts in self.index.build for e in facts.entry_points}):
+            self.entry_points(group)
+        return self.graph

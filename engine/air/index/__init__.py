@@ -1,0 +1,155 @@
+"""The code index: every file read once, facts parsed lazily on the files that need them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from functools import cached_property
+from pathlib import Path, PurePosixPath
+
+from air.index import build, cpp, python
+from air.index.files import FileListing, IndexOptions, read_files
+from air.index.model import BuildFacts, CppClass, CppDefine, CppFacts, PythonFacts, SourceFile
+
+BUILD_EXTRACTORS = {
+    "setup.py": build.extract_setup_py,
+    "pyproject.toml": build.extract_pyproject,
+    "setup.cfg": build.extract_setup_cfg,
+}
+
+__all__ = ["CodeIndex", "IndexOptions", "build_index"]
+
+
+class CodeIndex:
+    """Files of one tree with their text, plus lazily parsed, cached facts per file."""
+
+    def __init__(self, root: Path, listing: FileListing) -> None:
+        self.root = root
+        self.files = listing.files
+        self.skipped = listing.skipped
+        self.total_bytes = listing.total_bytes
+        self.by_path = {f.path: f for f in self.files}
+        self._python: dict[str, PythonFacts] = {}
+        self._cpp: dict[str, CppFacts] = {}
+        self._python_code: dict[str, str] = {}
+
+    # --- selection ----------------------------------------------------------
+
+    def select(
+        self,
+        literals: Iterable[str] = (),
+        languages: Iterable[str] | None = None,
+        include_docs: bool = False,
+    ) -> Iterator[SourceFile]:
+        """Files that contain at least one of `literals` (all files if none are given)."""
+        wanted = tuple(literals)
+        language_set = set(languages) if languages is not None else None
+        for source in self.files:
+            if source.role == "docs" and not include_docs:
+                continue
+            if language_set is not None and source.language not in language_set:
+                continue
+            if wanted and not any(literal in source.text for literal in wanted):
+                continue
+            yield source
+
+    # --- per-file facts -----------------------------------------------------
+
+    def python_facts(self, source: SourceFile) -> PythonFacts:
+        facts = self._python.get(source.path)
+        if facts is None:
+            module = python.module_name(source.path, self.package_dirs)
+            is_package = PurePosixPath(source.path).name == "__init__.py"
+            facts = python.extract_python(source.text, module, is_package)
+            self._python[source.path] = facts
+        return facts
+
+    def cpp_facts(self, source: SourceFile) -> CppFacts:
+        facts = self._cpp.get(source.path)
+        if facts is None:
+            facts = cpp.extract_cpp(source.text)
+            self._cpp[source.path] = facts
+        return facts
+
+    def code_text(self, source: SourceFile) -> str:
+        """The file's text with comments blanked out (C/C++ and Python), offsets preserved."""
+        if source.language in ("cpp", "template"):
+            return self.cpp_facts(source).stripped
+        if source.language == "python":
+            stripped = self._python_code.get(source.path)
+            if stripped is None:
+                stripped = self._python_code[source.path] = python.strip_python_comments(source.text)
+            return stripped
+        return source.text
+
+    # --- tree-wide facts ----------------------------------------------------
+
+    @cached_property
+    def package_dirs(self) -> frozenset[str]:
+        dirs = set()
+        for source in self.files:
+            path = PurePosixPath(source.path)
+            if path.name == "__init__.py":
+                parent = path.parent.as_posix()
+                dirs.add("" if parent == "." else parent)
+        return frozenset(dirs)
+
+    @cached_property
+    def modules(self) -> dict[str, str]:
+        """Dotted module name -> path, for the Python files of the tree."""
+        found: dict[str, str] = {}
+        for source in self.files:
+            if source.language == "python" and source.role != "docs":
+                module = python.module_name(source.path, self.package_dirs)
+                if module and module not in found:
+                    found[module] = source.path
+        return found
+
+    @cached_property
+    def defines(self) -> dict[str, list[tuple[SourceFile, CppDefine]]]:
+        """Every `#define` of the product and test code, by macro name."""
+        found: dict[str, list[tuple[SourceFile, CppDefine]]] = {}
+        for source in self.select(["#define", "# define"], languages=["cpp", "template"]):
+            for define in self.cpp_facts(source).defines:
+                found.setdefault(define.name, []).append((source, define))
+        return found
+
+    @cached_property
+    def aliases(self) -> dict[str, str]:
+        """Object-like `#define NAME VALUE` where VALUE is a single (possibly qualified) name."""
+        aliases: dict[str, str] = {}
+        for name, places in sorted(self.defines.items()):
+            for _source, define in places:
+                if define.params is None and _is_name(define.body):
+                    aliases.setdefault(name, define.body)
+        return aliases
+
+    def classes(self, literal: str) -> list[tuple[SourceFile, CppClass]]:
+        """C/C++ classes defined in files that mention `literal`."""
+        found = []
+        for source in self.select([literal], languages=["cpp", "template"]):
+            found.extend((source, cls) for cls in self.cpp_facts(source).classes)
+        return found
+
+    @cached_property
+    def build(self) -> list[tuple[SourceFile, BuildFacts]]:
+        """Build metadata from setup.py, pyproject.toml, setup.cfg and requirements files."""
+        found = []
+        for source in self.files:
+            if source.role != "product":
+                continue
+            name = PurePosixPath(source.path).name
+            extractor = BUILD_EXTRACTORS.get(name)
+            if extractor is None and source.language == "requirements":
+                extractor = build.extract_requirements
+            if extractor is not None:
+                found.append((source, extractor(source.text)))
+        return found
+
+
+def _is_name(text: str) -> bool:
+    stripped = text.replace("::", "")
+    return bool(stripped) and stripped.replace("_", "a").isalnum() and not stripped[0].isdigit()
+
+
+def build_index(root: Path, options: IndexOptions | None = None) -> CodeIndex:
+    return CodeIndex(root, read_files(root, options or IndexOptions()))

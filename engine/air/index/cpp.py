@@ -1,0 +1,764 @@
+"""Facts from C and C++ sources, read as text without a compiler.
+
+Comments are blanked first, keeping every offset and line break, so a position in
+the blanked text is the same position in the file. Preprocessor directives, class
+definitions, out-of-class member definitions and calls are then picked out by
+linear-time scans. Malformed input never raises: what cannot be read is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
+
+from air.index.model import CppCall, CppClass, CppDefine, CppFacts, CppInclude, CppMethodDef
+
+# --- Lexing -----------------------------------------------------------------
+
+_COMMENT_PATTERNS = r"""
+    (?P<line_comment>//[^\\\n]*(?:\\(?:\r\n|.)[^\\\n]*)*)
+  | (?P<block_comment>/\*.*?(?:\*/|\Z))
+"""
+
+# A number with digit separators (1'000'000) is matched whole so that its quotes
+# do not open a char literal. Unterminated strings and chars end at the line end.
+_LITERAL_PATTERNS = r"""
+    (?P<raw_string>(?<!\w)(?:u8|[uUL])?R"(?P<delimiter>[^()\\\s"]{0,16})\()
+  | (?P<number>(?<![\w.])\d[\w.]*(?:'[\w.]+)+)
+  | (?P<string>"[^"\\\n]*(?:\\(?:\r\n|.)[^"\\\n]*)*"?)
+  | (?P<char>'[^'\\\n]*(?:\\(?:\r\n|.)[^'\\\n]*)*'?)
+"""
+
+# The leading lookaheads name every character a token can start with, which lets
+# the regex engine skip ahead quickly instead of trying each alternative everywhere.
+_LEXEME = re.compile(r"(?=[/\"'\dRuUL])(?:" + _COMMENT_PATTERNS + "|" + _LITERAL_PATTERNS + ")", re.S | re.X)
+_ARGUMENT_TOKEN = re.compile(
+    r"(?=[\"'\dRuUL()\[\]{},])(?:" + _LITERAL_PATTERNS + r"| (?P<bracket>[()\[\]{},]))", re.S | re.X
+)
+_COMMENT_KINDS = frozenset({"line_comment", "block_comment"})
+
+_LINE_CONTENT = re.compile(r"[^\r\n]+")
+_NEWLINE = re.compile(r"\n")
+_CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
+
+
+def _lexemes(text: str, pattern: re.Pattern[str] = _LEXEME, pos: int = 0) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every token `pattern` finds from `pos` on, by default
+    every comment and literal."""
+    search = pattern.search
+    while match := search(text, pos):
+        pos = _lexeme_end(text, match)
+        yield match.lastgroup or "", match.start(), pos
+
+
+def _lexeme_end(text: str, match: re.Match[str]) -> int:
+    if match.lastgroup != "raw_string":
+        return match.end()
+    closing = ")" + match["delimiter"] + '"'
+    end = text.find(closing, match.end())
+    return len(text) if end < 0 else end + len(closing)
+
+
+def _blank(text: str) -> str:
+    """Spaces in place of every character except line breaks."""
+    return _LINE_CONTENT.sub(lambda run: " " * len(run.group()), text)
+
+
+def _blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """Blank the given (start, end) spans, which are sorted by start and may overlap."""
+    pieces = []
+    last = 0
+    for start, end in spans:
+        start = max(start, last)
+        if start < end:
+            pieces += (text[last:start], _blank(text[start:end]))
+            last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _collapse(text: str) -> str:
+    """Join continuation lines and collapse runs of whitespace to one space."""
+    return " ".join(_CONTINUATION.sub(" ", text).split())
+
+
+def strip_comments(text: str) -> str:
+    """Blank out `//` and `/* */` comments, replacing every comment character except
+    line breaks by a space. String and char literals (raw strings included) and line
+    continuations are kept, so the result has the length and line breaks of `text`."""
+    comments = ((start, end) for kind, start, end in _lexemes(text) if kind in _COMMENT_KINDS)
+    return _blank_spans(text, comments)
+
+
+class _Lines:
+    """1-based line numbers of offsets."""
+
+    def __init__(self, text: str) -> None:
+        self._breaks = [match.start() for match in _NEWLINE.finditer(text)]
+
+    def of(self, offset: int) -> int:
+        return bisect_left(self._breaks, offset) + 1
+
+
+# --- Small scanning helpers -------------------------------------------------
+
+_BRACKET_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_BRACKETS_OF = {opener: re.compile(re.escape(opener) + "|" + re.escape(closer)) for opener, closer in _BRACKET_PAIRS.items()}
+
+
+def _skip_group(text: str, pos: int, end: int | None = None) -> int | None:
+    """Offset just past the bracket closing the one at `pos`, or None if it is not
+    closed before `end`. Only brackets of the same kind are counted."""
+    opener = text[pos]
+    depth = 0
+    for bracket in _BRACKETS_OF[opener].finditer(text, pos, len(text) if end is None else end):
+        depth += 1 if bracket.group() == opener else -1
+        if depth == 0:
+            return bracket.end()
+    return None
+
+
+def _is_identifier_char(char: str) -> bool:
+    return char == "_" or char.isalnum()
+
+
+def _identifier_start(text: str, end: int, begin: int = 0) -> int:
+    """Start of the identifier that ends at `end` (== `end` if there is none)."""
+    start = end
+    while start > begin and _is_identifier_char(text[start - 1]):
+        start -= 1
+    return start
+
+
+def _skip_space_back(text: str, end: int, begin: int = 0) -> int:
+    """Offset just past the last non-blank character before `end`; a backslash
+    counts as blank, being a line continuation where it can stand."""
+    while end > begin and (text[end - 1].isspace() or text[end - 1] == "\\"):
+        end -= 1
+    return end
+
+
+# --- Preprocessor directives ------------------------------------------------
+
+_DIRECTIVE = re.compile(
+    r"""
+    ^[ \t\f\v]*\#[ \t\f\v]*
+    (?P<keyword>\w*)
+    (?P<rest>[^\\\n]*(?:\\(?:[ \t]*\r?\n|.)[^\\\n]*)*)
+    """,
+    re.M | re.S | re.X,
+)
+_DEFINE_HEAD = re.compile(
+    r"[ \t\f\v]+(?P<name>[A-Za-z_]\w*)(?P<function_like>\((?P<params>[^)]*)(?P<closed>\))?)?"
+)
+_PARAMETER = re.compile(r"[A-Za-z_]\w*(?:\s*\.\.\.)?|\.\.\.")
+_INCLUDE_TARGET = re.compile(r'[ \t\f\v]*(?:"(?P<local>[^"\n]*)"|<(?P<system>[^>\n]*)>)')
+_INCLUDE_KEYWORDS = frozenset({"include", "include_next", "import"})
+
+
+def _read_define(stripped: str, directive: re.Match[str], lines: _Lines) -> CppDefine | None:
+    head = _DEFINE_HEAD.match(stripped, directive.start("rest"), directive.end("rest"))
+    if head is None:
+        return None
+    params = None
+    if head["function_like"] is not None:
+        params = _parse_parameters(head["params"]) if head["closed"] else None
+        if params is None:
+            return None
+    body = _collapse(stripped[head.end() : directive.end()])
+    return CppDefine(lines.of(directive.start()), head["name"], params, body)
+
+
+def _parse_parameters(text: str) -> tuple[str, ...] | None:
+    """`a, b, ...` -> ("a", "b", "..."); None if the list is malformed."""
+    text = _CONTINUATION.sub(" ", text)
+    if not text.strip():
+        return ()
+    params = [param.strip() for param in text.split(",")]
+    if not all(_PARAMETER.fullmatch(param) for param in params):
+        return None
+    return tuple("".join(param.split()) for param in params)
+
+
+def _read_include(stripped: str, directive: re.Match[str], lines: _Lines) -> CppInclude | None:
+    target = _INCLUDE_TARGET.match(stripped, directive.start("rest"), directive.end("rest"))
+    if target is None:
+        return None
+    system = target["system"] is not None
+    return CppInclude(lines.of(directive.start()), target["system"] if system else target["local"], system)
+
+
+class _DefineSpans:
+    """Where each `#define` of a text lies, to tell which macro body holds an offset."""
+
+    def __init__(self, stripped: str) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._names: list[tuple[int, str]] = []
+        for directive in _DIRECTIVE.finditer(stripped):
+            if directive["keyword"] != "define":
+                continue
+            head = _DEFINE_HEAD.match(stripped, directive.start("rest"), directive.end("rest"))
+            if head is not None:
+                self._starts.append(directive.start())
+                self._ends.append(directive.end())
+                self._names.append((head.start("name"), head["name"]))
+
+    def _index(self, offset: int) -> int | None:
+        index = bisect_right(self._starts, offset) - 1
+        return index if index >= 0 and offset < self._ends[index] else None
+
+    def macro_at(self, offset: int) -> str | None:
+        """The macro whose `#define` line holds `offset`."""
+        index = self._index(offset)
+        return None if index is None else self._names[index][1]
+
+    def is_macro_name(self, offset: int) -> bool:
+        """Whether `offset` is where a `#define` writes the name it defines."""
+        index = self._index(offset)
+        return index is not None and self._names[index][0] == offset
+
+
+# --- Classes ----------------------------------------------------------------
+
+_CLASS_KEY = re.compile(r"(?:class|struct)\b")
+_CLASS_HEAD_END = re.compile(r"[{;}]")
+_CLASS_HEAD_ITEM = re.compile(
+    r"\s*(?:(?P<attribute>\[\[)|(?P<name>(?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*))"
+)
+_FINAL = re.compile(r"\s*final\b")
+_BASE_SPLIT = re.compile(r"[<>()\[\]{},]")
+_BASE_ACCESS = re.compile(r"^(?:(?:public|protected|private|virtual)\b\s*)*")
+_BRACE = re.compile(r"[{}]")
+_MAX_CLASS_HEAD = 2000
+
+
+class _Braces:
+    """The matching `}` of every `{` of a text; an unclosed `{` closes at the end."""
+
+    def __init__(self, code: str) -> None:
+        self.closing: dict[int, int] = {}
+        stack: list[int] = []
+        for brace in _BRACE.finditer(code):
+            if brace.group() == "{":
+                stack.append(brace.start())
+            elif stack:
+                self.closing[stack.pop()] = brace.start()
+        self.closing.update((opened, len(code)) for opened in stack)
+        self._opens = sorted(self.closing)
+
+    def children(self, opened: int) -> Iterator[tuple[int, int]]:
+        """(open, close) of the brace groups directly inside the one opened at `opened`."""
+        close = self.closing[opened]
+        index = bisect_right(self._opens, opened)
+        while index < len(self._opens) and self._opens[index] < close:
+            inner = self._opens[index]
+            yield inner, self.closing[inner]
+            index = bisect_right(self._opens, self.closing[inner], index)
+
+
+def _read_classes(code: str, lines: _Lines) -> Iterator[CppClass]:
+    braces: _Braces | None = None
+    for key in _CLASS_KEY.finditer(code):
+        if not _starts_class_head(code, key.start()):
+            continue
+        head_end = _CLASS_HEAD_END.search(code, key.end(), key.end() + _MAX_CLASS_HEAD)
+        if head_end is None or head_end.group() != "{":
+            continue
+        head = _parse_class_head(code[key.end() : head_end.start()])
+        if head is None:
+            continue
+        name, bases = head
+        braces = braces or _Braces(code)
+        methods = _member_functions(code, braces, head_end.start(), name)
+        yield CppClass(lines.of(key.start()), name, bases, methods)
+
+
+def _starts_class_head(code: str, start: int) -> bool:
+    """Whether the `class`/`struct` at `start` is a keyword of its own, not part of a
+    longer identifier nor of `enum class`."""
+    if start > 0 and _is_identifier_char(code[start - 1]):
+        return False
+    before = _skip_space_back(code, start)
+    return code[_identifier_start(code, before) : before] != "enum"
+
+
+def _parse_class_head(head: str) -> tuple[str, tuple[str, ...]] | None:
+    """Name and bases from what stands between `class`/`struct` and `{`, or None if
+    that is not a class head (an elaborated type, a template parameter, ...)."""
+    named = _class_name(head)
+    if named is None:
+        return None
+    name, pos = named
+    if head.startswith("<", pos):
+        pos = _skip_group(head, pos)
+        if pos is None:
+            return None
+    final = _FINAL.match(head, pos)
+    rest = head[final.end() if final else pos :].strip()
+    if not rest:
+        return name, ()
+    if rest.startswith(":") and not rest.startswith("::"):
+        return name, _split_bases(rest[1:])
+    return None
+
+
+def _class_name(head: str) -> tuple[str, int] | None:
+    """The class name and the offset after it. Attributes and export macros that
+    precede it (`[[x]]`, `C10_API`, `alignas(8)`, `__attribute__((...))`) are skipped."""
+    name = None
+    pos = 0
+    while item := _CLASS_HEAD_ITEM.match(head, pos):
+        if item["attribute"]:
+            after = _skip_group(head, item.start("attribute"))
+        elif name is not None and item["name"] == "final":
+            break
+        elif head.startswith("(", _skip_space(head, item.end())):
+            if name is not None:
+                return None  # `struct S f(...)`: a function returning S
+            after = _skip_group(head, _skip_space(head, item.end()))
+        else:
+            name, after = item["name"], item.end()
+        if after is None:
+            return None
+        pos = after
+    if name is None:
+        return None
+    return "".join(name.split()), _skip_space(head, pos)
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _split_bases(text: str) -> tuple[str, ...]:
+    """`public A, virtual B<int, X>` -> ("A", "B<int, X>")."""
+    parts = []
+    depth = 0
+    last = 0
+    for bracket in _BASE_SPLIT.finditer(text):
+        char = bracket.group()
+        if char in "<([{":
+            depth += 1
+        elif char != ",":
+            depth -= 1
+        elif depth == 0:
+            parts.append(text[last : bracket.start()])
+            last = bracket.end()
+    parts.append(text[last:])
+    bases = (_collapse(_BASE_ACCESS.sub("", part.strip(), count=1)) for part in parts)
+    return tuple(base for base in bases if base)
+
+
+# --- Member functions declared in a class body --------------------------------
+
+_ACCESS_LABELS = re.compile(r"\s*(?:(?:public|protected|private)\s*:(?!:)\s*)*")
+_TEMPLATE_PREFIX = re.compile(r"template\s*(?=<)")
+_NOT_A_MEMBER_FUNCTION = re.compile(r"\s*(?:using|typedef|friend)\b")
+_DECLARATION_EVENT = re.compile(r"\(|(?<![=!<>])=(?!=)")
+_NOT_FUNCTION_NAMES = frozenset(
+    """
+    alignas alignof auto bool char const decltype delete double explicit float if int long
+    new noexcept operator requires return short signed sizeof static_assert switch throw
+    typeid unsigned void volatile while __attribute__ __declspec _Pragma __pragma
+    """.split()
+)
+
+
+def _member_functions(code: str, braces: _Braces, opened: int, class_name: str) -> tuple[str, ...]:
+    """Names of the member functions declared or defined directly in the class body
+    opened at `opened`, in order of first appearance. Destructors are named `~Name`;
+    operators are left out."""
+    segments = []
+    cursor = opened + 1
+    for inner_open, inner_close in braces.children(opened):
+        segments.append(code[cursor:inner_open])
+        cursor = inner_close + 1
+    segments.append(code[cursor : braces.closing[opened]])
+    constructor = class_name.rpartition("::")[2]
+    names: dict[str, None] = {}
+    for segment in segments:
+        for declaration in segment.split(";"):
+            name = _declared_function(declaration, constructor)
+            if name is not None:
+                names[name] = None
+    return tuple(names)
+
+
+def _declared_function(declaration: str, constructor: str) -> str | None:
+    """The function a member declaration declares, or None for data members,
+    type aliases, friends, operators and macro invocations."""
+    begin = _ACCESS_LABELS.match(declaration).end()
+    if template := _TEMPLATE_PREFIX.match(declaration, begin):
+        begin = _skip_group(declaration, template.end()) or len(declaration)
+    if _NOT_A_MEMBER_FUNCTION.match(declaration, begin):
+        return None
+    pos = begin
+    while event := _DECLARATION_EVENT.search(declaration, pos):
+        if event.group() != "(":
+            return None  # an initialiser: a data member
+        name = _function_name_before(declaration, begin, event.start(), constructor)
+        if name is not None:
+            return name
+        after = _skip_group(declaration, event.start())
+        if after is None:
+            return None
+        pos = after
+    return None
+
+
+def _function_name_before(declaration: str, begin: int, paren: int, constructor: str) -> str | None:
+    """The declared name if the `(` at `paren` opens a function's parameter list."""
+    end = _skip_space_back(declaration, paren, begin)
+    start = _identifier_start(declaration, end, begin)
+    name = declaration[start:end]
+    if not name or name in _NOT_FUNCTION_NAMES or name[0].isdigit():
+        return None
+    before = _skip_space_back(declaration, start, begin)
+    if before > begin and declaration[before - 1] == "~":
+        name = "~" + name
+        before = _skip_space_back(declaration, before - 1, begin)
+    if before == begin:
+        # With no type in front, only a constructor or destructor is a function;
+        # anything else is a macro invocation such as `DISABLE_COPY(Foo)`.
+        return name if name.lstrip("~") == constructor else None
+    preceding = declaration[_identifier_start(declaration, before, begin) : before]
+    if preceding == "operator":
+        return None
+    prefix = declaration[begin:before]
+    if prefix.count("<") > prefix.count(">"):
+        return None  # inside template arguments, as in `std::function<void(int)>`
+    return name
+
+
+# --- Out-of-class member definitions ----------------------------------------
+
+_SCOPED_DECLARATOR = re.compile(r"::\s*(?P<name>~?\s*[A-Za-z_]\w*)\s*\(")
+_TRAILER_TOKEN = re.compile(r"\s*(::|->|&&|[A-Za-z_]\w*|[(\[]|.)", re.S)
+_TRAILER_PASSES = frozenset({"::", "->", "&&", "&", "*", "<", ">", ","})
+_MAX_PARAMETER_LIST = 8192
+_MAX_TRAILER = 512
+_MAX_TEMPLATE_ARGUMENTS = 256
+
+
+def _read_method_defs(code: str, lines: _Lines) -> Iterator[CppMethodDef]:
+    for declarator in _SCOPED_DECLARATOR.finditer(code):
+        scope = _scope_before(code, declarator.start())
+        if scope is None:
+            continue
+        start, cls = scope
+        name = "".join(declarator["name"].split())
+        paren = declarator.end() - 1
+        after = _skip_group(code, paren, min(len(code), paren + _MAX_PARAMETER_LIST))
+        if after is not None and _opens_body(code, after, constructor=name == cls):
+            yield CppMethodDef(lines.of(start), cls, name)
+
+
+def _scope_before(code: str, colons: int) -> tuple[int, str] | None:
+    """(start, name) of the class or namespace written before the `::` at `colons`,
+    template arguments dropped: `Foo<T>::` -> "Foo"."""
+    end = _skip_space_back(code, colons)
+    if code[end - 1 : end] == ">":
+        opening = _template_arguments_start(code, end)
+        if opening is None:
+            return None
+        end = _skip_space_back(code, opening)
+    start = _identifier_start(code, end)
+    if start == end or code[start].isdigit():
+        return None
+    return start, code[start:end]
+
+
+def _template_arguments_start(code: str, end: int) -> int | None:
+    """Offset of the `<` that opens the template arguments ending with the `>` before `end`."""
+    depth = 0
+    for pos in range(end - 1, max(end - _MAX_TEMPLATE_ARGUMENTS, 0) - 1, -1):
+        char = code[pos]
+        if char == ">":
+            depth += 1
+        elif char == "<":
+            depth -= 1
+            if depth == 0:
+                return pos
+        elif char in ";{}()":
+            return None
+    return None
+
+
+def _opens_body(code: str, pos: int, constructor: bool) -> bool:
+    """Whether the parameter list that ends at `pos` is followed by a function body:
+    `{` after qualifiers and a trailing return type, `= default`, or for a
+    constructor an initialiser list."""
+    limit = min(len(code), pos + _MAX_TRAILER)
+    while token := _TRAILER_TOKEN.match(code, pos, limit):
+        text = token[1]
+        if text == "{":
+            return True
+        if text == ":":
+            return constructor
+        if text == "=":
+            following = _TRAILER_TOKEN.match(code, token.end(), limit)
+            return following is not None and following[1] == "default"
+        if text in ("(", "["):
+            after = _skip_group(code, token.start(1), limit)
+            if after is None:
+                return False
+            pos = after
+        elif text in _TRAILER_PASSES or _is_identifier_char(text[0]):
+            pos = token.end()
+        else:
+            return False
+    return False
+
+
+def extract_cpp(text: str) -> CppFacts:
+    """Read the defines, includes, class definitions and out-of-class member
+    definitions of a C or C++ source. Never raises."""
+    lexemes = list(_lexemes(text))
+    stripped = _blank_spans(text, ((start, end) for kind, start, end in lexemes if kind in _COMMENT_KINDS))
+    lines = _Lines(text)
+    defines: list[CppDefine] = []
+    includes: list[CppInclude] = []
+    directive_spans: list[tuple[int, int]] = []
+    for directive in _DIRECTIVE.finditer(stripped):
+        directive_spans.append(directive.span())
+        if directive["keyword"] == "define":
+            define = _read_define(stripped, directive, lines)
+            if define is not None:
+                defines.append(define)
+        elif directive["keyword"] in _INCLUDE_KEYWORDS:
+            include = _read_include(stripped, directive, lines)
+            if include is not None:
+                includes.append(include)
+    # Code without comments, literals or directives: what classes and bodies are read from.
+    code = _blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans))
+    return CppFacts(
+        stripped=stripped,
+        defines=tuple(defines),
+        includes=tuple(includes),
+        classes=tuple(_read_classes(code, lines)),
+        method_defs=tuple(_read_method_defs(code, lines)),
+    )
+
+
+# --- Calls ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=512)
+def _call_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(re.escape(name) + r"(?:\s|\\(?=\r?\n))*\(")
+
+
+class _LiteralSpans:
+    """Tells whether offsets, asked in increasing order, lie inside a literal."""
+
+    def __init__(self, text: str) -> None:
+        self._lexemes = _lexemes(text)
+        self._start = self._end = 0
+        self._past_end = len(text) + 1
+
+    def holds(self, offset: int) -> bool:
+        while self._end <= offset:
+            _, self._start, self._end = next(self._lexemes, ("", self._past_end, self._past_end))
+        return self._start <= offset
+
+
+class _ArgumentLists:
+    """Finds where a call's parentheses close and where its top-level commas are.
+    Every bracket pair met on the way is remembered, so the text is scanned once
+    however many calls are nested or left unclosed."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._closed: dict[int, tuple[int, str, list[int]]] = {}
+        self._unclosed: set[int] = set()
+
+    def separators(self, paren: int) -> list[int] | None:
+        """Offsets of `(`, each top-level `,` and `)` of the group opened at `paren`,
+        or None if that `(` is never closed by a `)`."""
+        if paren not in self._closed and paren not in self._unclosed:
+            self._scan(paren)
+        found = self._closed.get(paren)
+        if found is None or found[1] != ")":
+            return None
+        close, _, commas = found
+        return [paren, *commas, close]
+
+    def _scan(self, paren: int) -> None:
+        stack: list[tuple[int, list[int]]] = [(paren, [])]
+        for kind, start, _ in _lexemes(self._text, _ARGUMENT_TOKEN, paren + 1):
+            if kind != "bracket":
+                continue
+            char = self._text[start]
+            if char in "([{":
+                stack.append((start, []))
+            elif char == ",":
+                stack[-1][1].append(start)
+            else:
+                opened, commas = stack.pop()
+                self._closed[opened] = (start, char, commas)
+                if not stack:
+                    return
+        self._unclosed.update(opened for opened, _ in stack)
+
+
+def _qualifier_start(text: str, start: int) -> int:
+    """Start of the `a::b::` qualification written before the name at `start`."""
+    begin = start
+    while True:
+        colons = _skip_space_back(text, begin)
+        if colons < 2 or text[colons - 2 : colons] != "::":
+            return begin
+        scope_end = _skip_space_back(text, colons - 2)
+        scope_start = _identifier_start(text, scope_end)
+        if scope_start == scope_end:
+            # `::f` names the global scope; `Tpl<T>::f` keeps only `f`.
+            return begin if text[scope_end - 1 : scope_end] == ">" else colons - 2
+        begin = scope_start
+
+
+def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
+    """Every invocation `NAME(args)` in `facts.stripped` whose last `::` component is
+    one of `names` (plain identifiers). Reported in order of position, each with
+    its name as written (qualification kept, whitespace removed), its arguments
+    split at top-level commas and whitespace-collapsed, and the macro whose
+    `#define` holds it. A `#define NAME(...)` is not a call of NAME, and calls
+    whose parentheses never close are skipped."""
+    text = facts.stripped
+    occurrences = sorted(
+        (start, paren, name)
+        for name in set(names)
+        if name and name in text
+        for start, paren in _occurrences(text, name)
+    )
+    if not occurrences:
+        return []
+    literals = _LiteralSpans(text)
+    defines = _DefineSpans(text)
+    argument_lists = _ArgumentLists(text)
+    lines = _Lines(text)
+    calls = []
+    for start, paren, name in occurrences:
+        if literals.holds(start) or defines.is_macro_name(start):
+            continue
+        separators = argument_lists.separators(paren)
+        if separators is None:
+            continue
+        args = tuple(_collapse(text[left + 1 : right]) for left, right in zip(separators, separators[1:]))
+        qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
+        calls.append(CppCall(lines.of(start), qualifier + name, () if args == ("",) else args, defines.macro_at(start)))
+    return calls
+
+
+def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
+    """(start of name, offset of `(`) of each `name (` that is a whole identifier."""
+    for match in _call_pattern(name).finditer(text):
+        start = match.start()
+        if start == 0 or not _is_identifier_char(text[start - 1]):
+            yield start, match.end() - 1
+
+
+# --- Macros -----------------------------------------------------------------
+
+
+def resolve_alias(value: str, aliases: Mapping[str, str], max_depth: int = 8) -> str:
+    """Follow object-like `#define` aliases: with {"TPU": "PrivateUse1"}, "TPU" and
+    "c10::DeviceType::TPU" resolve to "PrivateUse1" and "c10::DeviceType::PrivateUse1".
+    The last `::` component is replaced at each step. As in the preprocessor, a name
+    already being expanded is left as it is, which ends cycles; at most `max_depth`
+    steps are taken."""
+    scope, separator, name = value.rpartition("::")
+    expanding = {name}
+    for _ in range(max_depth):
+        replacement = aliases.get(name)
+        if replacement is None:
+            break
+        scope, separator, name = _join_scope(scope, separator, replacement)
+        if name in expanding:
+            break
+        expanding.add(name)
+    return scope + separator + name
+
+
+def _join_scope(scope: str, separator: str, replacement: str) -> tuple[str, str, str]:
+    """(scope, "::" or "", last component) of `scope::replacement`, where the
+    replacement may itself be qualified."""
+    inner_scope, inner_separator, name = replacement.rpartition("::")
+    if not inner_separator:
+        return scope, separator, name
+    return scope + separator + inner_scope, inner_separator, name
+
+
+_BODY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|##|#|\w+|\s+|.', re.S)
+_VARIADIC = "__VA_ARGS__"
+
+
+def expand_macro(define: CppDefine, args: Sequence[str]) -> str:
+    """The body of a function-like macro with its parameters replaced by `args`:
+    plain parameters, `#param` stringification and `a ## b` token pasting, with
+    `...` bound to `__VA_ARGS__` (GNU `name...` binds `name`). A `, ## __VA_ARGS__`
+    with no variadic arguments drops the comma. Arguments are not macro-expanded.
+    An object-like define's body is returned unchanged."""
+    if define.params is None:
+        return define.body
+    bindings = _bind_arguments(define.params, args)
+    variadic = _variadic_name(define.params)
+    tokens = _significant_tokens(define.body)
+    pieces: list[str] = []
+    paste = False
+    index = 0
+    while index < len(tokens):
+        token, spaced = tokens[index]
+        index += 1
+        if token == "##":
+            paste = True
+            continue
+        if token == "#" and index < len(tokens) and tokens[index][0] in bindings:
+            token = _stringify(bindings[tokens[index][0]])
+            index += 1
+        elif token in bindings:
+            if paste and token == variadic and not bindings[token] and pieces[-1:] == [","]:
+                pieces.pop()
+            token = bindings[token]
+        if spaced and pieces and not paste:
+            pieces.append(" ")
+        pieces.append(token)
+        paste = False
+    return "".join(pieces)
+
+
+def _significant_tokens(body: str) -> list[tuple[str, bool]]:
+    """The non-blank tokens of a macro body, each with whether blanks preceded it."""
+    tokens = []
+    spaced = False
+    for token in _BODY_TOKEN.findall(body):
+        if token.isspace():
+            spaced = True
+        else:
+            tokens.append((token, spaced))
+            spaced = False
+    return tokens
+
+
+def _bind_arguments(params: Sequence[str], args: Sequence[str]) -> dict[str, str]:
+    bindings = {}
+    for index, param in enumerate(params):
+        if param.endswith("..."):
+            bindings[param[:-3] or _VARIADIC] = ", ".join(args[index:])
+        else:
+            bindings[param] = args[index] if index < len(args) else ""
+    return bindings
+
+
+def _variadic_name(params: Sequence[str]) -> str | None:
+    if params and params[-1].endswith("..."):
+        return params[-1][:-3] or _VARIADIC
+    return None
+
+
+def _stringify(arg: str) -> str:
+    return '"' + " ".join(arg.split()).replace("\\", "\\\\").replace('"', '\\"') + '"'

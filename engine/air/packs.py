@@ -1,0 +1,233 @@
+"""Rule packs: load, validate, inherit (`extends`) and digest.
+
+A pack is a directory with `pack.yaml` and row files (`rows/*.yaml` by default). Every
+problem is reported as one line naming the file, the line and the YAML path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from air import __version__
+from air.errors import PackError
+from air.evidence import clause_from_data
+from air.evidence.base import Clause
+from air.evidence.regex import UnsafePattern, compile_guarded
+from air.expr import ConditionError, Node, parse_condition, referenced_names
+from air.framework import Framework, load_framework
+from air.resources import data_dir
+from air.schemas import validate_document
+from air.versions import is_range, satisfies
+from air.yamldoc import YamlDocument, load_yaml
+
+DEFAULT_ROW_GLOBS = ("rows/*.yaml",)
+NOT_ENCODED = "not yet encoded"
+
+
+@dataclass(frozen=True)
+class Note:
+    when: Node
+    say: str
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    item: str
+    section: str
+    title: str
+    priority: int
+    paths: tuple[str, ...]
+    evidence: dict[str, Clause]
+    score: dict[int, Node]
+    score_text: dict[int, str]
+    notes: tuple[Note, ...]
+    runtime_command: str | None
+    remediation: str
+    docs: tuple[str, ...]
+
+    @property
+    def encoded(self) -> bool:
+        return bool(self.score)
+
+    @property
+    def weight(self) -> float:
+        return 1.0 / self.priority
+
+
+@dataclass(frozen=True)
+class Pack:
+    id: str
+    version: str
+    title: str
+    directory: Path
+    framework: Framework
+    framework_versions: str
+    rows: tuple[Row, ...]
+    digest: str
+
+
+def shipped_packs() -> list[str]:
+    root = data_dir("rulepacks")
+    return sorted(p.name for p in root.iterdir() if (p / "pack.yaml").is_file()) if root.is_dir() else []
+
+
+def resolve_pack(name_or_dir: str, relative_to: Path | None = None) -> Path:
+    """A pack directory from a shipped pack's name or a path."""
+    candidates = [Path(name_or_dir)]
+    if relative_to is not None:
+        candidates.insert(0, relative_to / name_or_dir)
+    for candidate in candidates:
+        if (candidate / "pack.yaml").is_file():
+            return candidate.resolve()
+    shipped = data_dir("rulepacks") / name_or_dir
+    if "/" not in name_or_dir and (shipped / "pack.yaml").is_file():
+        return shipped
+    known = ", ".join(shipped_packs()) or "none"
+    raise PackError(name_or_dir, f"no such pack (a directory with pack.yaml, or one of the shipped packs: {known})")
+
+
+def load_pack(name_or_dir: str) -> Pack:
+    return _load(resolve_pack(name_or_dir), chain=())
+
+
+def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
+    if directory in chain:
+        cycle = " -> ".join(str(p) for p in chain + (directory,))
+        raise PackError(str(directory / "pack.yaml"), f"`extends` forms a cycle: {cycle}")
+    header = load_yaml(directory / "pack.yaml")
+    validate_document(header, "pack")
+    meta = header.data
+    _check_versions(header)
+    parent = _load(resolve_pack(meta["extends"], directory), chain + (directory,)) if "extends" in meta else None
+    framework = parent.framework if parent else load_framework(meta["framework"])
+    if parent and parent.framework.id != meta["framework"]:
+        raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
+    symbols = {**framework.symbols, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
+    shared = meta.get("evidence", {})
+    for name, clause in shared.items():
+        _check_clause(header, ("evidence", name), clause, symbols, shared)
+    rows: dict[str, Row] = {}
+    digest_parts = [meta, framework.data]
+    for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header):
+        document = load_yaml(row_file, _shown(row_file))
+        _score_levels_as_text(document)
+        validate_document(document, "row")
+        digest_parts.append(document.data)
+        section = document.data["section"]
+        if framework.section(section) is None:
+            raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
+        for number, data in enumerate(document.data["rows"]):
+            row = _row(document, ("rows", number), data, section, framework, symbols, shared)
+            if row.id in rows:
+                raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")
+            rows[row.id] = row
+    merged = dict((r.id, r) for r in parent.rows) if parent else {}
+    merged.update(rows)
+    return Pack(
+        id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
+        framework=framework, framework_versions=meta.get("framework_versions", ""),
+        rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
+        digest="sha256:" + hashlib.sha256(
+            json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
+        ).hexdigest(),
+    )
+
+
+def _score_levels_as_text(document: YamlDocument) -> None:
+    """`score: {2: ..., 1: ...}` has integer keys in YAML; the schema (JSON) names them as text."""
+    rows = document.data.get("rows") if isinstance(document.data, dict) else None
+    for number, row in enumerate(rows if isinstance(rows, list) else []):
+        if isinstance(row, dict) and isinstance(row.get("score"), dict):
+            row["score"] = {str(level): text for level, text in row["score"].items()}
+            for level in row["score"]:
+                line = document.lines.get(("rows", number, "score", int(level)) if level.isdigit() else ())
+                if line:
+                    document.lines[("rows", number, "score", level)] = line
+
+
+def _check_versions(header: YamlDocument) -> None:
+    meta = header.data
+    for key in ("requires_air", "framework_versions"):
+        if key in meta and not is_range(meta[key]):
+            raise header.error((key,), f"not a version range: {meta[key]!r} (e.g. '>=0.1,<1')")
+    if not satisfies(__version__, meta["requires_air"]):
+        raise header.error(("requires_air",), f"needs air {meta['requires_air']}, this is air {__version__}")
+
+
+def _row_files(directory: Path, globs, header: YamlDocument) -> list[Path]:
+    files = sorted({path for glob in globs for path in directory.glob(glob) if path.is_file()})
+    if not files:
+        raise header.error(("rows",), f"no row files match {', '.join(globs)}")
+    return files
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _row(document, path, data, section, framework, symbols, shared) -> Row:
+    for index, route in enumerate(data.get("paths", [])):
+        if route not in {p.id for p in framework.paths}:
+            raise document.error(path + ("paths", index), f"unknown path {route!r}")
+    evidence = {}
+    for name, clause in data.get("evidence", {}).items():
+        resolved = _check_clause(document, path + ("evidence", name), clause, symbols, shared)
+        evidence[name] = clause_from_data(name, resolved)
+    score, score_text = {}, {}
+    for level, text in data.get("score", {}).items():
+        score[int(level)] = _condition(document, path + ("score", level), text, evidence)
+        score_text[int(level)] = text
+    notes = tuple(
+        Note(_condition(document, path + ("notes", i, "when"), note["when"], evidence), note["say"])
+        for i, note in enumerate(data.get("notes", []))
+    )
+    return Row(
+        id=data["id"], item=data["item"], section=section, title=data["title"], priority=data["priority"],
+        paths=tuple(data.get("paths", ())), evidence=evidence, score=score, score_text=score_text, notes=notes,
+        runtime_command=data.get("runtime", {}).get("command"), remediation=data["remediation"],
+        docs=tuple(data["docs"]),
+    )
+
+
+def _check_clause(document, path, clause: dict, symbols, shared) -> dict:
+    if "use" in clause:
+        if clause["use"] not in shared:
+            raise document.error(path + ("use",), f"no shared evidence named {clause['use']!r} in pack.yaml")
+        extra = {k: v for k, v in clause.items() if k != "use"}
+        clause = {**shared[clause["use"]], **extra}
+    for capture, constraint in clause.get("where", {}).items():
+        for operator in ("symbol", "not_symbol"):
+            if operator in constraint and constraint[operator] not in symbols:
+                raise document.error(path + ("where", capture, operator), f"unknown symbol set {constraint[operator]!r}")
+    for kind, key in (("text", "pattern"), ("file", "matches")):
+        pattern = clause.get(kind, {}).get(key) if isinstance(clause.get(kind), dict) else None
+        if pattern is not None:
+            try:
+                compile_guarded(pattern)
+            except UnsafePattern as error:
+                raise document.error(path + (kind, key), str(error)) from None
+            except Exception as error:  # re.error and its kin
+                raise document.error(path + (kind, key), f"invalid regular expression: {error}") from None
+    return clause
+
+
+def _condition(document, path, text: str, evidence) -> Node:
+    try:
+        node = parse_condition(text)
+    except ConditionError as error:
+        raise document.error(path, str(error)) from None
+    unknown = sorted(referenced_names(node) - set(evidence))
+    if unknown:
+        raise document.error(path, f"condition refers to undefined evidence {', '.join(unknown)}")
+    return node
+
+
+def _item_key(item: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in item.split("."))

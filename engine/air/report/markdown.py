@@ -1,0 +1,317 @@
+"""The Markdown report, for people to read.
+
+Every string from the model is treated as plain text and escaped, so pack prose can never
+break a table or turn into markup. Numbers are shown with one decimal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from air.report.model import (
+    Finding,
+    IndexStats,
+    Link,
+    Outcome,
+    PathSignal,
+    QuickReferenceEntry,
+    Report,
+    RowResult,
+    SectionResult,
+    Source,
+)
+
+MAX_GAPS = 10
+MAX_FINDINGS = 3
+MAX_SNIPPET = 80
+DIGEST_LENGTH = 12
+STRENGTH_PERCENT = 80.0
+NONE = "—"
+
+_MARKUP = re.compile(r"[\\`*\[\]<>|~&]")
+# An underscore between two letters or digits cannot start or end emphasis; any other can.
+_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+_BACKTICK_RUNS = re.compile(r"`+")
+_POINTS = {2: "2", 1: "1", 0: "0"}
+_STATUS = {2: "✅ 2", 1: "◐ 1", 0: "❌ 0"}
+
+
+def render_markdown(report: Report) -> str:
+    """Render the full report as Markdown, ending with a newline."""
+    blocks = [
+        *_title(report),
+        *_summary(report),
+        *_section_scores(report),
+        *_upstream_candidates(),
+        *_source_discovery(report),
+        *_checklist(report),
+        *_quick_reference(report.quick_reference),
+        *_sources(report.sources),
+    ]
+    return "\n\n".join(blocks) + "\n"
+
+
+# --- the eight parts, in order ------------------------------------------------
+
+
+def _title(report: Report) -> list[str]:
+    pack, backend, path = report.pack, report.backend, report.integration_path
+    metadata = [
+        ("Backend", _text(backend.name)),
+        ("Backend version", _text(backend.version or "unknown")),
+        ("Integration path", _text(path.title)),
+        ("Dispatch key", _text(path.dispatch_key or NONE)),
+        (f"{pack.framework_name} version targeted", _text(backend.target_framework_version or "not pinned")),
+        ("Source", _describe_source(backend.source)),
+        ("Evaluation date", _text(report.date)),
+        ("Tool", _text(f"air {report.tool_version}")),
+        ("Rule pack", _text(f"{pack.id} {pack.version}") + f" ({_code(_short_digest(pack.digest))})"),
+    ]
+    return [
+        f"# {_text(pack.framework_name)} readiness report: {_text(backend.name)}",
+        _table(("Field", "Value"), [(_text(field), value) for field, value in metadata]),
+    ]
+
+
+def _summary(report: Report) -> list[str]:
+    unknown = sum(1 for row in report.rows if row.outcome == "unknown")
+    blocks = [
+        "## Executive summary",
+        f"**Readiness: {_number(report.readiness)} %**",
+        f"Evidence coverage: {_number(report.coverage)} % of the applicable weight was decided "
+        f"({_plural(unknown, 'row')} unknown)",
+        "**Strengths**",
+        _bullets(_strengths(report.sections)),
+        "**Gaps**",
+        _bullets(_gaps(report.rows)),
+    ]
+    if report.integration_path.note:
+        blocks += ["**Integration path note**", _text(report.integration_path.note)]
+    return blocks
+
+
+def _section_scores(report: Report) -> list[str]:
+    blocks = ["## Section scores"]
+    for tier in sorted({section.tier for section in report.sections}):
+        sections = [section for section in _by_number(report.sections) if section.tier == tier]
+        table = _table(("§", "Section", "Max Pts", "Earned", "%"), map(_score_cells, sections))
+        blocks += [f"### Tier {tier}", table]
+    blocks.append(f"Readiness: {_number(report.readiness)} %")
+    return blocks
+
+
+def _upstream_candidates() -> list[str]:
+    return ["## Upstream candidates", "This rule pack declares no upstream-candidate rules."]
+
+
+def _source_discovery(report: Report) -> list[str]:
+    path = report.integration_path
+    facts = [
+        f"Source: {_describe_source(report.backend.source)}",
+        _describe_index(report.index),
+        f"Skipped files: {_describe_skipped(report.index.skipped)}",
+        f"Integration path: **{_text(path.title)}** (dispatch key: {_text(path.dispatch_key or NONE)})",
+    ]
+    blocks = ["## Source discovery and path signals", _bullets(facts)]
+    if path.note:
+        blocks.append(_text(path.note))
+    if path.signals:
+        blocks.append(_table(("Signal", "Description", "Evidence"), map(_signal_cells, path.signals)))
+    else:
+        blocks.append("No path signal fired.")
+    return blocks
+
+
+def _checklist(report: Report) -> list[str]:
+    blocks = ["## Checklist"]
+    for section in _by_number(report.sections):
+        rows = sorted((row for row in report.rows if row.section == section.id), key=_row_order)
+        blocks.append(f"### {section.number}. {_text(section.title)} (Tier {section.tier})")
+        blocks.append(_table(("#", "Item", "Path", "Priority", "Points", "Evidence"), map(_row_cells, rows)))
+    return blocks
+
+
+def _quick_reference(entries: Sequence[QuickReferenceEntry]) -> list[str]:
+    table = _table(("Entry", "Status", "Location"), map(_entry_cells, entries))
+    return ["## Registration quick reference", table]
+
+
+def _sources(links: Sequence[Link]) -> list[str]:
+    blocks = ["## Sources"]
+    if links:
+        blocks.append(_bullets(f"[{_text(link.title)}]({_url(link.url)})" for link in links))
+    return blocks
+
+
+# --- summaries ------------------------------------------------------------------
+
+
+def _strengths(sections: Iterable[SectionResult]) -> list[str]:
+    return [
+        f"{_text(section.title)}: {_number(section.percent)} %"
+        for section in _by_number(sections)
+        if section.percent is not None and section.percent >= STRENGTH_PERCENT
+    ]
+
+
+def _gaps(rows: Iterable[RowResult]) -> list[str]:
+    missing = sorted(
+        (row for row in rows if row.priority == 1 and row.outcome == "scored" and row.points == 0),
+        key=_row_order,
+    )
+    gaps = [f"{_text(row.item)} {_text(row.title)}" for row in missing[:MAX_GAPS]]
+    if len(missing) > MAX_GAPS:
+        gaps.append(f"… and {len(missing) - MAX_GAPS} more")
+    return gaps
+
+
+def _describe_source(source: Source) -> str:
+    described = f"{_text(source.kind)} {_code(source.location)}"
+    return f"{described} (commit {_code(source.commit)})" if source.commit else described
+
+
+def _short_digest(digest: str) -> str:
+    _, _, hex_digits = digest.rpartition(":")
+    return hex_digits[:DIGEST_LENGTH]
+
+
+def _describe_index(index: IndexStats) -> str:
+    return (
+        f"Indexed files: {index.files} (product {index.product}, tests {index.tests}, docs {index.docs}), "
+        f"{index.bytes} bytes"
+    )
+
+
+def _describe_skipped(skipped: Sequence[tuple[str, int]]) -> str:
+    if not skipped:
+        return "none"
+    return ", ".join(f"{_text(reason)}: {count}" for reason, count in skipped)
+
+
+# --- table cells ----------------------------------------------------------------
+
+
+def _score_cells(section: SectionResult) -> tuple[str, ...]:
+    if section.percent is None:
+        scores = (NONE, NONE, "N/A")
+    else:
+        scores = (_number(section.max_pts), _number(section.earned), _number(section.percent))
+    return (str(section.number), _text(section.title), *scores)
+
+
+def _signal_cells(signal: PathSignal) -> tuple[str, ...]:
+    locations = ", ".join(_code(_location(finding)) for finding in signal.evidence)
+    return (_text(signal.name), _text(signal.description), locations or NONE)
+
+
+def _entry_cells(entry: QuickReferenceEntry) -> tuple[str, ...]:
+    location = _code(entry.location) if entry.location else NONE
+    return (_text(entry.entry), _points(entry.outcome, entry.points, _STATUS), location)
+
+
+def _row_cells(row: RowResult) -> tuple[str, ...]:
+    return (
+        _text(row.item),
+        _text(row.title),
+        _text(", ".join(row.paths)) if row.paths else "all",
+        f"P{row.priority}",
+        _points(row.outcome, row.points, _POINTS),
+        _evidence_cell(row),
+    )
+
+
+def _evidence_cell(row: RowResult) -> str:
+    parts = [_finding(finding) for finding in row.evidence[:MAX_FINDINGS]]
+    if len(row.evidence) > MAX_FINDINGS:
+        parts.append(f"+{len(row.evidence) - MAX_FINDINGS} more")
+    if row.reason:
+        parts.append(f"*{_text(row.reason)}*")
+    if row.remediation and _needs_fix(row):
+        parts.append(f"Fix: {_text(row.remediation)}")
+    return "<br>".join(parts) or NONE
+
+
+def _needs_fix(row: RowResult) -> bool:
+    return row.outcome == "unknown" or (row.outcome == "scored" and row.points in (0, 1))
+
+
+def _finding(finding: Finding) -> str:
+    shown = _code(_location(finding))
+    snippet = _truncate(_one_line(finding.snippet))
+    if snippet:
+        shown += f" {_code(snippet)}"
+    return f"{shown} (tests)" if finding.trust == "tests" else shown
+
+
+def _location(finding: Finding) -> str:
+    return f"{finding.path}:{finding.line}"
+
+
+def _points(outcome: Outcome, points: int | None, labels: dict[int, str]) -> str:
+    if outcome == "not_applicable":
+        return "N/A"
+    if outcome == "unknown" or points is None:
+        return "unknown"
+    return labels[points]
+
+
+# --- Markdown primitives ----------------------------------------------------------
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = [_table_line(header), _table_line(["---"] * len(header))]
+    lines += [_table_line(row) for row in rows]
+    return "\n".join(lines)
+
+
+def _table_line(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _bullets(items: Iterable[str]) -> str:
+    return "\n".join(f"- {item}" for item in items) or "- none"
+
+
+def _text(value: str) -> str:
+    """Escape plain text for inline Markdown, on one line."""
+    escaped = _MARKUP.sub(r"\\\g<0>", _one_line(value))
+    return _EDGE_UNDERSCORE.sub(r"\\_", escaped)
+
+
+def _code(value: str) -> str:
+    """A code span that shows `value` verbatim, even inside a table cell."""
+    body = _one_line(value)
+    fence = "`" * (max(map(len, _BACKTICK_RUNS.findall(body)), default=0) + 1)
+    padding = " " if body.startswith("`") or body.endswith("`") else ""
+    # GitHub splits table cells on pipes before it parses code spans, so those are escaped.
+    escaped = body.replace("|", r"\|")
+    return f"{fence}{padding}{escaped}{padding}{fence}"
+
+
+def _url(url: str) -> str:
+    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
+
+
+def _truncate(value: str) -> str:
+    return value if len(value) <= MAX_SNIPPET else value[: MAX_SNIPPET - 1] + "…"
+
+
+def _number(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _by_number(sections: Iterable[SectionResult]) -> list[SectionResult]:
+    return sorted(sections, key=lambda section: section.number)
+
+
+def _row_order(row: RowResult) -> tuple[int, tuple[int, ...], str]:
+    return row.priority, tuple(int(part) for part in row.item.split(".")), row.id

@@ -1,0 +1,131 @@
+"""The immutable report model that every renderer reads. Nothing here re-reads the tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+SCHEMA_VERSION = "1.0"
+
+Outcome = Literal["scored", "not_applicable", "unknown"]
+Trust = Literal["verified", "source", "tests", "declared"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    snippet: str
+    trust: Trust
+    evidence: str = ""  # the name of the evidence clause that produced it
+
+
+@dataclass(frozen=True)
+class RowResult:
+    id: str
+    item: str
+    section: str
+    title: str
+    priority: int
+    paths: tuple[str, ...]  # empty: applies to every path
+    outcome: Outcome
+    points: int | None
+    reason: str
+    evidence: tuple[Finding, ...]
+    remediation: str
+    docs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SectionResult:
+    id: str
+    number: int
+    title: str
+    tier: int
+    max_pts: float  # 0 when every row is N/A (the section is dropped)
+    earned: float
+    percent: float | None  # None when the section is dropped
+    unknown_weight: float  # weight of unknown rows, for evidence coverage
+
+
+@dataclass(frozen=True)
+class PathSignal:
+    name: str
+    description: str
+    evidence: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class IntegrationPath:
+    id: str
+    title: str
+    dispatch_key: str | None
+    applies: tuple[str, ...]  # the row paths that apply under this verdict
+    note: str
+    signals: tuple[PathSignal, ...]  # only the signals that fired
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str  # "local", "git", "dist", ...
+    location: str
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    version: str | None
+    source: Source
+    target_framework_version: str | None  # from the backend's pins, e.g. ">=2.4,<2.6"
+
+
+@dataclass(frozen=True)
+class PackInfo:
+    id: str
+    version: str
+    digest: str
+    framework: str
+    framework_name: str
+
+
+@dataclass(frozen=True)
+class QuickReferenceEntry:
+    entry: str
+    row: str
+    points: int | None
+    outcome: Outcome
+    location: str  # "path:line" of the first finding, "" if none
+
+
+@dataclass(frozen=True)
+class Link:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    files: int
+    product: int
+    tests: int
+    docs: int
+    bytes: int
+    skipped: tuple[tuple[str, int], ...]  # (reason, count), sorted by reason
+
+
+@dataclass(frozen=True)
+class Report:
+    tool_version: str
+    date: str  # ISO date, pinned by SOURCE_DATE_EPOCH
+    pack: PackInfo
+    backend: Backend
+    integration_path: IntegrationPath
+    readiness: float
+    coverage: float
+    sections: tuple[SectionResult, ...]
+    rows: tuple[RowResult, ...]
+    quick_reference: tuple[QuickReferenceEntry, ...]
+    sources: tuple[Link, ...]
+    index: IndexStats
+    schema_version: str = SCHEMA_VERSION

@@ -1,0 +1,106 @@
+"""One check, end to end: index -> path -> rows -> score -> report model."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from air import __version__
+from air.detect import detect_path
+from air.evaluate import evaluate_row
+from air.evidence import Evaluator
+from air.evidence.base import Context
+from air.index import CodeIndex, IndexOptions, build_index
+from air.packs import Pack
+from air.report.model import (
+    Backend,
+    IndexStats,
+    Link,
+    PackInfo,
+    QuickReferenceEntry,
+    Report,
+    RowResult,
+    Source,
+)
+from air.scoring import score
+
+Progress = Callable[[str], None]
+
+
+def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress: Progress | None = None,
+          source: Source | None = None) -> Report:
+    say = progress or (lambda message: None)
+    started = time.perf_counter()
+    index = build_index(root, options)
+    say(f"indexed {len(index.files)} files ({index.total_bytes / 1e6:.1f} MB), "
+        f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s")
+    evaluator = Evaluator(Context(index, {**pack.framework.symbols}))
+    evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()])
+    verdict, path = detect_path(pack.framework, evaluator)
+    say(f"integration path: {path.title}")
+    rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
+    result = score(pack.framework.sections, rows)
+    say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
+    return Report(
+        tool_version=__version__,
+        date=report_date(),
+        pack=PackInfo(pack.id, pack.version, pack.digest, pack.framework.id, pack.framework.name),
+        backend=describe_backend(index, root, pack, source),
+        integration_path=path,
+        readiness=result.readiness,
+        coverage=result.coverage,
+        sections=result.sections,
+        rows=rows,
+        quick_reference=quick_reference(pack, rows),
+        sources=tuple(Link(title, url) for title, url in pack.framework.sources),
+        index=index_stats(index),
+    )
+
+
+def report_date() -> str:
+    """Today in UTC, or the date of SOURCE_DATE_EPOCH when it is set (reproducible reports)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    moment = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
+    return moment.date().isoformat()
+
+
+def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | None) -> Backend:
+    name = version = target = None
+    package = (pack.framework.package or "").lower()
+    for _file, facts in index.build:
+        name = name or facts.project_name
+        version = version or facts.version
+        for requirement in facts.requirements:
+            if package and requirement.name == package and requirement.spec and target is None:
+                target = requirement.spec
+    return Backend(
+        name=name or root.resolve().name,
+        version=version,
+        source=source or Source("local", str(root)),
+        target_framework_version=target,
+    )
+
+
+def quick_reference(pack: Pack, rows: tuple[RowResult, ...]) -> tuple[QuickReferenceEntry, ...]:
+    by_id = {row.id: row for row in rows}
+    entries = []
+    for entry, row_id in pack.framework.quick_reference:
+        row = by_id.get(row_id)
+        if row is None:
+            continue
+        location = next((f"{f.path}:{f.line}" for f in row.evidence if f.trust == "source"), "")
+        entries.append(QuickReferenceEntry(entry, row_id, row.points, row.outcome, location))
+    return tuple(entries)
+
+
+def index_stats(index: CodeIndex) -> IndexStats:
+    roles = Counter(f.role for f in index.files)
+    skipped = Counter(s.reason for s in index.skipped)
+    return IndexStats(
+        files=len(index.files), product=roles["product"], tests=roles["tests"], docs=roles["docs"],
+        bytes=index.total_bytes, skipped=tuple(sorted(skipped.items())),
+    )

@@ -1,0 +1,75 @@
+"""JSON Schema validation of packs, frameworks and reports, with one-line error messages."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+from air.errors import PackError
+from air.resources import data_dir
+from air.yamldoc import YamlDocument
+
+SCHEMA_FILES = ("row", "pack", "framework", "report")
+
+
+@lru_cache(maxsize=1)
+def _registry() -> tuple[Registry, dict[str, dict]]:
+    schemas = {}
+    for name in SCHEMA_FILES:
+        path = data_dir("schemas") / f"{name}.schema.json"
+        schemas[name] = json.loads(path.read_text(encoding="utf-8"))
+    resources = []
+    for schema in schemas.values():
+        resource = Resource.from_contents(schema)
+        resources.append((schema["$id"], resource))
+        resources.append((schema["$id"].rsplit("/", 1)[-1], resource))
+    return Registry().with_resources(resources), schemas
+
+
+def validator(name: str) -> Draft202012Validator:
+    registry, schemas = _registry()
+    return Draft202012Validator(schemas[name], registry=registry)
+
+
+def validate_document(document: YamlDocument, schema: str) -> None:
+    """Raise PackError naming the file, the line and the YAML path of the first problem."""
+    errors = sorted(validator(schema).iter_errors(document.data), key=_error_rank)
+    if errors:
+        error = errors[0]
+        raise document.error(_location(error), describe(error))
+
+
+def _location(error: ValidationError) -> tuple:
+    """Where to point: at the offending key itself when the problem is an unknown key."""
+    path = tuple(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})), key=str)
+        if unknown:
+            return path + (unknown[0],)
+    return path
+
+
+def _error_rank(error: ValidationError) -> tuple:
+    # Prefer the deepest, most specific problem: an unknown key beats "not valid under oneOf".
+    generic = error.validator in ("oneOf", "anyOf")
+    return (generic, -len(error.absolute_path), str(error.absolute_path), error.message)
+
+
+def describe(error: ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+        return f"unknown key {', '.join(map(repr, unknown))}{hint}"
+    if error.validator == "oneOf" and isinstance(error.instance, dict):
+        choices = [next(iter(branch.get("required", ["?"]))) for branch in error.validator_value]
+        present = [key for key in choices if key in error.instance]
+        if len(present) != 1:
+            return f"needs exactly one of: {', '.join(choices)} (found {', '.join(present) or 'none'})"
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is required")
+    return error.message.splitlines()[0]

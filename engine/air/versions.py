@@ -1,0 +1,49 @@
+"""Release numbers and ranges such as ">=2.1,<3" (numeric components only; suffixes ignored)."""
+
+from __future__ import annotations
+
+import operator
+import re
+
+OPERATORS = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+    "~=": operator.ge,
+}
+CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)\s*([0-9]+(?:\.[0-9]+)*)(?:[.*A-Za-z0-9+-]*)\s*$")
+
+
+def parse_release(text: str) -> tuple[int, ...]:
+    match = re.match(r"\s*v?([0-9]+(?:\.[0-9]+)*)", text)
+    if not match:
+        raise ValueError(f"not a version: {text!r}")
+    return tuple(int(part) for part in match.group(1).split("."))
+
+
+def _padded(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    width = max(len(a), len(b))
+    return a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
+
+
+def satisfies(version: str, spec: str) -> bool:
+    """Whether `version` lies in the comma-separated range `spec` ("" admits everything)."""
+    release = parse_release(version)
+    for clause in filter(None, (part.strip() for part in spec.split(","))):
+        match = CLAUSE.match(clause)
+        if not match:
+            raise ValueError(f"not a version range: {spec!r}")
+        symbol, bound = match.group(1), parse_release(match.group(2))
+        left, right = _padded(release, bound)
+        if symbol == "==" and "*" in clause:
+            left, right = left[: len(bound)], bound
+        if not OPERATORS[symbol](left, right):
+            return False
+    return True
+
+
+def is_range(spec: str) -> bool:
+    return all(CLAUSE.match(part) for part in spec.split(",") if part.strip())

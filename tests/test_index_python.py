@@ -1,0 +1,345 @@
+import warnings
+from textwrap import dedent
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from air.index.model import PyAssign, PyCall, PyDef, PyImport
+from air.index.python import extract_python, module_name, strip_python_comments
+
+
+def facts(source: str, module: str | None = "torch_foo.mod", is_package: bool = False):
+    result = extract_python(dedent(source), module, is_package)
+    assert result.error is None
+    return result
+
+
+def calls_named(result, qualname: str) -> list[PyCall]:
+    return [call for call in result.calls if call.qualname == qualname]
+
+
+# --- imports and name resolution --------------------------------------------
+
+
+def test_aliased_module_import_resolves_calls():
+    result = facts(
+        """\
+        import torch.utils as tu
+        tu.rename_privateuse1_backend("foo")
+        """
+    )
+    assert result.imports == (PyImport(1, "torch.utils", None, "tu"),)
+    assert result.calls == (PyCall(2, "torch.utils.rename_privateuse1_backend", ("foo",), ()),)
+
+
+def test_dotted_import_binds_its_first_part():
+    result = facts(
+        """\
+        import torch.utils
+        torch.utils.rename_privateuse1_backend("foo")
+        """
+    )
+    assert result.imports == (PyImport(1, "torch.utils", None, "torch"),)
+    assert calls_named(result, "torch.utils.rename_privateuse1_backend")
+
+
+def test_from_import_alias_resolves_to_the_imported_name():
+    result = facts(
+        """\
+        from torch.utils import rename_privateuse1_backend as rename
+        rename("foo")
+        """
+    )
+    assert result.imports == (PyImport(1, "torch.utils", "rename_privateuse1_backend", "rename"),)
+    assert result.calls[0].qualname == "torch.utils.rename_privateuse1_backend"
+
+
+def test_unimported_names_resolve_to_themselves():
+    result = facts("foo.bar(1)\nprint(x)\n")
+    assert [call.qualname for call in result.calls] == ["foo.bar", "print"]
+
+
+def test_module_level_rebinding_is_followed_one_level():
+    result = facts(
+        """\
+        import torch
+        T = torch
+        _C = torch._C
+        T.cuda.is_available()
+        _C._set_device(0)
+        """
+    )
+    assert [call.qualname for call in result.calls] == ["torch.cuda.is_available", "torch._C._set_device"]
+
+
+def test_imports_inside_functions_and_try_blocks_are_recorded():
+    result = facts(
+        """\
+        try:
+            import torch_npu as backend
+        except ImportError:
+            backend = None
+
+        def load():
+            from torch_foo import ops
+            ops.register()
+        """
+    )
+    assert [(i.module, i.name, i.alias) for i in result.imports] == [
+        ("torch_npu", None, "backend"),
+        ("torch_foo", "ops", "ops"),
+    ]
+    assert result.calls[0].qualname == "torch_foo.ops.register"
+
+
+def test_relative_imports_resolve_against_the_containing_package():
+    result = facts(
+        """\
+        from . import device
+        from .ops import impl as op_impl
+        from ..common import helper
+        """,
+        module="torch_foo.backend.mod",
+    )
+    assert [(i.module, i.name, i.alias) for i in result.imports] == [
+        ("torch_foo.backend", "device", "device"),
+        ("torch_foo.backend.ops", "impl", "op_impl"),
+        ("torch_foo.common", "helper", "helper"),
+    ]
+
+
+def test_relative_imports_in_init_resolve_against_the_package_itself():
+    result = facts("from . import device\nfrom .ops import impl\n", module="torch_foo", is_package=True)
+    assert [(i.module, i.name) for i in result.imports] == [("torch_foo", "device"), ("torch_foo.ops", "impl")]
+
+
+def test_relative_imports_without_a_known_module_drop_the_dots():
+    result = facts("from .ops import impl\nfrom . import device\n", module=None)
+    assert [(i.module, i.name) for i in result.imports] == [("ops", "impl"), ("", "device")]
+
+
+def test_relative_import_beyond_the_top_package_keeps_its_name():
+    result = facts("from ...ops import impl\n", module="torch_foo.mod")
+    assert result.imports[0].module == "ops"
+
+
+# --- calls ------------------------------------------------------------------
+
+
+def test_decorator_calls_are_recorded():
+    result = facts(
+        """\
+        import torch
+
+        @torch.library.impl("aten::add.Tensor", "privateuseone")
+        def add(a, b):
+            return a
+        """
+    )
+    assert calls_named(result, "torch.library.impl") == [
+        PyCall(3, "torch.library.impl", ("aten::add.Tensor", "privateuseone"), ())
+    ]
+
+
+def test_call_arguments_are_rendered_by_kind():
+    result = facts(
+        """\
+        import torch
+        import torch_foo
+        torch._register_device_module("foo", torch_foo.device)
+        f(1, 2.5, True, None, b"raw", items[0], *rest, key=torch_foo.Key, n=3, **extra)
+        """
+    )
+    register, f = result.calls
+    assert register == PyCall(3, "torch._register_device_module", ("foo", "torch_foo.device"), ())
+    assert f.args == ("1", "2.5", "True", "None", "b'raw'", "items[0]", "*rest")
+    assert f.kwargs == (("key", "torch_foo.Key"), ("n", "3"))
+
+
+def test_long_arguments_are_truncated():
+    result = facts(f"f({' + '.join(['value'] * 100)})\n")
+    assert len(result.calls[0].args[0]) <= 200
+
+
+def test_calls_on_call_results_and_subscripts_are_skipped_but_methods_are_not():
+    result = facts(
+        """\
+        import torch
+        get()()
+        handlers[0]()
+        torch.backends.foo.enable()
+        """
+    )
+    assert [call.qualname for call in result.calls] == ["get", "torch.backends.foo.enable"]
+
+
+# --- setattr and module attribute assignments ----------------------------------
+
+
+def test_setattr_and_dunder_setattr_on_a_module_are_assignments():
+    result = facts(
+        """\
+        import torch
+        import torch_foo
+        setattr(torch, "foo", torch_foo)
+        torch.__setattr__("bar", torch_foo.bar)
+        """
+    )
+    assert result.assigns == (
+        PyAssign(3, "torch.foo", "torch_foo"),
+        PyAssign(4, "torch.bar", "torch_foo.bar"),
+    )
+    assert calls_named(result, "setattr")
+
+
+def test_setattr_inside_a_function_is_an_assignment():
+    result = facts(
+        """\
+        import torch
+        def patch():
+            setattr(torch.Tensor, "npu", lambda self: self)
+        """
+    )
+    assert result.assigns == (PyAssign(3, "torch.Tensor.npu", "lambda self: self"),)
+
+
+def test_module_level_attribute_assignment_on_an_import_is_recorded():
+    result = facts(
+        """\
+        import torch
+        from torch_foo import ops
+        torch.foo = ops
+        if True:
+            torch.Tensor.npu = ops.to_npu
+        """
+    )
+    assert result.assigns == (
+        PyAssign(3, "torch.foo", "torch_foo.ops"),
+        PyAssign(5, "torch.Tensor.npu", "torch_foo.ops.to_npu"),
+    )
+
+
+def test_attribute_assignments_on_locals_and_inside_functions_are_not():
+    result = facts(
+        """\
+        import torch
+        config = make()
+        config.debug = True
+
+        def setup():
+            state = State()
+            state.ready = True
+        """
+    )
+    assert result.assigns == ()
+
+
+# --- definitions ------------------------------------------------------------
+
+
+def test_definitions_are_qualified_and_bases_resolved():
+    result = facts(
+        """\
+        from torch._dynamo.device_interface import DeviceInterface
+
+        class FooInterface(DeviceInterface):
+            @staticmethod
+            def synchronize():
+                def inner():
+                    pass
+
+        async def fetch():
+            pass
+        """
+    )
+    assert result.defs == (
+        PyDef(3, "class", "FooInterface", ("torch._dynamo.device_interface.DeviceInterface",)),
+        PyDef(5, "function", "FooInterface.synchronize"),
+        PyDef(6, "function", "FooInterface.synchronize.inner"),
+        PyDef(9, "function", "fetch"),
+    )
+
+
+# --- failures ---------------------------------------------------------------
+
+
+def test_syntax_error_is_reported_with_its_line():
+    result = extract_python("x = 1\ndef broken(:\n", "m")
+    assert result.error is not None and result.error.startswith("line 2:")
+    assert result.module == "m" and result.calls == ()
+
+
+def test_null_byte_is_reported_with_its_line():
+    assert extract_python("x = 1\ny = 2\0\n", "m").error == "line 2: source contains a null byte"
+
+
+@pytest.mark.parametrize("depth", [100, 700, 5000])
+def test_deep_nesting_does_not_raise(depth):
+    result = extract_python("x = f(" + " + ".join(["1"] * depth) + ")\n", "m")
+    assert result.error is not None or result.calls
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_arbitrary_text_never_raises(text):
+    extract_python(text, "pkg.mod")
+    assert len(strip_python_comments(text)) == len(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["import a.b as c\n", "from . import x\n", "c.f(x, y=1)\n", "def g(:\n",
+                                 "class K(c.B):\n", "    pass\n", "setattr(a, 'z', 1)\n", "a.q = 2\n", "#\n"])))
+def test_python_like_text_never_raises(lines):
+    extract_python("".join(lines), "pkg.mod", is_package=True)
+
+
+# --- module names -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("src/torch_foo/utils/mem.py", "torch_foo.utils.mem"),
+        ("src/torch_foo/utils/__init__.py", "torch_foo.utils"),
+        ("src/torch_foo/__init__.py", "torch_foo"),
+        ("setup.py", "setup"),
+        ("scripts/run.py", "run"),
+        ("src/torch_foo/csrc/ops.cpp", None),
+        ("src/torch_foo/README.md", None),
+    ],
+)
+def test_module_name(path, expected):
+    assert module_name(path, {"src/torch_foo", "src/torch_foo/utils"}) == expected
+
+
+def test_module_name_stops_at_a_package_tree_root():
+    assert module_name("pkg/mod.py", {"", "pkg"}) == "pkg.mod"
+    assert module_name("__init__.py", {""}) is None
+
+
+# --- comments ---------------------------------------------------------------
+
+
+def test_strip_comments_keeps_strings_length_and_lines():
+    text = 'x = "# not a comment"  # a comment\n# whole line\ny = 1\n'
+    stripped = strip_python_comments(text)
+    assert stripped == 'x = "# not a comment"             \n            \ny = 1\n'
+    assert len(stripped) == len(text)
+
+
+def test_strip_comments_returns_untokenizable_text_unchanged():
+    text = 'x = """never closed # here\n'
+    assert strip_python_comments(text) == text
+
+
+def test_warnings_from_the_analysed_code_do_not_fail_the_parse():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = extract_python('pattern = "\\d+"\nok = x is 1\n', "m")
+    assert result.error is None
+
+
+def test_leading_byte_order_mark_is_ignored():
+    result = extract_python("\ufeffimport torch\ntorch.foo()\n", "m")
+    assert result.error is None and result.calls[0] == PyCall(2, "torch.foo", (), ())

@@ -1,0 +1,77 @@
+"""The readiness formula, with the check figures computed over the real pack's rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from air.framework import Section
+from air.report.model import RowResult
+from air.scoring import score
+
+
+def row(section: str, priority: int, outcome: str = "scored", points: int | None = 0, paths=()) -> RowResult:
+    return RowResult(f"r-{section}-{priority}", "1", section, "t", priority, paths, outcome, points, "", (), "", ())
+
+
+def as_if(pack, path: str, full_tier: int) -> list[RowResult]:
+    """Every row of `pack` as a backend on `path` with 100 % on `full_tier` and 0 % elsewhere."""
+    tiers = {s.id: s.tier for s in pack.framework.sections}
+    rows = []
+    for r in pack.rows:
+        if r.paths and path not in r.paths:
+            rows.append(RowResult(r.id, r.item, r.section, r.title, r.priority, r.paths, "not_applicable", None, "", (), "", ()))
+        else:
+            points = 2 if tiers[r.section] == full_tier else 0
+            rows.append(RowResult(r.id, r.item, r.section, r.title, r.priority, r.paths, "scored", points, "", (), "", ()))
+    return rows
+
+
+def test_check_figure_privateuse1(pack):
+    result = score(pack.framework.sections, as_if(pack, "privateuse1", full_tier=1))
+    assert round(result.readiness, 1) == 48.6
+    assert result.coverage == 100
+
+
+def test_check_figure_fork(pack):
+    result = score(pack.framework.sections, as_if(pack, "fork", full_tier=1))
+    assert round(result.readiness, 1) == 45.5
+
+
+def test_section_max_points_match_the_checklist(pack):
+    result = score(pack.framework.sections, as_if(pack, "privateuse1", full_tier=0))
+    maxima = {s.number: round(s.max_pts, 2) for s in result.sections}
+    assert maxima[1] == 18.00 and maxima[2] == 22.33 and maxima[8] == 50.00 and maxima[18] == 18.67
+    fork = score(pack.framework.sections, as_if(pack, "fork", full_tier=0))
+    fork_maxima = {s.number: s.max_pts for s in fork.sections}
+    assert fork_maxima[1] == 17.00 and fork_maxima[2] == 0 and round(fork_maxima[15], 2) == 4.00
+
+
+def test_rows_and_section_counts(pack):
+    assert len(pack.rows) == 225
+    assert sum(1 for r in pack.rows if r.paths == ("privateuse1",)) == 28
+    assert sum(1 for r in pack.rows if r.paths == ("fork",)) == 3
+
+
+def test_weights_na_and_unknown():
+    sections = [Section("a", 1, "A", 1), Section("b", 2, "B", 3), Section("c", 3, "C", 2)]
+    rows = [
+        row("a", 1, points=2),            # 2 of 2
+        row("a", 2, points=1),            # 0.5 of 1
+        row("a", 3, "unknown", None),     # 0 of 2/3, unverified
+        row("b", 1, points=0),
+        row("c", 1, "not_applicable", None),
+    ]
+    result = score(sections, rows)
+    a, b, c = result.sections
+    assert a.max_pts == pytest.approx(2 + 1 + 2 / 3)
+    assert a.earned == pytest.approx(2.5)
+    assert a.unknown_weight == pytest.approx(1 / 3)
+    assert c.percent is None and c.max_pts == 0  # every row N/A: dropped
+    expected = (a.percent * 1 + b.percent / 3) / (1 + 1 / 3)
+    assert result.readiness == pytest.approx(expected)
+    assert result.coverage == pytest.approx((1 + 0.5 + 1) / (1 + 0.5 + 1 / 3 + 1) * 100)
+
+
+def test_nothing_applicable_scores_zero():
+    result = score([Section("a", 1, "A", 1)], [row("a", 1, "not_applicable", None)])
+    assert result.readiness == 0 and result.coverage == 0
