@@ -152,6 +152,19 @@ def last_component(name: str) -> str:
     return re.split(r"::|\.", name)[-1]
 
 
+def name_literals(name: str) -> tuple[str, ...]:
+    """Literals every file calling or naming `name` must contain: its components but the root
+    (`torch.utils.f` -> ("utils", "f")), since imports and aliases may rename only the root."""
+    parts = re.split(r"::|\.", name)
+    kept = parts[1:] if len(parts) > 1 else parts
+    return tuple(literal for literal in map(literal_of, kept) if len(literal) >= 3) or (literal_of(name),)
+
+
+def roles_for(clause: Clause) -> tuple[str, ...]:
+    """The file roles a clause reads: its scope, plus tests for product clauses (to say "only in tests")."""
+    return ("tests",) if clause.scope == "tests" else ("product", "tests")
+
+
 def literal_of(pattern: str) -> str:
     """The literal part of a glob-like name (`*.impl` -> `impl`), used as a prefilter."""
     return max(re.split(r"[*?\[\]]", last_component(pattern)), key=len)

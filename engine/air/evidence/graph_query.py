@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, literal_of
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, name_literals
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 
@@ -38,7 +38,7 @@ def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str
             source = index.by_path[path]
             if source.language != "python" or not in_clause_files(path, clause):
                 continue
-            if not any(literal_of(name) in source.text for name in names):
+            if not any(all(part in source.text for part in name_literals(name)) for name in names):
                 continue
             for call in index.python_facts(source).calls:
                 if any(fnmatchcase(call.qualname, name) for name in names):
@@ -51,7 +51,7 @@ def _exports(clause: Clause, index: CodeIndex, graph: DependencyGraph, origin: d
     names = as_list(origin["call"])
     position = origin.get("arg", 0)
     hits = []
-    for source in index.select([literal_of(n) for n in names], languages=["python"]):
+    for source in index.select([name_literals(n) for n in names], languages=["python"]):
         for call in index.python_facts(source).calls:
             if position >= len(call.args) or not any(fnmatchcase(call.qualname, n) for n in names):
                 continue

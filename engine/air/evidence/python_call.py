@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, literal_of
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, name_literals, roles_for
 
 
-def literals(spec: dict) -> list[str]:
-    return [literal_of(name) for name in as_list(spec["name"])]
+def literals(spec: dict) -> list[tuple[str, ...]]:
+    return [name_literals(name) for name in as_list(spec["name"])]
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
@@ -17,7 +17,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     positional = spec.get("capture", [])
     keywords = spec.get("capture_keywords", {})
     hits = []
-    for source in context.index.select(literals(spec), languages=["python"]):
+    for source in context.index.select(literals(spec), languages=["python"], roles=roles_for(clause)):
         if not in_clause_files(source.path, clause):
             continue
         for call in context.index.python_facts(source).calls:

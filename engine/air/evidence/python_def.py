@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component, literal_of
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component, literal_of, roles_for
 
 
 def literals(spec: dict) -> list[str]:
@@ -19,7 +19,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = as_list(spec.get(kind) or "*")
     bases = as_list(spec.get("bases", []))
     hits = []
-    for source in context.index.select(literals(spec), languages=["python"]):
+    for source in context.index.select(literals(spec), languages=["python"], roles=roles_for(clause)):
         if not in_clause_files(source.path, clause):
             continue
         for definition in context.index.python_facts(source).defs:

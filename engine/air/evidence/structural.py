@@ -9,7 +9,7 @@ import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 
-from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files
+from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files, roles_for
 
 LANGUAGES = {"cpp": ("cpp", ("cpp", "template")), "python": ("python", ("python",))}
 METAVARIABLE = re.compile(r"\$+[A-Z_][A-Z0-9_]*")
@@ -29,7 +29,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     grammar, languages = LANGUAGES[spec["language"]]
     sources = [
-        s for s in context.index.select(literals(spec), languages=languages) if in_clause_files(s.path, clause)
+        s for s in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)) if in_clause_files(s.path, clause)
     ]
     jobs = [(s.text, grammar, spec["pattern"], tuple(spec.get("capture", []))) for s in sources]
     if len(jobs) >= POOL_THRESHOLD and (os.cpu_count() or 1) > 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files
+from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files, roles_for
 from air.evidence.regex import compile_guarded, required_literals
 
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
@@ -22,7 +22,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     regex = compile_guarded(pattern)
     languages = spec.get("languages", CODE_LANGUAGES)
     hits = []
-    for source in context.index.select(literals(spec), languages=languages):
+    for source in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)):
         if not in_clause_files(source.path, clause):
             continue
         text = context.index.code_text(source)

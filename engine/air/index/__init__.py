@@ -36,19 +36,24 @@ class CodeIndex:
 
     def select(
         self,
-        literals: Iterable[str] = (),
+        literals: Iterable[str | tuple[str, ...]] = (),
         languages: Iterable[str] | None = None,
         include_docs: bool = False,
+        roles: Iterable[str] | None = None,
     ) -> Iterator[SourceFile]:
-        """Files that contain at least one of `literals` (all files if none are given)."""
-        wanted = tuple(literals)
+        """Files that contain one of `literals` (all files if none are given). An entry that is
+        a tuple matches only files containing every literal of it."""
+        wanted = [(item,) if isinstance(item, str) else tuple(item) for item in literals]
         language_set = set(languages) if languages is not None else None
+        role_set = set(roles) if roles is not None else None
         for source in self.files:
             if source.role == "docs" and not include_docs:
                 continue
+            if role_set is not None and source.role not in role_set:
+                continue
             if language_set is not None and source.language not in language_set:
                 continue
-            if wanted and not any(literal in source.text for literal in wanted):
+            if wanted and not any(all(part in source.text for part in group) for group in wanted):
                 continue
             yield source
 

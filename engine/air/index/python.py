@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import posixpath
-import tokenize
+import re
 import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from air.index.model import PyAssign, PyCall, PyDef, PyImport, PythonFacts
 
 MAX_RENDERED = 200
+MAX_ELEMENTS = 16
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
@@ -60,30 +60,19 @@ def extract_python(text: str, module: str | None, is_package: bool = False) -> P
     )
 
 
+_TRIPLE = r"\'\'\'(?:\\.|[^\\])*?\'\'\'" + "|" + r'"""(?:\\.|[^\\])*?"""'
+_SINGLE = r"'(?:\\.|[^'\\\n])*'" + "|" + r'"(?:\\.|[^"\\\n])*"'
+_STRING_OR_COMMENT = re.compile(rf"[rRbBuUfF]{{0,2}}(?:{_TRIPLE}|{_SINGLE})|#[^\n]*", re.DOTALL)
+
+
 def strip_python_comments(text: str) -> str:
     """Blank out `#` comments with spaces, keeping length and line breaks.
 
-    Text that does not tokenize is returned unchanged.
+    One regular-expression pass that skips over string literals, so `"# not a comment"` stays.
     """
     if "#" not in text:
         return text
-    try:
-        comments = [
-            token for token in tokenize.generate_tokens(io.StringIO(text).readline) if token.type == tokenize.COMMENT
-        ]
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        return text
-    if not comments:
-        return text
-
-    line_starts = [0]
-    for line in text.split("\n"):
-        line_starts.append(line_starts[-1] + len(line) + 1)
-    chars = list(text)
-    for token in comments:
-        offset = line_starts[token.start[0] - 1]
-        chars[offset + token.start[1] : offset + token.end[1]] = " " * (token.end[1] - token.start[1])
-    return "".join(chars)
+    return _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()) if m.group().startswith("#") else m.group(), text)
 
 
 def module_name(path: str, package_dirs: Collection[str]) -> str | None:
@@ -273,9 +262,15 @@ def _is_module_rooted(node: ast.AST, aliases: dict[str, str]) -> bool:
 
 
 def _render(node: ast.AST, aliases: dict[str, str]) -> str:
-    """A constant's value, a dotted name resolved, else the (truncated) source."""
+    """A constant's value, a dotted name resolved, a call as `callee(...)`, a literal
+    list/tuple/set element by element, else the (truncated) source."""
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, int, float))):
         return node.value if isinstance(node.value, str) else str(node.value)
+    if isinstance(node, ast.Call):
+        return f"{_resolve(node.func, aliases) or '<call>'}(...)"
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and len(node.elts) <= MAX_ELEMENTS:
+        opening, closing = {ast.List: "[]", ast.Tuple: "()", ast.Set: "{}"}[type(node)]
+        return opening + ", ".join(_render(element, aliases) for element in node.elts) + closing
     return _resolve(node, aliases) or _unparse(node)
 
 
