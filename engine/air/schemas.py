@@ -54,9 +54,11 @@ def _location(error: ValidationError) -> tuple:
 
 
 def _error_rank(error: ValidationError) -> tuple:
-    # Prefer the deepest, most specific problem: an unknown key beats "not valid under oneOf".
+    # Prefer the most specific problem: an unknown key (often a typo that also explains a
+    # "required" error beside it), then the deepest; "not valid under oneOf" comes last.
     generic = error.validator in ("oneOf", "anyOf")
-    return (generic, -len(error.absolute_path), str(error.absolute_path), error.message)
+    unknown_key = error.validator == "additionalProperties"
+    return (generic, not unknown_key, -len(error.absolute_path), str(error.absolute_path), error.message)
 
 
 def describe(error: ValidationError) -> str:

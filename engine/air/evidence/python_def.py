@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
+import re
+from fnmatch import fnmatchcase, translate
 
 from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component, literal_of, roles_for
 
 
-def literals(spec: dict) -> list[str]:
+def literals(spec: dict) -> list[tuple[str, ...]]:
     if "bases" in spec:
-        return [literal_of(base) for base in as_list(spec["bases"])]
-    return [literal_of(name) for name in as_list(spec.get("function") or spec.get("class"))]
+        return [(literal_of(base),) for base in as_list(spec["bases"])]
+    keyword = "def" if "function" in spec else "class"
+    return [(keyword, literal_of(name)) for name in as_list(spec.get("function") or spec.get("class"))]
+
+
+def definition_hint(spec: dict) -> re.Pattern[str]:
+    """`def NAME(` / `class NAME` written somewhere in the file: a file without it is not parsed."""
+    keyword = "def" if "function" in spec else "class"
+    names = as_list(spec.get("function" if keyword == "def" else "class") or "*")
+    alternatives = "|".join(translate(name).removeprefix("(?s:").removesuffix(")\\Z") for name in names)
+    return re.compile(rf"\b{keyword}\s+(?:{alternatives})\b")
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
@@ -18,9 +28,10 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     kind = "function" if "function" in spec else "class"
     names = as_list(spec.get(kind) or "*")
     bases = as_list(spec.get("bases", []))
+    hint = definition_hint(spec)
     hits = []
     for source in context.index.select(literals(spec), languages=["python"], roles=roles_for(clause)):
-        if not in_clause_files(source.path, clause):
+        if not in_clause_files(source.path, clause) or not hint.search(source.text):
             continue
         for definition in context.index.python_facts(source).defs:
             if definition.kind != kind:

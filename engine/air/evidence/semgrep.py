@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,7 +35,9 @@ def literals(spec: dict) -> list[str]:
 
 
 def executable() -> str | None:
-    return shutil.which("semgrep")
+    """semgrep on PATH, or installed beside this interpreter (a virtual environment not activated)."""
+    beside = Path(sys.executable).parent / "semgrep"
+    return shutil.which("semgrep") or (str(beside) if beside.is_file() else None)
 
 
 def run_batch(clauses: Sequence[Clause], context: Context) -> dict[tuple, list[Hit]]:

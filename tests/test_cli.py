@@ -1,0 +1,122 @@
+"""The command line as a user drives it: outputs, exit codes, determinism, errors in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from air.schemas import validator
+from conftest import FIXTURES
+
+FULL = FIXTURES / "pu1_full"
+
+
+def air(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment)
+
+
+def test_default_outputs_summary_and_progress(tmp_path):
+    result = air("check", str(FULL), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "air-report" / "torch_full.md").is_file()
+    assert (tmp_path / "air-report" / "torch_full.json").is_file()
+    assert result.stdout.startswith("torch_full: readiness ")
+    assert "integration path: PrivateUse1" in result.stderr
+
+
+def test_json_report_validates_and_recomputes(tmp_path):
+    out = tmp_path / "r.json"
+    assert air("check", "--format", "json", "--output", str(out), str(FULL)).returncode == 0
+    report = json.loads(out.read_text())
+    Draft202012Validator.check_schema(validator("report").schema)
+    assert not list(validator("report").iter_errors(report))
+    assert len(report["rows"]) == 225 and report["date"] == "2026-01-01"
+    section_ids = {s["id"] for s in report["sections"]}
+    assert all(row["section"] in section_ids for row in report["rows"])
+    kept = []
+    for section in report["sections"]:
+        rows = [r for r in report["rows"] if r["section"] == section["id"] and r["outcome"] != "not_applicable"]
+        max_pts = sum(2 / r["priority"] for r in rows)
+        earned = sum((r["points"] or 0) / r["priority"] for r in rows)
+        assert section["max_pts"] == pytest.approx(max_pts) and section["earned"] == pytest.approx(earned)
+        if max_pts:
+            kept.append((earned / max_pts * 100, section["tier"]))
+    readiness = sum(p / t for p, t in kept) / sum(1 / t for _p, t in kept)
+    assert report["readiness"] == pytest.approx(readiness)
+
+
+def test_reports_are_byte_identical_across_runs(tmp_path):
+    for run in ("a", "b"):
+        result = air("check", "-q", "--format", "json", "--output", str(tmp_path / f"{run}.json"),
+                     "--format", "markdown", "--output", str(tmp_path / f"{run}.md"), str(FULL))
+        assert result.returncode == 0, result.stderr
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert (tmp_path / "a.md").read_bytes() == (tmp_path / "b.md").read_bytes()
+
+
+def test_markdown_follows_the_report_layout(tmp_path):
+    out = tmp_path / "r.md"
+    air("check", "-q", "--format", "markdown", "--output", str(out), str(FULL))
+    text = out.read_text()
+    headings = ["## Executive summary", "## Section scores", "## Upstream candidates",
+                "## Source discovery and path signals", "## Checklist", "## Registration quick reference", "## Sources"]
+    positions = [text.index(h) for h in headings]
+    assert positions == sorted(positions)
+    assert "`csrc/FullGuard.cpp:15`" in text
+
+
+def test_standard_output_report(tmp_path):
+    result = air("check", "-q", "--format", "json", "--output", "-", str(FULL))
+    assert json.loads(result.stdout)["backend"]["name"] == "torch_full"
+
+
+def test_fail_under(tmp_path):
+    assert air("check", "-q", "--fail-under", "99", str(FULL), cwd=tmp_path).returncode == 1
+    assert air("check", "-q", "--fail-under", "1", str(FULL), cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["check", "/no/such/backend"], "/no/such/backend: no such file or directory"),
+        (["check", "--pack", "no-such-pack", str(FULL)], "no such pack"),
+        (["check", "--format", "json", str(FULL), "--output", "a", "--output", "b"], "one --output per --format"),
+        (["check", "--format", "pdf", str(FULL)], "pdf"),
+    ],
+)
+def test_usage_and_input_errors_exit_2_in_one_line(tmp_path, args, fragment):
+    result = air(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_broken_pack_exits_2_naming_file_and_line(tmp_path):
+    pack = tmp_path / "bad"
+    (pack / "rows").mkdir(parents=True)
+    (pack / "pack.yaml").write_text('id: bad\nversion: 1.0.0\nframework: pytorch\nrequires_air: ">=0.1"\n')
+    (pack / "rows" / "01.yaml").write_text("section: device-registration\nrows:\n  - id: x\n    itme: '1'\n")
+    result = air("check", "--pack", str(pack), str(FULL), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "01.yaml:4" in lines[0] and "unknown key 'itme'" in lines[0]
+
+
+def test_pack_commands():
+    listed = air("pack", "list")
+    assert listed.returncode == 0 and listed.stdout.startswith("pytorch-2.x\t0.1.0\t225 rows")
+    assert "valid, 225 rows" in air("pack", "validate", "pytorch-2.x").stdout
+
+
+def test_unwritable_output_is_an_input_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = air("check", "-q", "--format", "json", "--output", str(blocker / "r.json"), str(FULL))
+    assert result.returncode == 2 and "cannot write report" in result.stderr

@@ -1,0 +1,152 @@
+"""The dependency graph and each evidence kind on small trees written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from air.evidence import Evaluator, clause_from_data, semgrep
+from air.evidence.base import Context
+from air.graph import DependencyGraph
+from air.index import build_index
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return root
+
+
+def hits(root: Path, data: dict, symbols=None) -> list:
+    evaluator = Evaluator(Context(build_index(root), symbols or {}))
+    return evaluator.result(clause_from_data("x", data)).counted()
+
+
+PACKAGE = {
+    "setup.py": 'from setuptools import setup\nsetup(name="foo", entry_points={"torch.backends": ["foo = foo:_auto"]})\n',
+    "foo/__init__.py": "from foo import init\n\ndef _auto():\n    init.run()\n",
+    "foo/init.py": "import torch.utils as tu\nimport foo.dev as dev\n\ndef run():\n"
+                   "    tu.rename_privateuse1_backend('foo')\n    torch._register_device_module('foo', dev)\n",
+    "foo/dev/__init__.py": "from .api import *\n",
+    "foo/dev/api.py": "def is_available():\n    return True\n",
+    "csrc/a.cpp": '#include "b.h"\n',
+    "csrc/b.h": "#pragma once\n",
+}
+
+
+def test_graph_edges_and_reachability(tmp_path):
+    graph = DependencyGraph(build_index(tree(tmp_path, PACKAGE))).complete()
+    assert graph.has_edge("foo/__init__.py", "foo/init.py")
+    assert graph.has_edge("foo/init.py", "foo/dev/__init__.py")
+    assert graph.has_edge("csrc/a.cpp", "csrc/b.h")
+    assert graph.has_edge("entry:torch.backends:foo", "foo/__init__.py")
+
+
+def test_graph_entry_point_reaches_registration(tmp_path):
+    found = hits(tree(tmp_path, PACKAGE), {"graph": {"from": {"entry_point": "torch.backends"},
+                                                    "reaches": {"python_call": "torch.utils.rename_privateuse1_backend"}}})
+    assert [(h.path, h.line, h.capture("ENTRY")) for h in found] == [("foo/init.py", 5, "foo:_auto")]
+
+
+def test_graph_bound_module_exports_through_star_import(tmp_path):
+    spec = {"graph": {"from": {"call_arg": {"call": "torch._register_device_module", "arg": 1}}, "exports": "is_available"}}
+    found = hits(tree(tmp_path, PACKAGE), spec)
+    assert [(h.path, h.line) for h in found] == [("foo/dev/api.py", 1)]
+    missing = {**spec, "graph": {**spec["graph"], "exports": "synchronize"}}
+    assert hits(tmp_path, missing) == []
+
+
+def test_python_call_resolves_aliases_and_captures(tmp_path):
+    tree(tmp_path, {"a.py": "from torch.library import impl as reg\n\n@reg('aten::add.Tensor', 'privateuseone')\ndef add(): pass\n"})
+    found = hits(tmp_path, {"python_call": {"name": "torch.library.impl", "capture": ["OP", "KEY"]},
+                            "where": {"KEY": {"symbol": "pu1"}}}, {"pu1": ("PrivateUse1",)})
+    assert found == [] or found[0].capture("OP") == "aten::add.Tensor"
+    found = hits(tmp_path, {"python_call": {"name": "torch.library.impl", "capture": ["OP", "KEY"]},
+                            "where": {"KEY": {"symbol": "pu1"}}}, {"pu1": ("PrivateUse1", "privateuseone")})
+    assert [(h.line, h.capture("OP")) for h in found] == [(3, "aten::add.Tensor")]
+
+
+def test_python_assign_and_def(tmp_path):
+    tree(tmp_path, {"a.py": "import torch\ntorch.Tensor.foo = lambda self: self\n\nclass I(torch.Iface):\n    pass\n"})
+    assert [h.line for h in hits(tmp_path, {"python_assign": {"target": "torch.Tensor.*"}})] == [2]
+    assert [h.capture("NAME") for h in hits(tmp_path, {"python_def": {"class": "*", "bases": "Iface"}})] == ["I"]
+
+
+def test_cpp_macro_through_alias_and_wrapper(tmp_path):
+    tree(tmp_path, {
+        "key.h": "#define TPU PrivateUse1\n#define REG(name) \\\n  c10::register_privateuse1_backend(#name);\n",
+        "a.cpp": '#include "key.h"\nREG(tpu)\nTORCH_LIBRARY_IMPL(aten, TPU, m) {}\n// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n',
+        "unused.cpp": "#define NEVER_USED() c10::register_privateuse1_backend(\"x\");\n",
+    })
+    symbols = {"pu1": ("PrivateUse1",)}
+    found = hits(tmp_path, {"cpp_macro": {"name": "TORCH_LIBRARY_IMPL", "capture": ["NS", "KEY"]},
+                            "where": {"KEY": {"symbol": "pu1"}}}, symbols)
+    assert [(h.path, h.line) for h in found] == [("a.cpp", 3)]
+    renamed = hits(tmp_path, {"cpp_macro": {"name": "register_privateuse1_backend", "capture": ["NAME"]}})
+    assert [(h.path, h.line, h.capture("NAME"), h.capture("VIA")) for h in renamed] == [("a.cpp", 2, '"tpu"', "REG")]
+
+
+def test_cpp_class_transitive_overrides_and_registration(tmp_path):
+    tree(tmp_path, {
+        "h.h": "struct Base : public at::PrivateUse1HooksInterface { bool isBuilt() const override; };\n"
+               "struct API Hooks final : public Base { bool isAvailable() const override; };\n"
+               "struct Orphan : public at::PrivateUse1HooksInterface { bool isAvailable() const override; };\n",
+        "r.cpp": "static auto* h = new Hooks();\nat::PrivateUse1HooksInterface* get() { return h; }\n",
+        "s.cpp": "void f() { at::RegisterPrivateUse1HooksInterface(get()); }\n",
+    })
+    spec = {"derives_from": "PrivateUse1HooksInterface", "overrides": ["isBuilt", "isAvailable"]}
+    assert [h.capture("CLASS") for h in hits(tmp_path, {"cpp_class": spec})] == ["Hooks"]
+    registered = {**spec, "overrides": ["isAvailable"], "registered_by": "RegisterPrivateUse1HooksInterface"}
+    assert [h.capture("CLASS") for h in hits(tmp_path, {"cpp_class": registered})] == ["Hooks"]
+
+
+def test_text_build_and_file_kinds(tmp_path):
+    tree(tmp_path, {
+        "a.cpp": "/* OutOfMemoryError */\nTORCH_CHECK_WITH(OutOfMemoryError, p, \"oom\");\n",
+        "pyproject.toml": '[project]\nname = "x"\ndependencies = ["torch>=2.4"]\n',
+        "patches/core.patch": "diff --git a/c10/core/DeviceType.h b/c10/core/DeviceType.h\n",
+    })
+    assert [h.line for h in hits(tmp_path, {"text": {"pattern": r"TORCH_CHECK_WITH\(\s*OutOfMemoryError"}})] == [2]
+    assert [h.capture("SPEC") for h in hits(tmp_path, {"build": {"requirement": "torch"}})] == [">=2.4"]
+    found = hits(tmp_path, {"file": {"glob": "*.patch", "matches": "(?m)^diff --git a/c10/"}})
+    assert [h.path for h in found] == ["patches/core.patch"]
+
+
+def test_structural_pattern(tmp_path):
+    tree(tmp_path, {"a.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("add.Tensor", TORCH_FN(add));\n}\n'})
+    found = hits(tmp_path, {"structural": {"language": "cpp", "pattern": "m.impl($OP, $$$)", "capture": ["OP"]}})
+    assert [(h.line, h.capture("OP")) for h in found] == [(2, '"add.Tensor"')]
+
+
+def test_structural_pattern_in_a_worker_pool(tmp_path):
+    tree(tmp_path, {f"f{i}.py": f"import torch\ntorch.utils.rename_privateuse1_backend('d{i}')\n" for i in range(70)})
+    spec = {"structural": {"language": "python", "pattern": "torch.utils.rename_privateuse1_backend($N)", "capture": ["N"]}}
+    assert sorted(h.capture("N") for h in hits(tmp_path, spec)) == sorted(f"'d{i}'" for i in range(70))
+
+
+SEMGREP_RULE = {"semgrep": {"rule": {"languages": ["python"], "pattern": "torch.utils.rename_privateuse1_backend($N)"},
+                            "capture": ["N"], "prefilter": ["rename_privateuse1_backend"]}}
+
+
+@pytest.mark.skipif(semgrep.executable() is None, reason="the semgrep extra is not installed")
+def test_semgrep_kind_batched(tmp_path):
+    tree(tmp_path, {"pkg/a.py": "import torch\ntorch.utils.rename_privateuse1_backend('x')\n",
+                    "tests/test_a.py": "import torch\ntorch.utils.rename_privateuse1_backend('y')\n"})
+    evaluator = Evaluator(Context(build_index(tmp_path), {}))
+    clause = clause_from_data("s", {**SEMGREP_RULE, "scope": "all"})
+    evaluator.prepare([clause])
+    result = evaluator.result(clause)
+    assert result.decided
+    assert sorted((h.path, h.line, h.capture("N")) for h in result.hits) == [
+        ("pkg/a.py", 2, "'x'"), ("tests/test_a.py", 2, "'y'")]
+
+
+def test_semgrep_missing_leaves_clause_undecided(tmp_path, monkeypatch):
+    tree(tmp_path, {"a.py": "import torch\ntorch.utils.rename_privateuse1_backend('x')\n"})
+    monkeypatch.setattr("air.evidence.semgrep.executable", lambda: None)
+    evaluator = Evaluator(Context(build_index(tmp_path), {}))
+    result = evaluator.result(clause_from_data("s", SEMGREP_RULE))
+    assert not result.decided and "semgrep is not installed" in result.undecided_reason

@@ -1,0 +1,115 @@
+"""The file index: which files are read, their roles, and what is skipped and why."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from air.index import IndexOptions, build_index
+from air.index.files import role_of
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("torch_foo/device.py", "product"),
+        ("test/test_ops.py", "tests"),
+        ("torch_foo/tests/helpers.py", "tests"),
+        ("testing/_internal/common.py", "tests"),
+        ("torch_foo/test_utils.py", "tests"),
+        ("csrc/guard_test.cpp", "tests"),
+        ("pkg/ops_test.py", "tests"),
+        ("conftest.py", "tests"),
+        ("README.md", "docs"),
+        ("docs/api/guide.py", "docs"),
+        ("notes.rst", "docs"),
+        ("csrc/latest.cpp", "product"),
+    ],
+)
+def test_roles(path, role):
+    assert role_of(path) == role
+
+
+def write(root: Path, files: dict[str, bytes | str]) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
+def test_walk_skips_with_counted_reasons(tmp_path):
+    write(tmp_path, {
+        "ok.py": "x = 1\n",
+        "bin.cpp": b"\x00\x01\x02 binary",
+        "latin.py": b"caf\xe9 = 1\n",
+        "big.h": "x" * 200,
+        "third_party/kineto/a.cpp": "int a;\n",
+        "build/gen.cpp": "int b;\n",
+        "image.png": b"\x89PNG",
+    })
+    (tmp_path / "outside.py").symlink_to("/etc/hostname")
+    index = build_index(tmp_path, IndexOptions(max_file_bytes=100))
+    assert [f.path for f in index.files] == ["ok.py"]
+    reasons = {s.path: s.reason for s in index.skipped}
+    assert reasons == {
+        "bin.cpp": "binary",
+        "latin.py": "not UTF-8",
+        "big.h": "too large",
+        "outside.py": "symlink leaving the tree",
+    }
+
+
+def test_vendored_files_are_read_on_request(tmp_path):
+    write(tmp_path, {"third_party/kineto/a.cpp": "int a;\n"})
+    assert build_index(tmp_path, IndexOptions(excludes=())).files[0].path == "third_party/kineto/a.cpp"
+
+
+def test_git_checkout_uses_git_file_list(tmp_path):
+    write(tmp_path, {"tracked.py": "a = 1\n", "ignored.py": "b = 2\n", ".gitignore": "ignored.py\n"})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "tracked.py", ".gitignore"], check=True)
+    paths = [f.path for f in build_index(tmp_path).files]
+    assert "tracked.py" in paths and "ignored.py" not in paths
+
+
+def test_missing_blob_in_git_list_is_skipped(tmp_path):
+    write(tmp_path, {"gone.py": "a = 1\n", "here.py": "b = 1\n"})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
+    (tmp_path / "gone.py").unlink()
+    index = build_index(tmp_path)
+    assert [f.path for f in index.files] == ["here.py"]
+    assert [(s.path, s.reason) for s in index.skipped] == [("gone.py", "unreadable")]
+
+
+def test_select_prefilters_literally_and_by_role(tmp_path):
+    write(tmp_path, {"a.py": "import torch.utils\n", "tests/test_a.py": "torch.utils.x()\n", "docs/a.md": "torch.utils"})
+    index = build_index(tmp_path)
+    assert [f.path for f in index.select(["utils"])] == ["a.py", "tests/test_a.py"]
+    assert [f.path for f in index.select([("utils", "x(")])] == ["tests/test_a.py"]
+    assert [f.path for f in index.select(["utils"], roles=["product"])] == ["a.py"]
+    assert "docs/a.md" in [f.path for f in index.select(["utils"], include_docs=True)]
+
+
+def test_aliases_and_modules(tmp_path):
+    write(tmp_path, {
+        "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/mod.py": "",
+    })
+    index = build_index(tmp_path)
+    assert index.aliases == {"TPU": "PrivateUse1"}
+    assert index.modules["pkg.sub.mod"] == "pkg/sub/mod.py"
+    assert index.modules["pkg"] == "pkg/__init__.py"
+
+
+def test_comment_stripped_code_text(tmp_path):
+    write(tmp_path, {"a.cpp": "int a; // C10_REGISTER_GUARD_IMPL(PrivateUse1, X);\n", "b.py": "x = 1  # torch.utils\n"})
+    index = build_index(tmp_path)
+    cpp, py = index.files
+    assert "C10_REGISTER" not in index.code_text(cpp)
+    assert "torch.utils" not in index.code_text(py)
+    assert len(index.code_text(cpp)) == len(cpp.text)
