@@ -1,0 +1,85 @@
+"""`make bench`: time `air check` on a large tree next to a plain read of the same files.
+
+Usage: python -m benchmarks.bench [PATH]. Without PATH a synthetic backend of about 2,700
+files is generated in a temporary directory. Prints both times, their ratio and peak memory.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from air.index.files import DEFAULT_EXCLUDES, is_excluded, list_paths
+
+RUNS = 3
+
+
+def generate(root: Path, modules: int = 900) -> Path:
+    """A synthetic PrivateUse1 backend: Python packages, C++ kernels and headers, tests."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "setup.py").write_text(
+        'from setuptools import setup\nsetup(name="torch_bench", version="1.0", install_requires=["torch>=2.4"],\n'
+        '      entry_points={"torch.backends": ["bench = torch_bench:_autoload"]})\n')
+    package = root / "torch_bench"
+    for number in range(modules):
+        folder = package / f"sub{number % 30}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").touch()
+        (folder / f"mod{number}.py").write_text(
+            "import torch\nimport torch.utils as tu\n\n" + "".join(
+                f"def f{i}(x):\n    return torch.add(x, {i})  # helper {i}\n\n" for i in range(40)))
+        (root / "csrc" / f"k{number % 30}").mkdir(parents=True, exist_ok=True)
+        (root / "csrc" / f"k{number % 30}" / f"op{number}.cpp").write_text(
+            '#include <ATen/ATen.h>\n\nTORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n' + "".join(
+                f'  m.impl("op{number}_{i}", TORCH_FN(op{number}_{i}));\n' for i in range(40)) + "}\n")
+        (root / "test" / f"t{number % 30}").mkdir(parents=True, exist_ok=True)
+        (root / "test" / f"t{number % 30}" / f"test_{number}.py").write_text(
+            "import torch\n\n" + "".join(f"def test_{i}():\n    assert torch.ones(1, device='bench:1')\n\n"
+                                         for i in range(20)))
+    (package / "__init__.py").write_text("import torch\ntorch.utils.rename_privateuse1_backend('bench')\n")
+    return root
+
+
+def plain_read(root: Path) -> float:
+    started = time.perf_counter()
+    for rel in list_paths(root):
+        if not is_excluded(rel, DEFAULT_EXCLUDES):
+            try:
+                (root / rel).read_bytes()
+            except OSError:
+                pass
+    return time.perf_counter() - started
+
+
+def air_check(root: Path, output: Path) -> tuple[float, int]:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "air", "check", "-q", "--format", "json", "--output", str(output), str(root)],
+                   check=True, stdout=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - started
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, peak_kb
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="air-bench-") as scratch:
+        root = Path(sys.argv[1]) if len(sys.argv) > 1 else generate(Path(scratch) / "tree")
+        files = sum(1 for rel in list_paths(root) if not is_excluded(rel, DEFAULT_EXCLUDES))
+        read = min(plain_read(root) for _ in range(RUNS))
+        checks = [air_check(root, Path(scratch) / "report.json") for _ in range(RUNS)]
+        check = min(elapsed for elapsed, _peak in checks)
+        peak = max(peak for _elapsed, peak in checks)
+        print(f"tree:        {root} ({files} files)")
+        print(f"plain read:  {read:.3f} s (best of {RUNS})")
+        print(f"air check:   {check:.3f} s (best of {RUNS}, whole process)")
+        print(f"ratio:       {check / read:.1f}x")
+        print(f"peak memory: {peak / 1024:.0f} MB")
+        print(f"cpus:        {os.cpu_count()}")
+
+
+if __name__ == "__main__":
+    main()
