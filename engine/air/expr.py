@@ -8,7 +8,6 @@ result.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,16 +17,11 @@ from typing import Protocol, Union
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, VisitError
 
+from air.versions import OPERATORS
+
 Truth = Union[bool, None]
 
-COMPARATORS: dict[str, Callable[[int, int], bool]] = {
-    ">=": operator.ge,
-    "<=": operator.le,
-    "==": operator.eq,
-    "!=": operator.ne,
-    ">": operator.gt,
-    "<": operator.lt,
-}
+COMPARATORS: dict[str, Callable[[int, int], bool]] = {symbol: OPERATORS[symbol] for symbol in (">=", "<=", "==", "!=", ">", "<")}
 
 
 class ConditionError(ValueError):

@@ -106,7 +106,7 @@ def _build(document: _Combined) -> Framework:
     for number, verdict in enumerate(data["verdicts"]):
         when = None
         if "when" in verdict:
-            when = _condition(document, ("verdicts", number, "when"), verdict["when"], signals.keys())
+            when = checked_condition(document, ("verdicts", number, "when"), verdict["when"], signals.keys())
         elif number != len(data["verdicts"]) - 1:
             raise document.error(("verdicts", number), "only the last verdict may omit `when`")
         key = verdict.get("dispatch_key")
@@ -132,7 +132,8 @@ def _build(document: _Combined) -> Framework:
     )
 
 
-def _condition(document: YamlDocument, path: tuple, text: str, names) -> Node:
+def checked_condition(document: YamlDocument, path: tuple, text: str, names) -> Node:
+    """Parse a condition of `document`, refusing names that are not defined beside it."""
     try:
         node = parse_condition(text)
     except ConditionError as error:

@@ -16,8 +16,8 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.evidence.regex import UnsafePattern, compile_guarded
-from air.expr import ConditionError, Node, parse_condition, referenced_names
-from air.framework import Framework, load_framework
+from air.expr import Node
+from air.framework import Framework, checked_condition, load_framework
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.versions import is_range, satisfies
@@ -182,10 +182,10 @@ def _row(document, path, data, section, framework, symbols, shared) -> Row:
         evidence[name] = clause_from_data(name, resolved)
     score, score_text = {}, {}
     for level, text in data.get("score", {}).items():
-        score[int(level)] = _condition(document, path + ("score", level), text, evidence)
+        score[int(level)] = checked_condition(document, path + ("score", level), text, evidence)
         score_text[int(level)] = text
     notes = tuple(
-        Note(_condition(document, path + ("notes", i, "when"), note["when"], evidence), note["say"])
+        Note(checked_condition(document, path + ("notes", i, "when"), note["when"], evidence), note["say"])
         for i, note in enumerate(data.get("notes", []))
     )
     return Row(
@@ -216,17 +216,6 @@ def _check_clause(document, path, clause: dict, symbols, shared) -> dict:
             except Exception as error:  # re.error and its kin
                 raise document.error(path + (kind, key), f"invalid regular expression: {error}") from None
     return clause
-
-
-def _condition(document, path, text: str, evidence) -> Node:
-    try:
-        node = parse_condition(text)
-    except ConditionError as error:
-        raise document.error(path, str(error)) from None
-    unknown = sorted(referenced_names(node) - set(evidence))
-    if unknown:
-        raise document.error(path, f"condition refers to undefined evidence {', '.join(unknown)}")
-    return node
 
 
 def _item_key(item: str) -> tuple[int, ...]:

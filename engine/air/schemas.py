@@ -9,7 +9,6 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
-from air.errors import PackError
 from air.resources import data_dir
 from air.yamldoc import YamlDocument
 
