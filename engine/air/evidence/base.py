@@ -154,7 +154,7 @@ def last_component(name: str) -> str:
 
 def name_literals(name: str) -> tuple[str, ...]:
     """Literals every file calling or naming `name` must contain: its components but the root
-    (`torch.utils.f` -> ("utils", "f")), since imports and aliases may rename only the root."""
+    (`pkg.utils.f` -> ("utils", "f")), since imports and aliases may rename only the root."""
     parts = re.split(r"::|\.", name)
     kept = parts[1:] if len(parts) > 1 else parts
     return tuple(literal for literal in map(literal_of, kept) if len(literal) >= 3) or (literal_of(name),)

@@ -133,7 +133,7 @@ def merge_build_facts(parts: Iterable[BuildFacts]) -> BuildFacts:
 
 
 def _requirement(text: str, line: int) -> Requirement | None:
-    """`"torch>=2.1,<2.5; python_version>'3'"` -> Requirement("torch", ">=2.1,<2.5").
+    """`"numpy>=2.1,<2.5; python_version>'3'"` -> Requirement("numpy", ">=2.1,<2.5").
 
     The name is normalised; the spec keeps the version specifier without extras,
     markers, parentheses or whitespace ("" for none or for a URL). Returns None

@@ -55,8 +55,8 @@ class PyDef:
 @dataclass(frozen=True)
 class PyAssign:
     """A module-level assignment to an attribute of an imported module
-    (`torch.foo = x`), or the same done through `setattr(torch, "foo", x)` or
-    `torch.__setattr__("foo", x)`. `target` is the resolved dotted name (`torch.foo`)."""
+    (`pkg.foo = x`), or the same done through `setattr(pkg, "foo", x)` or
+    `pkg.__setattr__("foo", x)`. `target` is the resolved dotted name (`pkg.foo`)."""
 
     line: int
     target: str
