@@ -19,7 +19,7 @@ from air.index.model import CppCall, CppClass, CppDefine, CppFacts, CppInclude, 
 
 _COMMENT_PATTERNS = r"""
     (?P<line_comment>//[^\\\n]*(?:\\(?:\r\n|.)[^\\\n]*)*)
-  | (?P<block_comment>/\*.*?(?:\*/|\Z))
+  | (?P<block_comment>/\*)
 """
 
 # A number with digit separators (1'000'000) is matched whole so that its quotes
@@ -54,16 +54,23 @@ def _lexemes(text: str, pattern: re.Pattern[str] = _LEXEME, pos: int = 0) -> Ite
 
 
 def _lexeme_end(text: str, match: re.Match[str]) -> int:
-    if match.lastgroup != "raw_string":
+    """End of the token `match` starts; block comments and raw strings run to their
+    closing sequence, or to the end of the text if it is missing."""
+    if match.lastgroup == "block_comment":
+        closing = "*/"
+    elif match.lastgroup == "raw_string":
+        closing = ")" + match["delimiter"] + '"'
+    else:
         return match.end()
-    closing = ")" + match["delimiter"] + '"'
     end = text.find(closing, match.end())
     return len(text) if end < 0 else end + len(closing)
 
 
 def _blank(text: str) -> str:
     """Spaces in place of every character except line breaks."""
-    return _LINE_CONTENT.sub(lambda run: " " * len(run.group()), text)
+    if "\n" in text or "\r" in text:
+        return _LINE_CONTENT.sub(lambda run: " " * len(run.group()), text)
+    return " " * len(text)
 
 
 def _blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -138,6 +145,45 @@ def _skip_space_back(text: str, end: int, begin: int = 0) -> int:
     while end > begin and (text[end - 1].isspace() or text[end - 1] == "\\"):
         end -= 1
     return end
+
+
+class _Brackets:
+    """Matches the brackets of a text, leaving out those inside literals. It scans
+    lazily from the brackets asked about and remembers every pair it meets, so the
+    text is read once however many groups are nested or left open. A closing
+    bracket closes the innermost open one, whatever their kinds."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._closed: dict[int, tuple[int, list[int]]] = {}
+        self._unclosed: set[int] = set()
+
+    def group(self, opened: int) -> tuple[int, list[int]] | None:
+        """(offset of the closing bracket, offsets of the top-level commas) of the
+        group opened at `opened`, or None if no bracket of its kind closes it."""
+        if opened not in self._closed and opened not in self._unclosed:
+            self._scan(opened)
+        found = self._closed.get(opened)
+        if found is None or self._text[found[0]] != _BRACKET_PAIRS[self._text[opened]]:
+            return None
+        return found
+
+    def _scan(self, opened: int) -> None:
+        stack: list[tuple[int, list[int]]] = [(opened, [])]
+        for kind, start, _ in _lexemes(self._text, _ARGUMENT_TOKEN, opened + 1):
+            if kind != "bracket":
+                continue
+            char = self._text[start]
+            if char in "([{":
+                stack.append((start, []))
+            elif char == ",":
+                stack[-1][1].append(start)
+            else:
+                inner, commas = stack.pop()
+                self._closed[inner] = (start, commas)
+                if not stack:
+                    return
+        self._unclosed.update(inner for inner, _ in stack)
 
 
 # --- Preprocessor directives ------------------------------------------------
@@ -259,15 +305,16 @@ class _Braces:
             index = bisect_right(self._opens, self.closing[inner], index)
 
 
-def _read_classes(code: str, lines: _Lines) -> Iterator[CppClass]:
+def _read_classes(code: str, lines: _Lines, macros: Collection[str]) -> Iterator[CppClass]:
+    keys = [key for key in _CLASS_KEY.finditer(code) if _starts_class_head(code, key.start())]
+    limits = [key.start() for key in keys[1:]] + [len(code)]
     braces: _Braces | None = None
-    for key in _CLASS_KEY.finditer(code):
-        if not _starts_class_head(code, key.start()):
-            continue
-        head_end = _CLASS_HEAD_END.search(code, key.end(), key.end() + _MAX_CLASS_HEAD)
+    for key, limit in zip(keys, limits):
+        # A head ends before the next `class` keyword, as in `template <class T> class X {`.
+        head_end = _CLASS_HEAD_END.search(code, key.end(), min(limit, key.end() + _MAX_CLASS_HEAD))
         if head_end is None or head_end.group() != "{":
             continue
-        head = _parse_class_head(code[key.end() : head_end.start()])
+        head = _parse_class_head(code[key.end() : head_end.start()], macros)
         if head is None:
             continue
         name, bases = head
@@ -285,10 +332,10 @@ def _starts_class_head(code: str, start: int) -> bool:
     return code[_identifier_start(code, before) : before] != "enum"
 
 
-def _parse_class_head(head: str) -> tuple[str, tuple[str, ...]] | None:
+def _parse_class_head(head: str, macros: Collection[str]) -> tuple[str, tuple[str, ...]] | None:
     """Name and bases from what stands between `class`/`struct` and `{`, or None if
     that is not a class head (an elaborated type, a template parameter, ...)."""
-    named = _class_name(head)
+    named = _class_name(head, macros)
     if named is None:
         return None
     name, pos = named
@@ -305,9 +352,10 @@ def _parse_class_head(head: str) -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
-def _class_name(head: str) -> tuple[str, int] | None:
+def _class_name(head: str, macros: Collection[str]) -> tuple[str, int] | None:
     """The class name and the offset after it. Attributes and export macros that
-    precede it (`[[x]]`, `C10_API`, `alignas(8)`, `__attribute__((...))`) are skipped."""
+    precede it (`[[x]]`, `C10_API`, `alignas(8)`, `__attribute__((...))`) are
+    skipped: the last plain identifier is the name, unless it is one of `macros`."""
     name = None
     pos = 0
     while item := _CLASS_HEAD_ITEM.match(head, pos):
@@ -315,6 +363,8 @@ def _class_name(head: str) -> tuple[str, int] | None:
             after = _skip_group(head, item.start("attribute"))
         elif name is not None and item["name"] == "final":
             break
+        elif item["name"] in macros:
+            after = item.end()
         elif head.startswith("(", _skip_space(head, item.end())):
             if name is not None:
                 return None  # `struct S f(...)`: a function returning S
@@ -398,13 +448,17 @@ def _declared_function(declaration: str, constructor: str) -> str | None:
     if _NOT_A_MEMBER_FUNCTION.match(declaration, begin):
         return None
     pos = begin
+    angles = 0
     while event := _DECLARATION_EVENT.search(declaration, pos):
+        paren = event.start()
         if event.group() != "(":
             return None  # an initialiser: a data member
-        name = _function_name_before(declaration, begin, event.start(), constructor)
+        angles += declaration.count("<", pos, paren) - declaration.count(">", pos, paren)
+        # Inside template arguments, as in `std::function<void(int)>`, no name is declared.
+        name = _function_name_before(declaration, begin, paren, constructor) if angles <= 0 else None
         if name is not None:
             return name
-        after = _skip_group(declaration, event.start())
+        after = _skip_group(declaration, paren)
         if after is None:
             return None
         pos = after
@@ -427,12 +481,7 @@ def _function_name_before(declaration: str, begin: int, paren: int, constructor:
         # anything else is a macro invocation such as `DISABLE_COPY(Foo)`.
         return name if name.lstrip("~") == constructor else None
     preceding = declaration[_identifier_start(declaration, before, begin) : before]
-    if preceding == "operator":
-        return None
-    prefix = declaration[begin:before]
-    if prefix.count("<") > prefix.count(">"):
-        return None  # inside template arguments, as in `std::function<void(int)>`
-    return name
+    return None if preceding == "operator" else name
 
 
 # --- Out-of-class member definitions ----------------------------------------
@@ -440,22 +489,31 @@ def _function_name_before(declaration: str, begin: int, paren: int, constructor:
 _SCOPED_DECLARATOR = re.compile(r"::\s*(?P<name>~?\s*[A-Za-z_]\w*)\s*\(")
 _TRAILER_TOKEN = re.compile(r"\s*(::|->|&&|[A-Za-z_]\w*|[(\[]|.)", re.S)
 _TRAILER_PASSES = frozenset({"::", "->", "&&", "&", "*", "<", ">", ","})
-_MAX_PARAMETER_LIST = 8192
-_MAX_TRAILER = 512
+_MAX_TRAILER_TOKENS = 32
+_NOT_BEFORE_DECLARATOR = frozenset(",:(<=.!?+-/%|^")
 _MAX_TEMPLATE_ARGUMENTS = 256
 
 
 def _read_method_defs(code: str, lines: _Lines) -> Iterator[CppMethodDef]:
+    brackets = _Brackets(code)
     for declarator in _SCOPED_DECLARATOR.finditer(code):
         scope = _scope_before(code, declarator.start())
         if scope is None:
             continue
         start, cls = scope
+        if not _may_begin_declarator(code, _qualifier_start(code, start)):
+            continue
         name = "".join(declarator["name"].split())
-        paren = declarator.end() - 1
-        after = _skip_group(code, paren, min(len(code), paren + _MAX_PARAMETER_LIST))
-        if after is not None and _opens_body(code, after, constructor=name == cls):
+        parameters = brackets.group(declarator.end() - 1)
+        if parameters is not None and _opens_body(code, parameters[0] + 1, brackets, constructor=name == cls):
             yield CppMethodDef(lines.of(start), cls, name)
+
+
+def _may_begin_declarator(code: str, start: int) -> bool:
+    """Whether a qualified name at `start` can begin a declarator, rather than stand
+    in a constructor's initialiser list, an argument or an expression."""
+    before = _skip_space_back(code, start)
+    return code[before - 1 : before] not in _NOT_BEFORE_DECLARATOR
 
 
 def _scope_before(code: str, colons: int) -> tuple[int, str] | None:
@@ -489,25 +547,27 @@ def _template_arguments_start(code: str, end: int) -> int | None:
     return None
 
 
-def _opens_body(code: str, pos: int, constructor: bool) -> bool:
+def _opens_body(code: str, pos: int, brackets: _Brackets, constructor: bool) -> bool:
     """Whether the parameter list that ends at `pos` is followed by a function body:
     `{` after qualifiers and a trailing return type, `= default`, or for a
     constructor an initialiser list."""
-    limit = min(len(code), pos + _MAX_TRAILER)
-    while token := _TRAILER_TOKEN.match(code, pos, limit):
+    for _ in range(_MAX_TRAILER_TOKENS):
+        token = _TRAILER_TOKEN.match(code, pos)
+        if token is None:
+            return False
         text = token[1]
         if text == "{":
             return True
         if text == ":":
             return constructor
         if text == "=":
-            following = _TRAILER_TOKEN.match(code, token.end(), limit)
+            following = _TRAILER_TOKEN.match(code, token.end())
             return following is not None and following[1] == "default"
         if text in ("(", "["):
-            after = _skip_group(code, token.start(1), limit)
-            if after is None:
+            group = brackets.group(token.start(1))
+            if group is None:
                 return False
-            pos = after
+            pos = group[0] + 1
         elif text in _TRAILER_PASSES or _is_identifier_char(text[0]):
             pos = token.end()
         else:
@@ -540,12 +600,15 @@ def extract_cpp(text: str) -> CppFacts:
         stripped=stripped,
         defines=tuple(defines),
         includes=tuple(includes),
-        classes=tuple(_read_classes(code, lines)),
+        classes=tuple(_read_classes(code, lines, {define.name for define in defines if define.params is None})),
         method_defs=tuple(_read_method_defs(code, lines)),
     )
 
 
 # --- Calls ------------------------------------------------------------------
+
+
+_MAX_ARGUMENT = 1024
 
 
 @lru_cache(maxsize=512)
@@ -565,45 +628,6 @@ class _LiteralSpans:
         while self._end <= offset:
             _, self._start, self._end = next(self._lexemes, ("", self._past_end, self._past_end))
         return self._start <= offset
-
-
-class _ArgumentLists:
-    """Finds where a call's parentheses close and where its top-level commas are.
-    Every bracket pair met on the way is remembered, so the text is scanned once
-    however many calls are nested or left unclosed."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._closed: dict[int, tuple[int, str, list[int]]] = {}
-        self._unclosed: set[int] = set()
-
-    def separators(self, paren: int) -> list[int] | None:
-        """Offsets of `(`, each top-level `,` and `)` of the group opened at `paren`,
-        or None if that `(` is never closed by a `)`."""
-        if paren not in self._closed and paren not in self._unclosed:
-            self._scan(paren)
-        found = self._closed.get(paren)
-        if found is None or found[1] != ")":
-            return None
-        close, _, commas = found
-        return [paren, *commas, close]
-
-    def _scan(self, paren: int) -> None:
-        stack: list[tuple[int, list[int]]] = [(paren, [])]
-        for kind, start, _ in _lexemes(self._text, _ARGUMENT_TOKEN, paren + 1):
-            if kind != "bracket":
-                continue
-            char = self._text[start]
-            if char in "([{":
-                stack.append((start, []))
-            elif char == ",":
-                stack[-1][1].append(start)
-            else:
-                opened, commas = stack.pop()
-                self._closed[opened] = (start, char, commas)
-                if not stack:
-                    return
-        self._unclosed.update(opened for opened, _ in stack)
 
 
 def _qualifier_start(text: str, start: int) -> int:
@@ -627,7 +651,9 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
     its name as written (qualification kept, whitespace removed), its arguments
     split at top-level commas and whitespace-collapsed, and the macro whose
     `#define` holds it. A `#define NAME(...)` is not a call of NAME, and calls
-    whose parentheses never close are skipped."""
+    whose parentheses never close are skipped. An argument is read from at most
+    its first 1,024 characters of source, which bounds the work on deeply nested
+    calls."""
     text = facts.stripped
     occurrences = sorted(
         (start, paren, name)
@@ -639,16 +665,21 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         return []
     literals = _LiteralSpans(text)
     defines = _DefineSpans(text)
-    argument_lists = _ArgumentLists(text)
+    brackets = _Brackets(text)
     lines = _Lines(text)
     calls = []
     for start, paren, name in occurrences:
         if literals.holds(start) or defines.is_macro_name(start):
             continue
-        separators = argument_lists.separators(paren)
-        if separators is None:
+        group = brackets.group(paren)
+        if group is None:
             continue
-        args = tuple(_collapse(text[left + 1 : right]) for left, right in zip(separators, separators[1:]))
+        close, commas = group
+        separators = [paren, *commas, close]
+        args = tuple(
+            _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)])
+            for left, right in zip(separators, separators[1:])
+        )
         qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
         calls.append(CppCall(lines.of(start), qualifier + name, () if args == ("",) else args, defines.macro_at(start)))
     return calls
