@@ -12,6 +12,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from air.index.model import CppCall, CppClass, CppDefine, CppFacts, CppInclude, CppMethodDef
 
@@ -112,15 +113,15 @@ class _Lines:
 # --- Small scanning helpers -------------------------------------------------
 
 _BRACKET_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_BRACKETS_OF = {opener: re.compile(re.escape(opener) + "|" + re.escape(closer)) for opener, closer in _BRACKET_PAIRS.items()}
+_BRACKETS_OF = {opener: re.compile(f"[{re.escape(opener + closer)}]") for opener, closer in _BRACKET_PAIRS.items()}
 
 
-def _skip_group(text: str, pos: int, end: int | None = None) -> int | None:
-    """Offset just past the bracket closing the one at `pos`, or None if it is not
-    closed before `end`. Only brackets of the same kind are counted."""
+def _skip_group(text: str, pos: int) -> int | None:
+    """Offset just past the bracket closing the one at `pos`, or None if it is never
+    closed. Only brackets of the same kind are counted."""
     opener = text[pos]
     depth = 0
-    for bracket in _BRACKETS_OF[opener].finditer(text, pos, len(text) if end is None else end):
+    for bracket in _BRACKETS_OF[opener].finditer(text, pos):
         depth += 1 if bracket.group() == opener else -1
         if depth == 0:
             return bracket.end()
@@ -145,6 +146,21 @@ def _skip_space_back(text: str, end: int, begin: int = 0) -> int:
     while end > begin and (text[end - 1].isspace() or text[end - 1] == "\\"):
         end -= 1
     return end
+
+
+def _qualifier_start(text: str, start: int) -> int:
+    """Start of the `a::b::` qualification written before the name at `start`."""
+    begin = start
+    while True:
+        colons = _skip_space_back(text, begin)
+        if colons < 2 or text[colons - 2 : colons] != "::":
+            return begin
+        scope_end = _skip_space_back(text, colons - 2)
+        scope_start = _identifier_start(text, scope_end)
+        if scope_start == scope_end:
+            # `::f` names the global scope; `Tpl<T>::f` keeps only `f`.
+            return begin if text[scope_end - 1 : scope_end] == ">" else colons - 2
+        begin = scope_start
 
 
 class _Brackets:
@@ -196,9 +212,7 @@ _DIRECTIVE = re.compile(
     """,
     re.M | re.S | re.X,
 )
-_DEFINE_HEAD = re.compile(
-    r"[ \t\f\v]+(?P<name>[A-Za-z_]\w*)(?P<function_like>\((?P<params>[^)]*)(?P<closed>\))?)?"
-)
+_DEFINE_HEAD = re.compile(r"[ \t\f\v]+(?P<name>[A-Za-z_]\w*)(?P<function_like>\((?P<params>[^)]*)(?P<closed>\))?)?")
 _PARAMETER = re.compile(r"[A-Za-z_]\w*(?:\s*\.\.\.)?|\.\.\.")
 _INCLUDE_TARGET = re.compile(r'[ \t\f\v]*(?:"(?P<local>[^"\n]*)"|<(?P<system>[^>\n]*)>)')
 _INCLUDE_KEYWORDS = frozenset({"include", "include_next", "import"})
@@ -271,9 +285,7 @@ class _DefineSpans:
 
 _CLASS_KEY = re.compile(r"(?:class|struct)\b")
 _CLASS_HEAD_END = re.compile(r"[{;}]")
-_CLASS_HEAD_ITEM = re.compile(
-    r"\s*(?:(?P<attribute>\[\[)|(?P<name>(?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*))"
-)
+_CLASS_HEAD_ITEM = re.compile(r"\s*(?:(?P<attribute>\[\[)|(?P<name>(?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*))")
 _FINAL = re.compile(r"\s*final\b")
 _BASE_SPLIT = re.compile(r"[<>()\[\]{},]")
 _BASE_ACCESS = re.compile(r"^(?:(?:public|protected|private|virtual)\b\s*)*")
@@ -307,9 +319,9 @@ class _Braces:
 
 def _read_classes(code: str, lines: _Lines, macros: Collection[str]) -> Iterator[CppClass]:
     keys = [key for key in _CLASS_KEY.finditer(code) if _starts_class_head(code, key.start())]
-    limits = [key.start() for key in keys[1:]] + [len(code)]
     braces: _Braces | None = None
-    for key, limit in zip(keys, limits):
+    for index, key in enumerate(keys):
+        limit = keys[index + 1].start() if index + 1 < len(keys) else len(code)
         # A head ends before the next `class` keyword, as in `template <class T> class X {`.
         head_end = _CLASS_HEAD_END.search(code, key.end(), min(limit, key.end() + _MAX_CLASS_HEAD))
         if head_end is None or head_end.group() != "{":
@@ -576,8 +588,19 @@ def _opens_body(code: str, pos: int, brackets: _Brackets, constructor: bool) -> 
 
 
 def extract_cpp(text: str) -> CppFacts:
-    """Read the defines, includes, class definitions and out-of-class member
-    definitions of a C or C++ source. Never raises."""
+    """Read a C or C++ source in one pass. Never raises.
+
+    - defines: object-like and function-like, continuation lines joined and the
+      body whitespace-collapsed;
+    - includes: `#include "x"` (system=False) and `#include <x>` (system=True);
+    - classes: `class`/`struct` definitions with a body, export macros and
+      attributes before the name skipped, bases without access specifiers or
+      `virtual`, and the member functions declared or defined directly in the
+      body, each name once, destructors as `~Name`, operators left out;
+    - method_defs: out-of-class definitions `Cls::name(...) {`, including
+      constructors (name == cls), destructors (`~Cls`) and `= default`. The scope
+      written before `::name` is taken as the class, so a namespace-qualified
+      free function definition is reported as well."""
     lexemes = list(_lexemes(text))
     stripped = _blank_spans(text, ((start, end) for kind, start, end in lexemes if kind in _COMMENT_KINDS))
     lines = _Lines(text)
@@ -596,11 +619,12 @@ def extract_cpp(text: str) -> CppFacts:
                 includes.append(include)
     # Code without comments, literals or directives: what classes and bodies are read from.
     code = _blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans))
+    object_like = {define.name for define in defines if define.params is None}
     return CppFacts(
         stripped=stripped,
         defines=tuple(defines),
         includes=tuple(includes),
-        classes=tuple(_read_classes(code, lines, {define.name for define in defines if define.params is None})),
+        classes=tuple(_read_classes(code, lines, object_like)),
         method_defs=tuple(_read_method_defs(code, lines)),
     )
 
@@ -628,21 +652,6 @@ class _LiteralSpans:
         while self._end <= offset:
             _, self._start, self._end = next(self._lexemes, ("", self._past_end, self._past_end))
         return self._start <= offset
-
-
-def _qualifier_start(text: str, start: int) -> int:
-    """Start of the `a::b::` qualification written before the name at `start`."""
-    begin = start
-    while True:
-        colons = _skip_space_back(text, begin)
-        if colons < 2 or text[colons - 2 : colons] != "::":
-            return begin
-        scope_end = _skip_space_back(text, colons - 2)
-        scope_start = _identifier_start(text, scope_end)
-        if scope_start == scope_end:
-            # `::f` names the global scope; `Tpl<T>::f` keeps only `f`.
-            return begin if text[scope_end - 1 : scope_end] == ">" else colons - 2
-        begin = scope_start
 
 
 def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
@@ -677,11 +686,11 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         close, commas = group
         separators = [paren, *commas, close]
         args = tuple(
-            _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)])
-            for left, right in zip(separators, separators[1:])
+            _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)]) for left, right in pairwise(separators)
         )
         qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
-        calls.append(CppCall(lines.of(start), qualifier + name, () if args == ("",) else args, defines.macro_at(start)))
+        line = lines.of(start)
+        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start)))
     return calls
 
 
@@ -697,8 +706,8 @@ def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
 
 
 def resolve_alias(value: str, aliases: Mapping[str, str], max_depth: int = 8) -> str:
-    """Follow object-like `#define` aliases: with {"TPU": "PrivateUse1"}, "TPU" and
-    "c10::DeviceType::TPU" resolve to "PrivateUse1" and "c10::DeviceType::PrivateUse1".
+    """Follow object-like `#define` aliases: with {"DEV": "Slot1"}, "DEV" and
+    "ns::Kind::DEV" resolve to "Slot1" and "ns::Kind::Slot1".
     The last `::` component is replaced at each step. As in the preprocessor, a name
     already being expanded is left as it is, which ends cycles; at most `max_depth`
     steps are taken."""
@@ -730,7 +739,8 @@ _VARIADIC = "__VA_ARGS__"
 
 def expand_macro(define: CppDefine, args: Sequence[str]) -> str:
     """The body of a function-like macro with its parameters replaced by `args`:
-    plain parameters, `#param` stringification and `a ## b` token pasting, with
+    plain parameters, `#param` stringification (quotes and backslashes escaped)
+    and `a ## b` token pasting, with
     `...` bound to `__VA_ARGS__` (GNU `name...` binds `name`). A `, ## __VA_ARGS__`
     with no variadic arguments drops the comma. Arguments are not macro-expanded.
     An object-like define's body is returned unchanged."""

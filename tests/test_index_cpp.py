@@ -1,0 +1,487 @@
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from air.index.cpp import expand_macro, extract_cpp, find_calls, resolve_alias, strip_comments
+from air.index.model import CppCall, CppClass, CppDefine, CppInclude, CppMethodDef
+
+
+def source(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def calls_in(text: str, *names: str) -> list[CppCall]:
+    return find_calls(extract_cpp(source(text)), set(names))
+
+
+def class_named(text: str, name: str) -> CppClass:
+    (found,) = [cls for cls in extract_cpp(source(text)).classes if cls.name == name]
+    return found
+
+
+# --- strip_comments ---------------------------------------------------------
+
+
+def blanks(comment: str) -> str:
+    return "".join(char if char == "\n" else " " for char in comment)
+
+
+def test_comments_are_blanked_in_place():
+    text = "int a; // line\nint /* block\n spans */ b;\n"
+    expected = "int a; " + blanks("// line") + "\nint " + blanks("/* block\n spans */") + " b;\n"
+    assert strip_comments(text) == expected
+
+
+def test_literals_survive_comment_stripping():
+    text = source(
+        r"""
+        const char* a = "// not a comment";
+        const char* b = "quote \" /* still a string */";
+        char c = '"'; char d = '/';
+        auto e = R"x(// raw "/* kept */")x"; // gone
+        int f = 1'000'000; // gone too
+        """
+    )
+    stripped = strip_comments(text)
+    assert '"// not a comment"' in stripped
+    assert r'"quote \" /* still a string */"' in stripped
+    assert """'"'; char d = '/';""" in stripped
+    assert 'R"x(// raw "/* kept */")x";' in stripped
+    assert "1'000'000;" in stripped
+    assert "gone" not in stripped
+
+
+def test_line_comment_continues_over_a_backslash_newline():
+    comment = "// comment \\\n still comment"
+    text = "int a; " + comment + "\nint b; \\\n"
+    assert strip_comments(text) == "int a; " + blanks(comment) + "\nint b; \\\n"
+
+
+def test_unterminated_comment_runs_to_the_end():
+    assert strip_comments("a /* b\nc") == "a " + blanks("/* b\nc")
+
+
+# --- find_calls ---------------------------------------------------------------
+
+
+def test_commented_out_calls_are_not_found():
+    calls = calls_in(
+        """
+        // C10_REGISTER_GUARD_IMPL(PrivateUse1, Commented);
+        /*
+        C10_REGISTER_GUARD_IMPL(PrivateUse1, Blocked);
+        */
+        const char* s = "C10_REGISTER_GUARD_IMPL(PrivateUse1, Quoted)";
+        C10_REGISTER_GUARD_IMPL(PrivateUse1, Real);
+        """,
+        "C10_REGISTER_GUARD_IMPL",
+    )
+    assert calls == [CppCall(6, "C10_REGISTER_GUARD_IMPL", ("PrivateUse1", "Real"))]
+
+
+def test_whitespace_around_name_and_arguments_does_not_matter():
+    calls = calls_in(
+        """
+        C10_REGISTER_GUARD_IMPL ( PrivateUse1 , Impl );
+        C10_REGISTER_GUARD_IMPL
+          (
+            PrivateUse1,
+            Other  Impl
+          );
+        """,
+        "C10_REGISTER_GUARD_IMPL",
+    )
+    assert calls == [
+        CppCall(1, "C10_REGISTER_GUARD_IMPL", ("PrivateUse1", "Impl")),
+        CppCall(2, "C10_REGISTER_GUARD_IMPL", ("PrivateUse1", "Other Impl")),
+    ]
+
+
+def test_qualified_names_are_matched_on_their_last_component():
+    calls = calls_in(
+        """
+        c10::register_privateuse1_backend("npu");
+        ::c10 :: register_privateuse1_backend("tpu");
+        register_privateuse1_backend("bare");
+        """,
+        "register_privateuse1_backend",
+    )
+    assert [(call.name, call.args) for call in calls] == [
+        ("c10::register_privateuse1_backend", ('"npu"',)),
+        ("::c10::register_privateuse1_backend", ('"tpu"',)),
+        ("register_privateuse1_backend", ('"bare"',)),
+    ]
+
+
+def test_arguments_split_at_top_level_commas_only():
+    (impl,) = calls_in('m.impl("add.Tensor", TORCH_FN(add_impl));', "impl")
+    assert impl.args == ('"add.Tensor"', "TORCH_FN(add_impl)")
+    (call,) = calls_in("""f(a[1, 2], {3, 4}, g(5, 6), "x, (y", ',', std::map<int, int>());""", "f")
+    assert call.args == ("a[1, 2]", "{3, 4}", "g(5, 6)", '"x, (y"', "','", "std::map<int", "int>()")
+
+
+def test_empty_argument_list():
+    (call,) = calls_in("init( );", "init")
+    assert call.args == ()
+
+
+def test_nested_calls_are_each_reported():
+    calls = calls_in("f(1, f(2, 3));", "f")
+    assert [call.args for call in calls] == [("1", "f(2, 3)"), ("2", "3")]
+
+
+def test_only_whole_identifiers_match():
+    calls = calls_in(
+        """
+        my_register(1);
+        register_v2(2);
+        obj.register(3);
+        register (4);
+        """,
+        "register",
+    )
+    assert [call.args for call in calls] == [("3",), ("4",)]
+
+
+def test_calls_in_a_define_body_name_their_macro():
+    calls = calls_in(
+        """
+        #define REGISTER_BACKEND(name) \\
+          c10::register_privateuse1_backend(#name); \\
+          static int registered = 0;
+        REGISTER_BACKEND(npu)
+        """,
+        "register_privateuse1_backend",
+        "REGISTER_BACKEND",
+    )
+    assert calls == [
+        CppCall(2, "c10::register_privateuse1_backend", ("#name",), in_define="REGISTER_BACKEND"),
+        CppCall(4, "REGISTER_BACKEND", ("npu",)),
+    ]
+
+
+def test_a_define_is_not_a_call_of_its_own_name():
+    calls = calls_in("#define TWICE(x) TWICE_IMPL(x, x)\n", "TWICE", "TWICE_IMPL")
+    assert calls == [CppCall(1, "TWICE_IMPL", ("x", "x"), in_define="TWICE")]
+
+
+def test_unbalanced_parentheses_skip_only_that_call():
+    calls = calls_in("f(1);\nf(2, g(3);\n", "f")
+    assert calls == [CppCall(1, "f", ("1",))]
+
+
+def test_a_call_closed_by_the_wrong_bracket_is_skipped():
+    assert calls_in("void g() { f(1 }", "f") == []
+
+
+def test_no_names_no_calls():
+    assert calls_in("f(1);", "absent") == []
+
+
+# --- resolve_alias ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("TPU", "PrivateUse1"),
+        ("c10::DeviceType::TPU", "c10::DeviceType::PrivateUse1"),
+        ("NPU", "PrivateUse1"),
+        ("CUDA", "CUDA"),
+        ("c10::DeviceType::CUDA", "c10::DeviceType::CUDA"),
+        ("QUALIFIED", "c10::DeviceType::PrivateUse1"),
+    ],
+)
+def test_aliases_are_followed(value, expected):
+    aliases = {"TPU": "PrivateUse1", "NPU": "TPU", "QUALIFIED": "c10::DeviceType::NPU"}
+    assert resolve_alias(value, aliases) == expected
+
+
+def test_alias_cycles_stop_like_the_preprocessor():
+    assert resolve_alias("A", {"A": "B", "B": "A"}) == "A"
+    assert resolve_alias("SELF", {"SELF": "SELF"}) == "SELF"
+
+
+def test_alias_depth_is_bounded():
+    chain = {f"A{index}": f"A{index + 1}" for index in range(20)}
+    assert resolve_alias("A0", chain, max_depth=3) == "A3"
+
+
+# --- expand_macro ---------------------------------------------------------------
+
+
+def test_expand_substitutes_and_stringifies():
+    define = CppDefine(1, "REG", ("name",), "c10::register_privateuse1_backend(#name); static int name##_id = 0;")
+    assert expand_macro(define, ["npu"]) == 'c10::register_privateuse1_backend("npu"); static int npu_id = 0;'
+
+
+def test_expand_respects_word_boundaries_and_literals():
+    define = CppDefine(1, "M", ("x",), 'x + xx + "x" + x_1')
+    assert expand_macro(define, ["7"]) == '7 + xx + "x" + x_1'
+
+
+def test_expand_stringifies_quotes_and_backslashes():
+    define = CppDefine(1, "S", ("x",), "# x")
+    assert expand_macro(define, ['"a\\b"']) == '"\\"a\\\\b\\""'
+
+
+def test_expand_pastes_tokens():
+    define = CppDefine(1, "CAT", ("a", "b"), "a ## b ## _t")
+    assert expand_macro(define, ["Device", "Guard"]) == "DeviceGuard_t"
+
+
+def test_expand_variadic_arguments():
+    define = CppDefine(1, "CALL", ("f", "..."), "f(__VA_ARGS__)")
+    assert expand_macro(define, ["g", "1", "2"]) == "g(1, 2)"
+    named = CppDefine(1, "CALL", ("f", "args..."), "f(args)")
+    assert expand_macro(named, ["g", "1", "2"]) == "g(1, 2)"
+
+
+def test_expand_drops_the_comma_before_empty_pasted_variadic_arguments():
+    define = CppDefine(1, "LOG", ("fmt", "..."), "log(fmt, ##__VA_ARGS__)")
+    assert expand_macro(define, ['"x"']) == 'log("x")'
+    assert expand_macro(define, ['"x"', "1"]) == 'log("x",1)'
+
+
+def test_expand_leaves_missing_arguments_empty_and_object_like_bodies_alone():
+    assert expand_macro(CppDefine(1, "P", ("a", "b"), "(a, b)"), ["1"]) == "(1, )"
+    assert expand_macro(CppDefine(1, "TPU", None, "PrivateUse1 #x"), ["y"]) == "PrivateUse1 #x"
+
+
+# --- defines and includes -----------------------------------------------------
+
+
+def test_defines():
+    facts = extract_cpp(
+        source(
+            """
+            #define TPU PrivateUse1
+            #define REG(name) \\
+              c10::register_privateuse1_backend(#name); \\
+              static int x = 0;
+            #define EMPTY
+              #  define LOG(fmt, ...)   printf(fmt,   __VA_ARGS__) // trailing comment
+            #define GNU(args...) f(args)
+            #define NOARGS() 1
+            #define BROKEN(a,
+            #define
+            """
+        )
+    )
+    assert facts.defines == (
+        CppDefine(1, "TPU", None, "PrivateUse1"),
+        CppDefine(2, "REG", ("name",), "c10::register_privateuse1_backend(#name); static int x = 0;"),
+        CppDefine(5, "EMPTY", None, ""),
+        CppDefine(6, "LOG", ("fmt", "..."), "printf(fmt, __VA_ARGS__)"),
+        CppDefine(7, "GNU", ("args...",), "f(args)"),
+        CppDefine(8, "NOARGS", (), "1"),
+    )
+
+
+def test_object_like_define_body_may_start_with_a_parenthesis():
+    (define,) = extract_cpp("#define ONE (1)\n").defines
+    assert define == CppDefine(1, "ONE", None, "(1)")
+
+
+def test_includes():
+    facts = extract_cpp(
+        source(
+            """
+            #include "c10/core/Foo.h"
+            #  include <ATen/ATen.h>
+            #include MACRO_HEADER
+            // #include "commented.h"
+            """
+        )
+    )
+    assert facts.includes == (
+        CppInclude(1, "c10/core/Foo.h", False),
+        CppInclude(2, "ATen/ATen.h", True),
+    )
+
+
+# --- classes ------------------------------------------------------------------
+
+GUARD = """
+namespace c10_npu {
+struct C10_NPU_API NPUGuardImpl final : public c10::impl::DeviceGuardImplInterface {
+  static constexpr c10::DeviceType static_type = c10::DeviceType::PrivateUse1;
+
+  NPUGuardImpl() = default;
+  explicit NPUGuardImpl(c10::DeviceType t) {
+    TORCH_CHECK(t == static_type, "wrong type");
+  }
+  c10::DeviceType type() const override { return static_type; }
+  c10::Device getDevice() const override;
+  bool hasPrimaryContext(DeviceIndex device_index) const override {
+    return probe(device_index);
+  }
+  virtual ~NPUGuardImpl() = default;
+  int retries_ = compute_default(3);
+  std::function<void(int)> callback_;
+  C10_DISABLE_COPY_AND_ASSIGN(NPUGuardImpl);
+  bool operator==(const NPUGuardImpl& other) const;
+  template <typename T>
+  T cast(T value) const;
+
+ private:
+  struct Slot {
+    void reset();
+  };
+  friend void swap(NPUGuardImpl& a, NPUGuardImpl& b);
+  using Callback = void (*)(int);
+};
+}  // namespace c10_npu
+"""
+
+
+def test_class_with_export_macro_final_and_base():
+    guard = class_named(GUARD, "NPUGuardImpl")
+    assert guard.line == 2
+    assert guard.bases == ("c10::impl::DeviceGuardImplInterface",)
+    assert guard.methods == ("NPUGuardImpl", "type", "getDevice", "hasPrimaryContext", "~NPUGuardImpl", "cast")
+
+
+def test_nested_class_is_its_own_record():
+    assert class_named(GUARD, "Slot") == CppClass(23, "Slot", (), ("reset",))
+
+
+def test_bases_drop_access_and_virtual_but_keep_template_arguments():
+    cls = class_named("class Foo : public A, protected virtual B<int,  X>, private ns::C {};", "Foo")
+    assert cls.bases == ("A", "B<int, X>", "ns::C")
+
+
+def test_template_class():
+    cls = class_named(
+        """
+        template <typename T, class Alloc = std::allocator<T>>
+        class Bar : public Base<T> {
+         public:
+          void push(T value);
+        };
+        """,
+        "Bar",
+    )
+    assert cls == CppClass(2, "Bar", ("Base<T>",), ("push",))
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        'class __attribute__((visibility("default"))) Foo',
+        "struct alignas(8) Foo",
+        "class [[nodiscard]] TORCH_API Foo final",
+        "struct DECLSPEC(dllexport) Foo",
+    ],
+)
+def test_attributes_before_the_name_are_skipped(head):
+    (cls,) = extract_cpp(head + " {\n  void run();\n};\n").classes
+    assert (cls.name, cls.methods) == ("Foo", ("run",))
+
+
+def test_object_like_macro_before_the_body_is_not_a_name():
+    facts = extract_cpp("#define PACKED __attribute__((packed))\ntypedef struct PACKED {\n  int a;\n} Packed;\n")
+    assert facts.classes == ()
+
+
+def test_what_is_not_a_class_definition():
+    facts = extract_cpp(
+        source(
+            """
+            class Foo;
+            friend class X;
+            struct stat st;
+            enum class E { A, B };
+            enum struct F : int { C };
+            void use(struct stat* s) { }
+            struct Point make_point(int x) { }
+            template <class T> void f(T t) { }
+            const char* s = "class Fake {";
+            #define DECLARE(name) class name {};
+            """
+        )
+    )
+    assert facts.classes == ()
+
+
+def test_class_line_is_that_of_its_keyword():
+    (cls,) = extract_cpp("\n\nclass\nFoo\n:\npublic Bar\n{\n};\n").classes
+    assert cls == CppClass(3, "Foo", ("Bar",), ())
+
+
+def test_unbalanced_class_body_still_yields_the_class():
+    (cls,) = extract_cpp("struct Open {\n  void a();\n  void b() {\n").classes
+    assert cls.methods == ("a", "b")
+
+
+# --- out-of-class member definitions ----------------------------------------
+
+
+def test_method_definitions():
+    facts = extract_cpp(
+        source(
+            """
+            c10::Device NPUGuardImpl::getDevice() const {
+              return c10::Device(c10::DeviceType::PrivateUse1, Helper::index());
+            }
+            NPUGuardImpl::NPUGuardImpl(int retries)
+                : c10::impl::Base(retries), retries_(retries) {}
+            NPUGuardImpl::~NPUGuardImpl() = default;
+            template <typename T>
+            auto Holder<T>::get() const noexcept(true) -> T {
+            }
+            auto ns::Outer::Inner::make() -> std::pair<int, int> {
+            }
+            void NPUGuardImpl::declared_only(int);
+            int x = Helper::compute(1);
+            """
+        )
+    )
+    assert facts.method_defs == (
+        CppMethodDef(1, "NPUGuardImpl", "getDevice"),
+        CppMethodDef(4, "NPUGuardImpl", "NPUGuardImpl"),
+        CppMethodDef(6, "NPUGuardImpl", "~NPUGuardImpl"),
+        CppMethodDef(8, "Holder", "get"),
+        CppMethodDef(10, "Inner", "make"),
+    )
+
+
+# --- robustness ---------------------------------------------------------------
+
+
+def test_stripped_text_keeps_offsets():
+    text = "a /* x */ b // y\n"
+    assert extract_cpp(text).stripped == strip_comments(text)
+
+
+def test_malformed_input_is_tolerated():
+    for text in ["", "\0\0", "class", "struct X : {", "#define", '#include "', "f(((", "}}}{{{", "a::b(", 'R"(']:
+        facts = extract_cpp(text)
+        find_calls(facts, {"f", "b", "X"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(), st.binary().map(lambda data: data.decode("utf-8", errors="replace"))))
+def test_arbitrary_text_never_raises(text):
+    stripped = strip_comments(text)
+    assert len(stripped) == len(text)
+    assert [i for i, char in enumerate(stripped) if char == "\n"] == [i for i, char in enumerate(text) if char == "\n"]
+    facts = extract_cpp(text)
+    assert facts.stripped == stripped
+    find_calls(facts, {"f", "a", "class"})
+
+
+FRAGMENTS = [*"f(){}[],;:<>'\"/*\\\n x", "::", "#define ", "class ", "struct ", 'R"x(', ')x"', "//", "/*", "*/"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=60))
+def test_code_like_fragments_never_raise(pieces):
+    text = "".join(pieces)
+    facts = extract_cpp(text)
+    for call in find_calls(facts, {"f"}):
+        assert 1 <= call.line <= text.count("\n") + 1
