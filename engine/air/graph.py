@@ -6,7 +6,6 @@ Edges are added lazily, file by file, so a query parses only the files it walks 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
@@ -93,20 +92,22 @@ class DependencyGraph:
     # --- queries ------------------------------------------------------------
 
     def reachable(self, starts: Iterable[str]) -> list[str]:
-        """Files reachable from `starts` (breadth-first, expanding lazily), starts included."""
+        """Files reachable from `starts`, starts included, level by level (breadth-first);
+        the Python files of each level are parsed together, in parallel when there are many."""
         order: list[str] = []
         seen: set[str] = set()
-        queue = deque(starts)
-        while queue:
-            node = queue.popleft()
-            if node in seen:
-                continue
-            seen.add(node)
-            self.expand(node)
-            if not node.startswith(ENTRY_PREFIX):
-                order.append(node)
-            if node in self.graph:
-                queue.extend(sorted(self.graph.successors(node)))
+        level = sorted(set(starts))
+        while level:
+            seen.update(level)
+            self.index.prefetch_python(self.index.by_path[p] for p in level if p in self.index.by_path)
+            following: set[str] = set()
+            for node in level:
+                self.expand(node)
+                if not node.startswith(ENTRY_PREFIX):
+                    order.append(node)
+                if node in self.graph:
+                    following.update(n for n in self.graph.successors(node) if n not in seen)
+            level = sorted(following)
         return order
 
     def complete(self) -> nx.DiGraph:

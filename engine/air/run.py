@@ -39,10 +39,13 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     say(f"indexed {len(index.files)} files ({index.total_bytes / 1e6:.1f} MB), "
         f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s")
     evaluator = Evaluator(Context(index, {**pack.framework.symbols}))
-    evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()])
-    verdict, path = detect_path(pack.framework, evaluator)
-    say(f"integration path: {path.title}")
-    rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
+    try:
+        evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()])
+        verdict, path = detect_path(pack.framework, evaluator)
+        say(f"integration path: {path.title}")
+        rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
+    finally:
+        index.close()
     result = score(pack.framework.sections, rows)
     say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
     return Report(

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from types import ModuleType
 
 from air.evidence import (
@@ -33,7 +34,7 @@ from air.evidence import (
     structural,
     text,
 )
-from air.evidence.base import Clause, ClauseResult, Context, apply_where
+from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where
 
 KINDS: dict[str, ModuleType] = {
     "text": text,
@@ -96,12 +97,18 @@ class Evaluator:
             if clause.kind in BATCHED_KINDS:
                 self.prepare([clause])
                 return self.result(clause)
-            hits = KINDS[clause.kind].evaluate(clause, self.context)
-            cached = ClauseResult(clause, _sorted(apply_where(hits, clause, self.context)))
+            hits = self._hits(clause)
+            if clause.scope == "product" and not any(hit.role == "product" for hit in hits):
+                hits = self._hits(replace(clause, scope="tests"))  # to say "found only in tests"
+            cached = ClauseResult(clause, _sorted(hits))
             self._results[clause.key] = cached
         if cached.clause.name != clause.name:
             return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason)
         return cached
+
+
+    def _hits(self, clause: Clause) -> list[Hit]:
+        return apply_where(KINDS[clause.kind].evaluate(clause, self.context), clause, self.context)
 
 
 def _sorted(hits):

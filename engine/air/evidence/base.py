@@ -87,6 +87,13 @@ class Context:
     def __init__(self, index: CodeIndex, symbols: Mapping[str, tuple[str, ...]]) -> None:
         self.index = index
         self.symbols = symbols
+        self._memo: dict[tuple, Any] = {}
+
+    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """A tree-wide fact several clauses share (a class hierarchy, say), computed once."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @cached_property
     def graph(self) -> DependencyGraph:
@@ -161,8 +168,23 @@ def name_literals(name: str) -> tuple[str, ...]:
 
 
 def roles_for(clause: Clause) -> tuple[str, ...]:
-    """The file roles a clause reads: its scope, plus tests for product clauses (to say "only in tests")."""
-    return ("tests",) if clause.scope == "tests" else ("product", "tests")
+    """The file roles a clause reads, by its scope."""
+    return {"product": ("product",), "tests": ("tests",)}.get(clause.scope, ("product", "tests"))
+
+
+def python_candidates(
+    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[re.Pattern[str]]
+) -> list[SourceFile]:
+    """Python files a clause must parse: they pass the literal prefilter, the clause's file
+    globs and one of the textual `hints`. They are parsed up front, in parallel if many."""
+    patterns = list(hints)
+    candidates = [
+        source
+        for source in context.index.select(literals, languages=["python"], roles=roles_for(clause))
+        if in_clause_files(source.path, clause) and any(p.search(source.text) for p in patterns)
+    ]
+    context.index.prefetch_python(candidates)
+    return candidates
 
 
 def literal_of(pattern: str) -> str:

@@ -34,17 +34,22 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     index = context.index
     roots = set(literals(spec))
-    descendants = derived_classes(index, roots)
+    descendants = context.memo(("derived", tuple(sorted(roots))), lambda: derived_classes(index, roots))
     wanted_methods = as_list(spec.get("overrides", []))
     name_globs = as_list(spec.get("name", "*"))
-    registered = registered_classes(index, spec["registered_by"], descendants) if "registered_by" in spec else None
+    registered = None
+    if "registered_by" in spec:
+        registrars = tuple(as_list(spec["registered_by"]))
+        registered = context.memo(("registered", registrars, tuple(sorted(roots))),
+                                  lambda: registered_classes(index, list(registrars), descendants))
     hits = []
     for name, sites in sorted(descendants.items()):
         if not any(fnmatchcase(name, glob) for glob in name_globs):
             continue
         if registered is not None and name not in registered:
             continue
-        methods = inherited_methods(index, name, descendants, roots)
+        methods = context.memo(("methods", name, tuple(sorted(roots))),
+                               lambda: inherited_methods(index, name, descendants, roots))
         if not all(method in methods for method in wanted_methods):
             continue
         for site in sites:

@@ -2,24 +2,45 @@
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, name_literals, roles_for
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    as_list,
+    hit_at,
+    last_component,
+    literal_of,
+    name_literals,
+    python_candidates,
+)
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
     return [name_literals(name) for name in as_list(spec["name"])]
 
 
+@lru_cache(maxsize=256)
+def call_hint(name: str) -> re.Pattern[str]:
+    """The callee's last component written before `(`, or imported under another name:
+    a file with neither cannot call `name` and is not parsed."""
+    last = literal_of(last_component(name))
+    if not last:
+        return re.compile("")
+    return re.compile(rf"\b{re.escape(last)}\s*\(|\b{re.escape(last)}\s+as\b")
+
+
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     names = as_list(spec["name"])
+    hints = [call_hint(name) for name in names]
     positional = spec.get("capture", [])
     keywords = spec.get("capture_keywords", {})
     hits = []
-    for source in context.index.select(literals(spec), languages=["python"], roles=roles_for(clause)):
-        if not in_clause_files(source.path, clause):
-            continue
+    for source in python_candidates(clause, context, literals(spec), hints):
         for call in context.index.python_facts(source).calls:
             if not any(fnmatchcase(call.qualname, name) for name in names):
                 continue

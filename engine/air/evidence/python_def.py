@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from fnmatch import fnmatchcase, translate
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component, literal_of, roles_for
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, last_component, literal_of, python_candidates
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -30,9 +30,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     bases = as_list(spec.get("bases", []))
     hint = definition_hint(spec)
     hits = []
-    for source in context.index.select(literals(spec), languages=["python"], roles=roles_for(clause)):
-        if not in_clause_files(source.path, clause) or not hint.search(source.text):
-            continue
+    for source in python_candidates(clause, context, literals(spec), [hint]):
         for definition in context.index.python_facts(source).defs:
             if definition.kind != kind:
                 continue

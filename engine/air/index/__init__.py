@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
@@ -15,6 +17,9 @@ BUILD_EXTRACTORS = {
     "pyproject.toml": build.extract_pyproject,
     "setup.cfg": build.extract_setup_cfg,
 }
+
+PARALLEL_THRESHOLD = 16
+MAX_WORKERS = 4
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
 
@@ -31,6 +36,7 @@ class CodeIndex:
         self._python: dict[str, PythonFacts] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._python_code: dict[str, str] = {}
+        self._pool: ProcessPoolExecutor | None = None
 
     # --- selection ----------------------------------------------------------
 
@@ -63,10 +69,28 @@ class CodeIndex:
         facts = self._python.get(source.path)
         if facts is None:
             module = python.module_name(source.path, self.package_dirs)
-            is_package = PurePosixPath(source.path).name == "__init__.py"
-            facts = python.extract_python(source.text, module, is_package)
+            facts = python.extract_python(source.text, module, _is_package(source))
             self._python[source.path] = facts
         return facts
+
+    def prefetch_python(self, sources: Iterable[SourceFile]) -> None:
+        """Parse the files of `sources` not parsed yet, in worker processes when there are
+        enough of them to pay for it; `python_facts` then answers from the cache."""
+        pending = [s for s in sources if s.language == "python" and s.path not in self._python]
+        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        if len(pending) < PARALLEL_THRESHOLD or workers < 2:
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=workers)
+        jobs = [(s.text, python.module_name(s.path, self.package_dirs), _is_package(s)) for s in pending]
+        for source, facts in zip(pending, self._pool.map(_extract_python_job, jobs, chunksize=8)):
+            self._python[source.path] = facts
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def cpp_facts(self, source: SourceFile) -> CppFacts:
         facts = self._cpp.get(source.path)
@@ -149,6 +173,14 @@ class CodeIndex:
             if extractor is not None:
                 found.append((source, extractor(source.text)))
         return found
+
+
+def _is_package(source: SourceFile) -> bool:
+    return PurePosixPath(source.path).name == "__init__.py"
+
+
+def _extract_python_job(job: tuple[str, str | None, bool]) -> PythonFacts:
+    return python.extract_python(*job)
 
 
 def _is_name(text: str) -> bool:

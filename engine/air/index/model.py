@@ -183,5 +183,5 @@ class SourceFile:
 
     def line_text(self, line: int) -> str:
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = self.text.split("\n")
         return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
