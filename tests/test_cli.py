@@ -70,6 +70,8 @@ def test_markdown_follows_the_report_layout(tmp_path):
     positions = [text.index(h) for h in headings]
     assert positions == sorted(positions)
     assert "`csrc/FullGuard.cpp:15`" in text
+    assert "| 1.1.1 | The PrivateUse1 slot is given the backend's name | PU1 | P1 | 2 |" in text
+    assert "| 1.1.3 | New value in the c10 DeviceType enum | Fork | P1 | N/A |" in text
 
 
 def test_standard_output_report(tmp_path):

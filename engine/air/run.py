@@ -21,6 +21,7 @@ from air.report.model import (
     IndexStats,
     Link,
     PackInfo,
+    PathLabel,
     QuickReferenceEntry,
     Report,
     RowResult,
@@ -51,7 +52,8 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     return Report(
         tool_version=__version__,
         date=report_date(),
-        pack=PackInfo(pack.id, pack.version, pack.digest, pack.framework.id, pack.framework.name),
+        pack=PackInfo(pack.id, pack.version, pack.digest, pack.framework.id, pack.framework.name,
+                      tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths)),
         backend=describe_backend(index, root, pack, source),
         integration_path=path,
         readiness=result.readiness,

@@ -125,10 +125,11 @@ def _source_discovery(report: Report) -> list[str]:
 
 def _checklist(report: Report) -> list[str]:
     blocks = ["## Checklist"]
+    labels = {path.id: path.short for path in report.pack.paths}
     for section in _by_number(report.sections):
         rows = sorted((row for row in report.rows if row.section == section.id), key=_row_order)
         blocks.append(f"### {section.number}. {_text(section.title)} (Tier {section.tier})")
-        blocks.append(_table(("#", "Item", "Path", "Priority", "Points", "Evidence"), map(_row_cells, rows)))
+        blocks.append(_table(("#", "Item", "Path", "Priority", "Points", "Evidence"), (_row_cells(row, labels) for row in rows)))
     return blocks
 
 
@@ -210,11 +211,11 @@ def _entry_cells(entry: QuickReferenceEntry) -> tuple[str, ...]:
     return (_text(entry.entry), _points(entry.outcome, entry.points, _STATUS), location)
 
 
-def _row_cells(row: RowResult) -> tuple[str, ...]:
+def _row_cells(row: RowResult, labels: dict[str, str]) -> tuple[str, ...]:
     return (
         _text(row.item),
         _text(row.title),
-        _text(", ".join(row.paths)) if row.paths else "all",
+        _text(", ".join(labels.get(path, path) for path in row.paths)) if row.paths else "all",
         f"P{row.priority}",
         _points(row.outcome, row.points, _POINTS),
         _evidence_cell(row),

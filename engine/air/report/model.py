@@ -81,12 +81,20 @@ class Backend:
 
 
 @dataclass(frozen=True)
+class PathLabel:
+    id: str
+    title: str
+    short: str  # shown in the checklist's Path column
+
+
+@dataclass(frozen=True)
 class PackInfo:
     id: str
     version: str
     digest: str
     framework: str
     framework_name: str
+    paths: tuple[PathLabel, ...] = ()
 
 
 @dataclass(frozen=True)
