@@ -9,7 +9,7 @@ import yaml
 from air.run import check
 from conftest import FIXTURES
 
-BACKENDS = ["pu1_full", "pu1_partial", "fork_style"]
+BACKENDS = ["pu1_full", "pu1_partial", "fork_style", "hybrid_patched", "compile_only"]
 
 
 def outcome(row) -> object:
@@ -32,6 +32,7 @@ def test_integration_path(checked):
     assert report.integration_path.id == expected["path"]
     assert report.integration_path.dispatch_key == expected["dispatch_key"]
     assert report.integration_path.signals, "the verdict must name the signals that fired"
+    assert expected.get("note", "") in report.integration_path.note
 
 
 def test_row_outcomes(checked):

@@ -346,3 +346,10 @@ def test_warnings_from_the_analysed_code_do_not_fail_the_parse():
 def test_leading_byte_order_mark_is_ignored():
     result = extract_python("\ufeffimport torch\ntorch.foo()\n", "m")
     assert result.error is None and result.calls[0] == PyCall(2, "torch.foo", (), ())
+
+
+def test_bare_decorator_is_recorded_as_a_call_on_the_definition():
+    facts = extract_python(
+        "from torch._dynamo import register_backend\n\n@register_backend\ndef my_backend(gm, inputs):\n    return gm\n", "m"
+    )
+    assert [(c.line, c.qualname, c.args) for c in facts.calls] == [(3, "torch._dynamo.register_backend", ("my_backend",))]

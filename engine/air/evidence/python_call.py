@@ -25,12 +25,13 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
 
 @lru_cache(maxsize=256)
 def call_hint(name: str) -> re.Pattern[str]:
-    """The callee's last component written before `(`, or imported under another name:
-    a file with neither cannot call `name` and is not parsed."""
+    """The callee's last component written before `(`, after `@` (a decorator), or imported
+    under another name: a file with none of these cannot call `name` and is not parsed."""
     last = literal_of(last_component(name))
     if not last:
         return re.compile("")
-    return re.compile(rf"\b{re.escape(last)}\s*\(|\b{re.escape(last)}\s+as\b")
+    word = re.escape(last)
+    return re.compile(rf"\b{word}\s*\(|\b{word}\s+as\b|@[\w.\s]*\b{word}\b")
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:

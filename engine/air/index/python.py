@@ -50,6 +50,7 @@ def extract_python(text: str, module: str | None, is_package: bool = False) -> P
     imports = _imports(nodes.imports, module, is_package)
     aliases = _alias_map(tree, imports)
     calls, setattrs = _calls_and_setattrs(nodes.calls, aliases)
+    calls = sorted(calls + _bare_decorators(nodes.defs, aliases), key=lambda call: call.line)
     assigns = sorted(_module_assigns(tree, aliases) + setattrs, key=lambda assign: assign.line)
     return PythonFacts(
         module,
@@ -303,6 +304,17 @@ def _calls_and_setattrs(nodes: list[ast.Call], aliases: dict[str, str]) -> tuple
         if assign is not None:
             assigns.append(assign)
     return calls, assigns
+
+
+def _bare_decorators(defs: list[tuple[str, ast.AST]], aliases: dict[str, str]) -> list[PyCall]:
+    """`@name` (not `@name(...)`) applies `name` to the definition: record it as that call."""
+    calls = []
+    for qualified, node in defs:
+        for decorator in node.decorator_list:
+            callee = None if isinstance(decorator, ast.Call) else _resolve(decorator, aliases)
+            if callee is not None:
+                calls.append(PyCall(decorator.lineno, callee, (qualified,), ()))
+    return calls
 
 
 def _setattr_assign(call: ast.Call, aliases: dict[str, str]) -> PyAssign | None:
