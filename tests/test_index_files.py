@@ -113,3 +113,11 @@ def test_comment_stripped_code_text(tmp_path):
     assert "C10_REGISTER" not in index.code_text(cpp)
     assert "torch.utils" not in index.code_text(py)
     assert len(index.code_text(cpp)) == len(cpp.text)
+
+
+def test_top_level_build_metadata_comes_first(tmp_path):
+    write(tmp_path, {
+        "examples/ext/setup.py": 'from setuptools import setup\nsetup(name="an_example", version="9")\n',
+        "setup.py": 'from setuptools import setup\nsetup(name="the_backend", version="1.2")\n',
+    })
+    assert [facts.project_name for _source, facts in build_index(tmp_path).build] == ["the_backend", "an_example"]

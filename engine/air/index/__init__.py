@@ -161,7 +161,8 @@ class CodeIndex:
 
     @cached_property
     def build(self) -> list[tuple[SourceFile, BuildFacts]]:
-        """Build metadata from setup.py, pyproject.toml, setup.cfg and requirements files."""
+        """Build metadata from setup.py, pyproject.toml, setup.cfg and requirements files,
+        the tree's top level first (its name and version describe the backend)."""
         found = []
         for source in self.files:
             if source.role != "product":
@@ -172,6 +173,7 @@ class CodeIndex:
                 extractor = build.extract_requirements
             if extractor is not None:
                 found.append((source, extractor(source.text)))
+        found.sort(key=lambda item: (item[0].path.count("/"), item[0].path))
         return found
 
 
