@@ -122,3 +122,29 @@ def test_unwritable_output_is_an_input_error(tmp_path):
     blocker.write_text("")
     result = air("check", "-q", "--format", "json", "--output", str(blocker / "r.json"), str(FULL))
     assert result.returncode == 2 and "cannot write report" in result.stderr
+
+
+@pytest.mark.parametrize(("raised", "code", "message"), [
+    (RuntimeError("boom"), 3, "air: internal error: RuntimeError: boom"),
+    (KeyboardInterrupt(), 130, "air: interrupted"),
+])
+def test_internal_errors_and_interrupts(monkeypatch, capsys, raised, code, message):
+    import air.cli
+
+    def explode(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(air.cli, "check", explode)
+    monkeypatch.setattr(sys, "argv", ["air", "check", "-q", str(FULL)])
+    with pytest.raises(SystemExit) as exit_info:
+        air.cli.main()
+    assert exit_info.value.code == code
+    err = capsys.readouterr().err.strip()  # click ends the ^C line first
+    assert err.startswith(message) and "\n" not in err and "Traceback" not in err
+
+
+def test_a_file_is_not_a_backend(tmp_path):
+    target = tmp_path / "setup.py"
+    target.write_text("")
+    result = air("check", str(target))
+    assert result.returncode == 2 and "not a directory" in result.stderr
