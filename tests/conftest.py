@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from air.packs import Pack, load_pack
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from jsonschema import Draft202012Validator
-
 from air.schemas import validator
 from conftest import FIXTURES
+from jsonschema import Draft202012Validator
 
 FULL = FIXTURES / "pu1_full"
 

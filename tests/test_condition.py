@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from air.expr import ConditionError, parse_condition, referenced_names
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from air.expr import ConditionError, parse_condition, referenced_names
 
 
 @dataclass

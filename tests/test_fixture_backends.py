@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-
 import pytest
 import yaml
-
 from air.run import check
 from conftest import FIXTURES
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from air.evidence import Evaluator, clause_from_data, semgrep
 from air.evidence.base import Context
 from air.graph import DependencyGraph

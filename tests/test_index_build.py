@@ -1,9 +1,6 @@
 from textwrap import dedent
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from air.index.build import (
     extract_pyproject,
     extract_requirements,
@@ -12,6 +9,8 @@ from air.index.build import (
     merge_build_facts,
 )
 from air.index.model import BuildFacts, EntryPoint, Requirement
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 EXTRACTORS = [extract_setup_py, extract_pyproject, extract_setup_cfg, extract_requirements]
 

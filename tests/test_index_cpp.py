@@ -3,11 +3,16 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from air.index.cpp import (
+    expand_macro,
+    extract_cpp,
+    find_calls,
+    resolve_alias,
+    strip_comments,
+)
+from air.index.model import CppCall, CppClass, CppDefine, CppInclude, CppMethodDef
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from air.index.cpp import expand_macro, extract_cpp, find_calls, resolve_alias, strip_comments
-from air.index.model import CppCall, CppClass, CppDefine, CppInclude, CppMethodDef
 
 
 def source(text: str) -> str:

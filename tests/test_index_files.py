@@ -6,7 +6,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from air.index import IndexOptions, build_index
 from air.index.files import role_of
 

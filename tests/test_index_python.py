@@ -2,11 +2,10 @@ import warnings
 from textwrap import dedent
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from air.index.model import PyAssign, PyCall, PyDef, PyImport
 from air.index.python import extract_python, module_name, strip_python_comments
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def facts(source: str, module: str | None = "torch_foo.mod", is_package: bool = False):

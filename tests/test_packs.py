@@ -6,7 +6,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from air.errors import PackError
 from air.packs import load_pack, shipped_packs
 

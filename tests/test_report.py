@@ -11,10 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
-
 from air.report.json_report import from_dict, render_json, to_dict
 from air.report.markdown import render_markdown
 from air.report.model import (
@@ -31,6 +27,9 @@ from air.report.model import (
     SectionResult,
     Source,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "report.schema.json"
 VALIDATOR = Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from air.framework import Section
 from air.report.model import RowResult
 from air.scoring import score

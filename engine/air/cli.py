@@ -17,7 +17,14 @@ from pathlib import Path
 import click
 
 from air import __version__
-from air.errors import EXIT_BELOW_THRESHOLD, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, AirError, InputError
+from air.errors import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    AirError,
+    InputError,
+)
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
 from air.packs import load_pack, shipped_packs
 from air.report.json_report import render_json

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
-from air.evidence import Evaluator
 from air.evaluate import findings_of
-from air.framework import Framework, Verdict
+from air.evidence import Evaluator
+from air.framework import COUNT_PLACEHOLDER, Framework, Verdict
 from air.index.cpp import resolve_alias
 from air.report.model import IntegrationPath, PathSignal
-
-COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")
 
 
 def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Verdict, IntegrationPath]:
@@ -27,5 +23,5 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Verdict, In
         values = [hit.capture(capture) for hit in results[signal].counted() if hit.capture(capture)]
         if values:
             dispatch_key = resolve_alias(values[0], evaluator.context.index.aliases).split("::")[-1]
-    note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()) if m.group(1) in results else "?", verdict.note)
+    note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)
     return verdict, IntegrationPath(verdict.id, verdict.title, dispatch_key, verdict.applies, note, fired)

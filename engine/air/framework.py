@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from air.expr import ConditionError, Node, parse_condition, referenced_names
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.yamldoc import YamlDocument, load_yaml
+
+COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")  # in a verdict's note
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,9 @@ def _build(document: _Combined) -> Framework:
             when = checked_condition(document, ("verdicts", number, "when"), verdict["when"], signals.keys())
         elif number != len(data["verdicts"]) - 1:
             raise document.error(("verdicts", number), "only the last verdict may omit `when`")
+        for name in COUNT_PLACEHOLDER.findall(verdict.get("note", "")):
+            if name not in signals:
+                raise document.error(("verdicts", number, "note"), f"{{count:{name}}} names no signal")
         key = verdict.get("dispatch_key")
         capture = tuple(key["capture"].split(".")) if isinstance(key, dict) else None
         if capture and capture[0] not in signals:

@@ -106,11 +106,10 @@ class Evaluator:
             return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason)
         return cached
 
-
     def _hits(self, clause: Clause) -> list[Hit]:
         return apply_where(KINDS[clause.kind].evaluate(clause, self.context), clause, self.context)
 
 
-def _sorted(hits):
+def _sorted(hits: Iterable[Hit]) -> list[Hit]:
     unique = {(h.path, h.line, h.captures): h for h in hits}
     return [unique[key] for key in sorted(unique)]

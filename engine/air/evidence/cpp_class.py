@@ -12,7 +12,15 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    as_list,
+    hit_at,
+    in_clause_files,
+    last_component,
+)
 from air.evidence.cpp_macro import invocations
 from air.index import CodeIndex
 from air.index.model import CppClass, SourceFile

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    as_list,
+    hit_at,
+    in_clause_files,
+    last_component,
+)
 from air.index import CodeIndex
 from air.index.cpp import expand_macro, find_calls
 from air.index.model import CppFacts, SourceFile

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, name_literals
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    as_list,
+    hit_at,
+    in_clause_files,
+    name_literals,
+)
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 

@@ -6,7 +6,15 @@ import re
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, name_literals, python_candidates
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    as_list,
+    hit_at,
+    name_literals,
+    python_candidates,
+)
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:

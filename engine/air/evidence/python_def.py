@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from fnmatch import fnmatchcase, translate
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, last_component, literal_of, python_candidates
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    as_list,
+    hit_at,
+    last_component,
+    literal_of,
+    python_candidates,
+)
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:

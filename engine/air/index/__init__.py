@@ -10,7 +10,14 @@ from pathlib import Path, PurePosixPath
 
 from air.index import build, cpp, python
 from air.index.files import FileListing, IndexOptions, read_files
-from air.index.model import BuildFacts, CppClass, CppDefine, CppFacts, PythonFacts, SourceFile
+from air.index.model import (
+    BuildFacts,
+    CppClass,
+    CppDefine,
+    CppFacts,
+    PythonFacts,
+    SourceFile,
+)
 
 BUILD_EXTRACTORS = {
     "setup.py": build.extract_setup_py,

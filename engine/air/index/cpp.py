@@ -14,7 +14,14 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
-from air.index.model import CppCall, CppClass, CppDefine, CppFacts, CppInclude, CppMethodDef
+from air.index.model import (
+    CppCall,
+    CppClass,
+    CppDefine,
+    CppFacts,
+    CppInclude,
+    CppMethodDef,
+)
 
 # --- Lexing -----------------------------------------------------------------
 
