@@ -94,6 +94,7 @@ def test_digest_is_stable_and_content_sensitive(tmp_path):
         (ROWS.replace("python_call: {name: torch.utils.rename_privateuse1_backend}",
                       "text: {pattern: '(unclosed'}"), ["invalid regular expression"]),
         (ROWS.replace("      call:\n", "      call:\n        where: {X: {symbol: nope}}\n"), ["unknown symbol set 'nope'"]),
+        (ROWS.replace("      call:\n", "      call:\n        where: {X: {matches: '(a*)*'}}\n"), ["where.X.matches", "backtrack"]),
         ("rows: [\n", ["invalid YAML"]),
         ("section: a\nsection: b\nrows: []\n", ["01.yaml:2", "duplicate key 'section'"]),
         ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(

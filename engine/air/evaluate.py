@@ -77,9 +77,10 @@ def findings_of(results) -> tuple[Finding, ...]:
         for hit in result.test_only_hits():
             findings.append(_finding(hit, result.clause.name))
     findings.sort(key=lambda f: (f.trust != "source", f.path, f.line, f.evidence))
-    unique = {(f.path, f.line): f for f in reversed(findings)}
-    ordered = sorted(unique.values(), key=lambda f: (f.trust != "source", f.path, f.line))
-    return tuple(ordered[:MAX_FINDINGS_PER_ROW])
+    unique: dict[tuple[str, int], Finding] = {}
+    for finding in findings:  # one finding per line, the first clause's name kept
+        unique.setdefault((finding.path, finding.line), finding)
+    return tuple(list(unique.values())[:MAX_FINDINGS_PER_ROW])
 
 
 def _finding(hit: Hit, evidence: str) -> Finding:

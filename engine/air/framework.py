@@ -9,6 +9,7 @@ from pathlib import Path
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
+from air.evidence.regex import UnsafePattern, compile_guarded
 from air.expr import ConditionError, Node, parse_condition, referenced_names
 from air.resources import data_dir
 from air.schemas import validate_document
@@ -104,6 +105,8 @@ class _Combined(YamlDocument):
 
 def _build(document: _Combined) -> Framework:
     data = document.data
+    for name, clause in data.get("signals", {}).items():
+        check_patterns(document, ("signals", name), clause)
     signals = {name: clause_from_data(name, clause) for name, clause in data.get("signals", {}).items()}
     verdicts = []
     for number, verdict in enumerate(data["verdicts"]):
@@ -136,6 +139,22 @@ def _build(document: _Combined) -> Framework:
         quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
         data=data,
     )
+
+
+def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:
+    """Compile a clause's regular expressions with the backtracking guard, or fail at their line."""
+    patterns = [((kind, key), clause[kind].get(key)) for kind, key in (("text", "pattern"), ("file", "matches"))
+                if isinstance(clause.get(kind), dict)]
+    patterns += [(("where", capture, "matches"), c.get("matches")) for capture, c in clause.get("where", {}).items()]
+    for where, pattern in patterns:
+        if pattern is None:
+            continue
+        try:
+            compile_guarded(pattern)
+        except UnsafePattern as error:
+            raise document.error(path + where, str(error)) from None
+        except Exception as error:  # re.error and its kin
+            raise document.error(path + where, f"invalid regular expression: {error}") from None
 
 
 def checked_condition(document: YamlDocument, path: tuple, text: str, names) -> Node:

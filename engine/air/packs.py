@@ -15,9 +15,8 @@ from air import __version__
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
-from air.evidence.regex import UnsafePattern, compile_guarded
 from air.expr import Node
-from air.framework import Framework, checked_condition, load_framework
+from air.framework import Framework, check_patterns, checked_condition, load_framework
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.versions import is_range, satisfies
@@ -206,15 +205,7 @@ def _check_clause(document, path, clause: dict, symbols, shared) -> dict:
         for operator in ("symbol", "not_symbol"):
             if operator in constraint and constraint[operator] not in symbols:
                 raise document.error(path + ("where", capture, operator), f"unknown symbol set {constraint[operator]!r}")
-    for kind, key in (("text", "pattern"), ("file", "matches")):
-        pattern = clause.get(kind, {}).get(key) if isinstance(clause.get(kind), dict) else None
-        if pattern is not None:
-            try:
-                compile_guarded(pattern)
-            except UnsafePattern as error:
-                raise document.error(path + (kind, key), str(error)) from None
-            except Exception as error:  # re.error and its kin
-                raise document.error(path + (kind, key), f"invalid regular expression: {error}") from None
+    check_patterns(document, path, clause)
     return clause
 
 

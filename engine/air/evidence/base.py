@@ -6,9 +6,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
+from air.evidence.regex import compile_guarded
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.cpp import resolve_alias
@@ -110,22 +111,23 @@ def normalise_value(value: str, aliases: Mapping[str, str] | None = None) -> str
 
 
 def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context) -> bool:
-    aliases = context.index.aliases if _looks_like_cpp_name(value) else None
-    normal = normalise_value(value, aliases)
+    """`equals`, `in`, `symbol` and their negations compare normalised values; `matches`
+    searches the value as written, unquoted."""
+    normal = normalise_value(value, context.index.aliases if _looks_like_cpp_name(value) else None)
     for operator, operand in constraint.items():
-        if operator == "equals" and normal != normalise_value(str(operand)):
-            return False
-        if operator == "in" and normal not in {normalise_value(str(item)) for item in operand}:
-            return False
-        if operator == "not_in" and normal in {normalise_value(str(item)) for item in operand}:
-            return False
-        if operator == "symbol" and normal not in {normalise_value(item) for item in context.symbols[operand]}:
-            return False
-        if operator == "not_symbol" and normal in {normalise_value(item) for item in context.symbols[operand]}:
-            return False
-        if operator == "matches" and not re.search(operand, value.strip().strip("\"'")):
+        if operator == "matches":
+            holds = compile_guarded(operand).search(value.strip().strip("\"'")) is not None
+        else:
+            allowed = context.symbols[operand] if operator.endswith("symbol") else as_list(operand)
+            holds = (normal in _normalised(tuple(allowed))) != operator.startswith("not_")
+        if not holds:
             return False
     return True
+
+
+@lru_cache(maxsize=1024)
+def _normalised(values: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(normalise_value(str(item)) for item in values)
 
 
 def _looks_like_cpp_name(value: str) -> bool:

@@ -75,20 +75,17 @@ def derived_classes(index: CodeIndex, roots: set[str]) -> dict[str, list[ClassSi
     found: dict[str, list[ClassSite]] = {}
     known = set(roots)
     frontier = set(roots)
+    seen: set[tuple[str, int]] = set()
     while frontier:
-        seen_sites: set[tuple[str, int]] = set()
         new_names: set[str] = set()
         for literal in sorted(frontier):
             for source, record in index.classes(literal):
-                if (source.path, record.line) in seen_sites:
+                if (source.path, record.line) in seen or not any(base_name(b) in known for b in record.bases):
                     continue
-                if any(base_name(base) in known for base in record.bases):
-                    seen_sites.add((source.path, record.line))
-                    sites = found.setdefault(record.name, [])
-                    if all(s.source.path != source.path or s.record.line != record.line for s in sites):
-                        sites.append(ClassSite(source, record))
-                    if record.name not in known:
-                        new_names.add(record.name)
+                seen.add((source.path, record.line))
+                found.setdefault(record.name, []).append(ClassSite(source, record))
+                if record.name not in known:
+                    new_names.add(record.name)
         known |= new_names
         frontier = new_names
     return found
