@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from air.packs import Pack, load_pack
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "rulepacks" / "pytorch-2.x" / "fixtures"
 
 
 @pytest.fixture(scope="session")

@@ -27,6 +27,7 @@ from air.errors import (
 )
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
 from air.packs import load_pack, shipped_packs
+from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
 from air.run import check
@@ -132,6 +133,29 @@ def pack_validate(pack_name: str) -> None:
     pack = load_pack(pack_name)
     encoded = sum(1 for row in pack.rows if row.encoded)
     click.echo(f"{pack.id} {pack.version}: valid, {len(pack.rows)} rows ({encoded} encoded), digest {pack.digest}")
+
+
+@pack_group.command("test")
+@click.argument("pack_name", default=DEFAULT_PACK)
+@click.option("--fixture", "only", default=None, help="Run one fixture only (no check of untested rows).")
+def pack_test(pack_name: str, only: str | None) -> None:
+    """Check a pack against its fixture trees; exit 1 when an expectation fails or a row is untested."""
+    pack = load_pack(pack_name)
+
+    def show(result: FixtureResult) -> None:
+        click.echo(f"{'ok  ' if result.passed else 'FAIL'} {result.name} ({len(result.outcomes)} rows)")
+        for failure in result.failures:
+            click.echo(f"     {failure}")
+
+    outcome = run_pack_tests(pack, only, progress=show)
+    if only and not outcome.fixtures:
+        raise InputError(f"no fixture named {only!r} in {pack.fixtures}")
+    for line in outcome.untested:
+        click.echo(f"UNTESTED {line}")
+    failed = sum(not f.passed for f in outcome.fixtures)
+    click.echo(f"{len(outcome.fixtures)} fixtures, {failed} failed, {len(outcome.untested)} rows untested")
+    if not outcome.passed:
+        sys.exit(EXIT_BELOW_THRESHOLD)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from air.versions import is_range, satisfies
 from air.yamldoc import YamlDocument, load_yaml
 
 DEFAULT_ROW_GLOBS = ("rows/*.yaml",)
+DEFAULT_FIXTURES = "fixtures"
 NOT_ENCODED = "not yet encoded"
 
 
@@ -53,6 +54,10 @@ class Row:
         return bool(self.score)
 
     @property
+    def runtime_only(self) -> bool:
+        return self.runtime_command is not None
+
+    @property
     def weight(self) -> float:
         return 1.0 / self.priority
 
@@ -67,6 +72,7 @@ class Pack:
     framework_versions: str
     rows: tuple[Row, ...]
     digest: str
+    fixtures: Path
 
 
 def shipped_packs() -> list[str]:
@@ -106,15 +112,25 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     if parent and parent.framework.id != meta["framework"]:
         raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
     symbols = {**framework.symbols, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
-    shared = meta.get("evidence", {})
+    shared = dict(meta.get("evidence", {}))
     for name, clause in shared.items():
         _check_clause(header, ("evidence", name), clause, symbols, shared)
-    rows: dict[str, Row] = {}
-    digest_parts = [meta, framework.data]
+    documents = []
     for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header):
         document = load_yaml(row_file, _shown(row_file))
         _score_levels_as_text(document)
         validate_document(document, "row")
+        documents.append(document)
+        for name, clause in document.data.get("evidence", {}).items():
+            if name in shared:
+                raise document.error(("evidence", name), f"shared evidence {name!r} is defined twice")
+            shared[name] = clause
+    for document in documents:
+        for name, clause in document.data.get("evidence", {}).items():
+            _check_clause(document, ("evidence", name), clause, symbols, shared)
+    rows: dict[str, Row] = {}
+    digest_parts = [meta, framework.data]
+    for document in documents:
         digest_parts.append(document.data)
         section = document.data["section"]
         if framework.section(section) is None:
@@ -129,6 +145,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
+        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES),
         rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
         digest="sha256:" + hashlib.sha256(
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
@@ -179,6 +196,8 @@ def _row(document, path, data, section, framework, symbols, shared) -> Row:
     for name, clause in data.get("evidence", {}).items():
         resolved = _check_clause(document, path + ("evidence", name), clause, symbols, shared)
         evidence[name] = clause_from_data(name, resolved)
+    if "runtime" in data and "2" in data.get("score", {}):
+        raise document.error(path + ("score", "2"), "a row with a runtime check earns at most 1 from static evidence")
     score, score_text = {}, {}
     for level, text in data.get("score", {}).items():
         score[int(level)] = checked_condition(document, path + ("score", level), text, evidence)
@@ -198,7 +217,7 @@ def _row(document, path, data, section, framework, symbols, shared) -> Row:
 def _check_clause(document, path, clause: dict, symbols, shared) -> dict:
     if "use" in clause:
         if clause["use"] not in shared:
-            raise document.error(path + ("use",), f"no shared evidence named {clause['use']!r} in pack.yaml")
+            raise document.error(path + ("use",), f"no shared evidence named {clause['use']!r}")
         extra = {k: v for k, v in clause.items() if k != "use"}
         clause = {**shared[clause["use"]], **extra}
     for capture, constraint in clause.get("where", {}).items():

@@ -12,7 +12,7 @@ from referencing import Registry, Resource
 from air.resources import data_dir
 from air.yamldoc import YamlDocument
 
-SCHEMA_FILES = ("row", "pack", "framework", "report")
+SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture")
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,202 @@
+"""`air pack test`: check a pack against its fixture trees.
+
+Each fixture is a small tree with an `expected.yaml` (the outcome of listed rows, the path
+verdict, fragments of reasons) and optional inline annotations in its files:
+`air: expect <row-id>` says the next line (or the annotated line itself, when code precedes
+the comment) must be among the row's findings; `air: reject <row-id>` says it must not be.
+
+A row is tested when fixtures show both ends of its range: 2 and 0 for a row source can
+decide, 1 and unknown for a row only a runtime check can decide. An untested row is a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from air.index.files import DEFAULT_EXCLUDES, IndexOptions
+from air.packs import Pack, Row
+from air.report.model import Report, RowResult
+from air.run import check
+from air.schemas import validate_document
+from air.yamldoc import load_yaml
+
+EXPECTED_FILE = "expected.yaml"
+ANNOTATION = re.compile(r"\bair:\s*(expect|reject)\s+([a-z0-9][a-z0-9, -]*)")
+COMMENT_LEADERS = ("#", "//", "/*", "*", "<!--", "--")
+
+Outcome = int | str
+
+
+@dataclass(frozen=True)
+class Annotation:
+    kind: str  # expect | reject
+    row: str
+    path: str
+    line: int
+    written_at: int
+
+
+@dataclass
+class FixtureResult:
+    name: str
+    failures: list[str] = field(default_factory=list)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass
+class PackTestResult:
+    fixtures: list[FixtureResult]
+    untested: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.untested and all(f.passed for f in self.fixtures)
+
+
+def outcome_of(row: RowResult) -> Outcome:
+    if row.outcome == "not_applicable":
+        return "n/a"
+    if row.outcome == "unknown":
+        return "unknown"
+    return row.points
+
+
+def required_outcomes(row: Row) -> tuple[Outcome, Outcome]:
+    if row.runtime_only:
+        return 1, "unknown"
+    return max(row.score), 0
+
+
+def fixture_dirs(pack: Pack) -> list[Path]:
+    if not pack.fixtures.is_dir():
+        return []
+    return sorted(p for p in pack.fixtures.iterdir() if (p / EXPECTED_FILE).is_file())
+
+
+def run_pack_tests(pack: Pack, only: str | None = None,
+                   progress: Callable[[FixtureResult], None] | None = None) -> PackTestResult:
+    results = []
+    for directory in fixture_dirs(pack):
+        if only and directory.name != only:
+            continue
+        result = check_fixture(pack, directory)
+        results.append(result)
+        if progress:
+            progress(result)
+    untested = [] if only else untested_rows(pack, results)
+    return PackTestResult(results, untested)
+
+
+def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
+    document = load_yaml(directory / EXPECTED_FILE)
+    validate_document(document, "fixture")
+    expected = document.data
+    result = FixtureResult(directory.name)
+    known = {row.id for row in pack.rows}
+    for row_id in list(expected["rows"]) + list(expected.get("reasons", {})):
+        if row_id not in known:
+            result.failures.append(f"{EXPECTED_FILE}: no row {row_id!r} in pack {pack.id}")
+    report = check(directory, pack, IndexOptions(excludes=DEFAULT_EXCLUDES + (EXPECTED_FILE,)))
+    rows = {row.id: row for row in report.rows}
+    _check_path(report, expected, result)
+    for row_id, want in expected["rows"].items():
+        if row_id in rows:
+            got = outcome_of(rows[row_id])
+            if got == want:
+                result.outcomes[row_id] = got
+            else:
+                result.failures.append(f"{row_id} ({rows[row_id].item}): expected {want}, got {got}: {rows[row_id].reason}")
+    for row_id, fragment in expected.get("reasons", {}).items():
+        if row_id in rows and fragment not in rows[row_id].reason:
+            result.failures.append(f"{row_id}: reason lacks {fragment!r}: {rows[row_id].reason}")
+    for annotation in annotations(directory):
+        _check_annotation(annotation, rows, result)
+    result.failures.extend(_unproven(report))
+    return result
+
+
+def _check_path(report: Report, expected: dict, result: FixtureResult) -> None:
+    verdict = report.integration_path
+    if "path" in expected and verdict.id != expected["path"]:
+        result.failures.append(f"path: expected {expected['path']}, got {verdict.id}")
+    if "dispatch_key" in expected and verdict.dispatch_key != expected["dispatch_key"]:
+        result.failures.append(f"dispatch key: expected {expected['dispatch_key']}, got {verdict.dispatch_key}")
+    if "note" in expected and expected["note"] not in verdict.note:
+        result.failures.append(f"path note lacks {expected['note']!r}: {verdict.note!r}")
+
+
+def _check_annotation(annotation: Annotation, rows: dict[str, RowResult], result: FixtureResult) -> None:
+    where = f"{annotation.path}:{annotation.written_at}"
+    row = rows.get(annotation.row)
+    if row is None:
+        result.failures.append(f"{where}: annotation names no row of the pack: {annotation.row!r}")
+        return
+    found = any(f.path == annotation.path and f.line == annotation.line for f in row.evidence)
+    if annotation.kind == "expect" and not found:
+        result.failures.append(f"{where}: expected {annotation.row} to cite line {annotation.line}; it cites "
+                               + (", ".join(f"{f.path}:{f.line}" for f in row.evidence) or "nothing"))
+    if annotation.kind == "reject" and found:
+        result.failures.append(f"{where}: {annotation.row} must not cite line {annotation.line}")
+
+
+def _unproven(report: Report) -> Iterator[str]:
+    for row in report.rows:
+        if row.points and not row.evidence:
+            yield f"{row.id}: scores {row.points} without a finding"
+        if (row.outcome != "scored" or row.points != 2) and not row.reason:
+            yield f"{row.id}: {outcome_of(row)} without a reason"
+
+
+def annotations(directory: Path) -> Iterator[Annotation]:
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.name != EXPECTED_FILE):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        relative = path.relative_to(directory).as_posix()
+        for number, text in enumerate(lines, start=1):
+            match = ANNOTATION.search(text)
+            if not match:
+                continue
+            target = number if _code_before(text[:match.start()]) else _next_code_line(lines, number)
+            for row_id in re.split(r"[,\s]+", match.group(2).strip()):
+                yield Annotation(match.group(1), row_id, relative, target, number)
+
+
+def _code_before(prefix: str) -> bool:
+    stripped = prefix.strip()
+    for leader in COMMENT_LEADERS:
+        stripped = stripped.removesuffix(leader).strip()
+    return bool(stripped)
+
+
+def _next_code_line(lines: list[str], number: int) -> int:
+    for following in range(number, len(lines)):
+        text = lines[following]
+        if text.strip() and not ANNOTATION.search(text):
+            return following + 1
+    return number
+
+
+def untested_rows(pack: Pack, results: list[FixtureResult]) -> list[str]:
+    seen: dict[str, set[Outcome]] = defaultdict(set)
+    for result in results:
+        for row_id, got in result.outcomes.items():
+            seen[row_id].add(got)
+    missing = []
+    for row in pack.rows:
+        if not row.encoded:
+            missing.append(f"{row.id} ({row.item}): not encoded")
+            continue
+        lacking = [str(level) for level in required_outcomes(row) if level not in seen[row.id]]
+        if lacking:
+            missing.append(f"{row.id} ({row.item}): no fixture where it scores {' or '.join(lacking)}")
+    return missing

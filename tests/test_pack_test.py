@@ -1,0 +1,117 @@
+"""`air pack test`: fixture expectations, inline annotations, and rows lacking fixtures."""
+
+from __future__ import annotations
+
+import pytest
+from air.packs import load_pack
+from air.packtest import annotations, check_fixture, fixture_dirs, run_pack_tests
+from test_packs import ROWS, write_pack
+
+RUNTIME_ROW = """\
+  - id: tiny-runtime
+    item: "1.1.2"
+    title: Works at run time
+    priority: 2
+    evidence:
+      tests:
+        python_call: {name: torch.utils.rename_privateuse1_backend}
+        scope: tests
+    score:
+      1: tests
+    runtime: {command: "python -c 'import torch'"}
+    remediation: Test it.
+    docs: [https://example.org/doc]
+"""
+REGISTERS = 'import torch\n\n# air: expect tiny-row\ntorch.utils.rename_privateuse1_backend("tiny")\n'
+
+
+def tiny_pack(tmp_path, rows: str = ROWS):
+    directory = write_pack(tmp_path, rows=rows)
+    return directory, directory / "fixtures"
+
+
+def add_fixture(fixtures, name: str, expected: str, files: dict[str, str]):
+    root = fixtures / name
+    root.mkdir(parents=True)
+    (root / "expected.yaml").write_text(expected)
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+def test_both_ends_of_a_row_pass(tmp_path):
+    directory, fixtures = tiny_pack(tmp_path)
+    add_fixture(fixtures, "full", "rows: {tiny-row: 2}\n", {"pkg/__init__.py": REGISTERS})
+    add_fixture(fixtures, "bare", "rows: {tiny-row: 0}\n", {"pkg/__init__.py": "import torch\n"})
+    result = run_pack_tests(load_pack(str(directory)))
+    assert result.passed, [f.failures for f in result.fixtures] + result.untested
+    assert [f.name for f in result.fixtures] == ["bare", "full"]
+
+
+def test_a_row_without_its_zero_fixture_is_untested(tmp_path):
+    directory, fixtures = tiny_pack(tmp_path)
+    add_fixture(fixtures, "full", "rows: {tiny-row: 2}\n", {"pkg/__init__.py": REGISTERS})
+    result = run_pack_tests(load_pack(str(directory)))
+    assert not result.passed
+    assert result.untested == ["tiny-row (1.1.1): no fixture where it scores 0"]
+
+
+def test_runtime_rows_need_one_and_unknown(tmp_path):
+    directory, fixtures = tiny_pack(tmp_path, ROWS + RUNTIME_ROW)
+    add_fixture(fixtures, "full", "rows: {tiny-row: 2, tiny-runtime: 0}\n", {"pkg/__init__.py": REGISTERS})
+    result = run_pack_tests(load_pack(str(directory)))
+    assert "tiny-runtime (1.1.2): no fixture where it scores 1 or unknown" in result.untested
+    failures = result.fixtures[0].failures
+    assert any(f.startswith("tiny-runtime (1.1.2): expected 0, got unknown: needs a runtime check") for f in failures)
+
+
+def test_wrong_outcome_and_unknown_row_are_reported(tmp_path):
+    directory, fixtures = tiny_pack(tmp_path)
+    root = add_fixture(fixtures, "full", "rows: {tiny-row: 0, no-such-row: 2}\n", {"pkg/__init__.py": REGISTERS})
+    failures = check_fixture(load_pack(str(directory)), root).failures
+    assert "expected.yaml: no row 'no-such-row' in pack tiny" in failures
+    assert any(f.startswith("tiny-row (1.1.1): expected 0, got 2") for f in failures)
+
+
+def test_annotations_check_the_cited_line(tmp_path):
+    directory, fixtures = tiny_pack(tmp_path)
+    source = ('import torch\n'
+              'torch.utils.rename_privateuse1_backend("a")  # air: expect tiny-row\n'
+              '# air: reject tiny-row\n'
+              'x = 1\n'
+              '# air: expect tiny-row\n'
+              'y = 2\n')
+    root = add_fixture(fixtures, "full", "rows: {tiny-row: 2}\n", {"pkg/__init__.py": source})
+    found = [(a.kind, a.row, a.line, a.written_at) for a in annotations(root)]
+    assert found == [("expect", "tiny-row", 2, 2), ("reject", "tiny-row", 4, 3), ("expect", "tiny-row", 6, 5)]
+    failures = check_fixture(load_pack(str(directory)), root).failures
+    assert failures == ["pkg/__init__.py:5: expected tiny-row to cite line 6; it cites pkg/__init__.py:2"]
+
+
+def test_a_broken_expected_file_fails_in_one_line(tmp_path):
+    from air.errors import PackError
+
+    directory, fixtures = tiny_pack(tmp_path)
+    root = add_fixture(fixtures, "bad", "rows: {tiny-row: 3}\n", {})
+    with pytest.raises(PackError, match=r"expected.yaml:1 at rows.tiny-row"):
+        check_fixture(load_pack(str(directory)), root)
+
+
+@pytest.fixture(scope="module")
+def shipped_results(pack):
+    return run_pack_tests(pack)
+
+
+def test_shipped_fixtures_pass(shipped_results):
+    failures = {f.name: f.failures for f in shipped_results.fixtures if not f.passed}
+    assert not failures
+
+
+def test_every_encoded_row_has_fixtures_at_both_ends(shipped_results):
+    untested = [line for line in shipped_results.untested if not line.endswith("not encoded")]
+    assert not untested
+
+
+def test_shipped_pack_has_fixtures(pack):
+    assert len(fixture_dirs(pack)) >= 5
