@@ -21,11 +21,3 @@ def test_empty_directory(tmp_path, pack):
     scored = [r for r in report.rows if r.outcome == "scored"]
     assert scored and all(r.points == 0 for r in scored)
     assert all(r.reason for r in report.rows if r.outcome != "scored" or r.points != 2)
-
-
-def test_unencoded_rows_are_unknown_with_reason(pack):
-    report = check(FIXTURES / "pu1_full", pack)
-    unencoded = [r for r in report.rows if r.section not in {
-        "device-registration", "accelerator-hooks", "device-guard", "autoload", "memory"}]
-    assert unencoded and all(r.outcome == "unknown" and r.reason == "not yet encoded" for r in unencoded)
-    assert report.coverage < 100

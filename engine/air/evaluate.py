@@ -12,6 +12,7 @@ from air.report.model import Finding, RowResult
 
 MAX_FINDINGS_PER_ROW = 25
 SHOWN_PER_CLAUSE = 3
+MAX_LISTED = 20
 
 
 def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Framework) -> RowResult:
@@ -30,7 +31,20 @@ def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Fr
     if points == 0 and row.runtime_command:
         reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
         return _result(row, "unknown", None, _join([reason, _only_in_tests(results)] + notes), findings)
-    return _result(row, "scored", points, _join([_explain(row, points, results)] + notes), findings)
+    coverage = [_coverage_text(r) for r in results.values() if r.coverage is not None]
+    return _result(row, "scored", points, _join(coverage + [_explain(row, points, results)] + notes), findings)
+
+
+def _coverage_text(result: ClauseResult) -> str:
+    coverage = result.coverage
+    parts = [f"{result.clause.name}: {len(coverage.covered)}/{coverage.total}"]
+    if coverage.missing:
+        shown = ", ".join(coverage.missing[:MAX_LISTED])
+        more = f" and {len(coverage.missing) - MAX_LISTED} more" if len(coverage.missing) > MAX_LISTED else ""
+        parts.append(f"missing {shown}{more}")
+    if coverage.composite:
+        parts.append(f"composite, needing no kernel: {', '.join(coverage.composite)}")
+    return "; ".join(parts)
 
 
 def _decide(row: Row, results: Mapping[str, ClauseResult]) -> tuple[int, bool]:
@@ -73,9 +87,9 @@ def findings_of(results) -> tuple[Finding, ...]:
     findings = []
     for result in results:
         for hit in result.counted():
-            findings.append(_finding(hit, result.clause.name))
+            findings.append(finding_of(hit, result.clause.name))
         for hit in result.test_only_hits():
-            findings.append(_finding(hit, result.clause.name))
+            findings.append(finding_of(hit, result.clause.name))
     findings.sort(key=lambda f: (f.trust != "source", f.path, f.line, f.evidence))
     unique: dict[tuple[str, int], Finding] = {}
     for finding in findings:  # one finding per line, the first clause's name kept
@@ -83,7 +97,7 @@ def findings_of(results) -> tuple[Finding, ...]:
     return tuple(list(unique.values())[:MAX_FINDINGS_PER_ROW])
 
 
-def _finding(hit: Hit, evidence: str) -> Finding:
+def finding_of(hit: Hit, evidence: str) -> Finding:
     return Finding(hit.path, hit.line, hit.snippet, "tests" if hit.role == "tests" else "source", evidence)
 
 

@@ -21,7 +21,7 @@ from air.versions import OPERATORS
 
 Truth = Union[bool, None]
 
-COMPARATORS: dict[str, Callable[[int, int], bool]] = {symbol: OPERATORS[symbol] for symbol in (">=", "<=", "==", "!=", ">", "<")}
+COMPARATORS: dict[str, Callable[[float, float], bool]] = {symbol: OPERATORS[symbol] for symbol in (">=", "<=", "==", "!=", ">", "<")}
 
 
 class ConditionError(ValueError):
@@ -38,6 +38,8 @@ class EvidenceResult(Protocol):
 
     def unique(self, capture: str) -> int: ...
 
+    def covered_share(self) -> float: ...
+
 
 @dataclass(frozen=True)
 class Present:
@@ -51,15 +53,19 @@ class Present:
 @dataclass(frozen=True)
 class Comparison:
     name: str
+    measure: str  # count | unique | coverage
     capture: str | None
     comparator: str
-    number: int
+    number: float
 
     def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
         result = env[self.name]
         if not result.decided:
             return None
-        value = result.unique(self.capture) if self.capture else result.count()
+        if self.measure == "coverage":
+            value: float = result.covered_share()
+        else:
+            value = result.unique(self.capture) if self.capture else result.count()
         return COMPARATORS[self.comparator](value, self.number)
 
 
@@ -101,15 +107,18 @@ class _ToNodes(Transformer):
     def present(self, items: list[Token]) -> Present:
         return Present(str(items[0]))
 
-    def count(self, items: list[Token]) -> tuple[str, None]:
-        return (str(items[0]), None)
+    def count(self, items: list[Token]) -> tuple[str, str, None]:
+        return (str(items[0]), "count", None)
 
-    def unique(self, items: list[Token]) -> tuple[str, str]:
-        return (str(items[0]), str(items[1]))
+    def unique(self, items: list[Token]) -> tuple[str, str, str]:
+        return (str(items[0]), "unique", str(items[1]))
+
+    def coverage(self, items: list[Token]) -> tuple[str, str, None]:
+        return (str(items[0]), "coverage", None)
 
     def comparison(self, items: list) -> Comparison:
-        (name, capture), comparator, number = items
-        return Comparison(name, capture, str(comparator), int(number))
+        (name, measure, capture), comparator, number = items
+        return Comparison(name, measure, capture, str(comparator), float(number))
 
     def negation(self, items: list[Node]) -> Not:
         return Not(items[0])
@@ -141,6 +150,17 @@ def parse_condition(text: str) -> Node:
     except (LarkError, VisitError, RecursionError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ConditionError(f"cannot parse condition {text!r}: {first_line}") from None
+
+
+def measured_names(node: Node, measure: str) -> set[str]:
+    """Evidence names a condition compares by `measure` (count, unique or coverage)."""
+    if isinstance(node, Comparison):
+        return {node.name} if node.measure == measure else set()
+    if isinstance(node, Present):
+        return set()
+    if isinstance(node, Not):
+        return measured_names(node.operand, measure)
+    return set().union(*(measured_names(operand, measure) for operand in node.operands))
 
 
 def referenced_names(node: Node) -> set[str]:

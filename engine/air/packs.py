@@ -15,7 +15,8 @@ from air import __version__
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
-from air.expr import Node
+from air.expr import Node, measured_names
+from air.operators import OperatorSyntax
 from air.framework import Framework, check_patterns, checked_condition, load_framework
 from air.resources import data_dir
 from air.schemas import validate_document
@@ -73,6 +74,8 @@ class Pack:
     rows: tuple[Row, ...]
     digest: str
     fixtures: Path
+    operators: OperatorSyntax | None
+    symbols: dict[str, tuple[str, ...]]
 
 
 def shipped_packs() -> list[str]:
@@ -111,7 +114,9 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     framework = parent.framework if parent else load_framework(meta["framework"])
     if parent and parent.framework.id != meta["framework"]:
         raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
-    symbols = {**framework.symbols, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
+    inherited = parent.symbols if parent else framework.symbols
+    symbols = {**inherited, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
+    operators = _operators(header, directory, symbols) if "operators" in meta else (parent.operators if parent else None)
     shared = dict(meta.get("evidence", {}))
     for name, clause in shared.items():
         _check_clause(header, ("evidence", name), clause, symbols, shared)
@@ -136,7 +141,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         if framework.section(section) is None:
             raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
         for number, data in enumerate(document.data["rows"]):
-            row = _row(document, ("rows", number), data, section, framework, symbols, shared)
+            row = _row(document, ("rows", number), data, section, framework, symbols, shared, operators)
             if row.id in rows:
                 raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")
             rows[row.id] = row
@@ -145,7 +150,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
-        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES),
+        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES), operators=operators, symbols=symbols,
         rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
         digest="sha256:" + hashlib.sha256(
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
@@ -188,7 +193,7 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _row(document, path, data, section, framework, symbols, shared) -> Row:
+def _row(document, path, data, section, framework, symbols, shared, operators) -> Row:
     for index, route in enumerate(data.get("paths", [])):
         if route not in {p.id for p in framework.paths}:
             raise document.error(path + ("paths", index), f"unknown path {route!r}")
@@ -196,12 +201,17 @@ def _row(document, path, data, section, framework, symbols, shared) -> Row:
     for name, clause in data.get("evidence", {}).items():
         resolved = _check_clause(document, path + ("evidence", name), clause, symbols, shared)
         evidence[name] = clause_from_data(name, resolved)
+        if evidence[name].kind == "ops":
+            _check_ops(document, path + ("evidence", name), evidence[name], operators)
     if "runtime" in data and "2" in data.get("score", {}):
         raise document.error(path + ("score", "2"), "a row with a runtime check earns at most 1 from static evidence")
     score, score_text = {}, {}
     for level, text in data.get("score", {}).items():
         score[int(level)] = checked_condition(document, path + ("score", level), text, evidence)
         score_text[int(level)] = text
+        for name in measured_names(score[int(level)], "coverage"):
+            if "of" not in evidence[name].spec:
+                raise document.error(path + ("score", level), f"coverage({name}) needs an `ops` clause with `of`")
     notes = tuple(
         Note(checked_condition(document, path + ("notes", i, "when"), note["when"], evidence), note["say"])
         for i, note in enumerate(data.get("notes", []))
@@ -212,6 +222,23 @@ def _row(document, path, data, section, framework, symbols, shared) -> Row:
         runtime_command=data.get("runtime", {}).get("command"), remediation=data["remediation"],
         docs=tuple(data["docs"]),
     )
+
+
+def _operators(header: YamlDocument, directory: Path, symbols: dict) -> OperatorSyntax:
+    syntax = OperatorSyntax.from_data(header.data["operators"], directory)
+    if syntax.kernel_keys not in symbols:
+        raise header.error(("operators", "kernel_keys"), f"unknown symbol set {syntax.kernel_keys!r}")
+    if not syntax.catalog_path.is_file():
+        raise header.error(("operators", "catalog"), f"no operator catalog at {syntax.catalog_path}")
+    return syntax
+
+
+def _check_ops(document: YamlDocument, path: tuple, clause: Clause, operators: OperatorSyntax | None) -> None:
+    if operators is None:
+        raise document.error(path, "`ops` evidence needs an `operators` section in pack.yaml")
+    unknown = [name for member in clause.spec.get("of", ()) for name in member.split("|") if not operators.catalog.knows(name)]
+    if unknown:
+        raise document.error(path + ("ops", "of"), f"not in the operator catalog: {', '.join(unknown)}")
 
 
 def _check_clause(document, path, clause: dict, symbols, shared) -> dict:

@@ -15,6 +15,7 @@ from air.evaluate import evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
+from air.operator_summary import operator_coverage
 from air.packs import Pack
 from air.report.model import (
     Backend,
@@ -39,12 +40,13 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     index = build_index(root, options)
     say(f"indexed {len(index.files)} files ({index.total_bytes / 1e6:.1f} MB), "
         f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s")
-    evaluator = Evaluator(Context(index, {**pack.framework.symbols}))
+    evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
     try:
         evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()])
         verdict, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
+        operators = operator_coverage(pack, evaluator)
     finally:
         index.close()
     result = score(pack.framework.sections, rows)
@@ -63,6 +65,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
         quick_reference=quick_reference(pack, rows),
         sources=tuple(Link(title, url) for title, url in pack.framework.sources),
         index=index_stats(index),
+        operators=operators,
     )
 
 

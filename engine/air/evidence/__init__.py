@@ -13,6 +13,7 @@
 | `file`          | files by glob, optionally containing a literal or regex                 |
 | `graph`         | queries over the import/include/entry-point graph                       |
 | `semgrep`       | semgrep rules (optional extra), batched into one run per check          |
+| `ops`           | operator registrations (blocks, Python, codegen op lists), with coverage |
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from air.evidence import (
     cpp_macro,
     file_glob,
     graph_query,
+    ops,
     python_assign,
     python_call,
     python_def,
@@ -48,6 +50,7 @@ KINDS: dict[str, ModuleType] = {
     "file": file_glob,
     "graph": graph_query,
     "semgrep": semgrep,
+    "ops": ops,
 }
 BATCHED_KINDS = {"semgrep"}
 COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe")
@@ -101,9 +104,12 @@ class Evaluator:
             if clause.scope == "product" and not any(hit.role == "product" for hit in hits):
                 hits = self._hits(replace(clause, scope="tests"))  # to say "found only in tests"
             cached = ClauseResult(clause, _sorted(hits))
+            measure = getattr(KINDS[clause.kind], "measure", None)
+            if measure is not None:
+                cached.coverage = measure(clause, cached.counted(), self.context)
             self._results[clause.key] = cached
         if cached.clause.name != clause.name:
-            return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason)
+            return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason, cached.coverage)
         return cached
 
     def _hits(self, clause: Clause) -> list[Hit]:

@@ -14,6 +14,7 @@ from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.cpp import resolve_alias
 from air.index.model import Role, SourceFile
+from air.operators import OperatorSyntax
 
 Scope = Literal["product", "tests", "all"]
 SNIPPET_LIMIT = 200
@@ -60,12 +61,30 @@ class Clause:
         return self.describe or f"{self.kind} {_summary(self.spec)}"
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How many of a listed set a clause found (operators of a category, say)."""
+
+    covered: tuple[str, ...]
+    missing: tuple[str, ...]
+    composite: tuple[str, ...] = ()  # listed, but needing no implementation of their own
+
+    @property
+    def total(self) -> int:
+        return len(self.covered) + len(self.missing)
+
+    @property
+    def ratio(self) -> float:
+        return len(self.covered) / self.total if self.total else 1.0
+
+
 @dataclass
 class ClauseResult:
     clause: Clause
     hits: list[Hit]
     decided: bool = True
     undecided_reason: str = ""
+    coverage: Coverage | None = None
 
     def counted(self) -> list[Hit]:
         if self.clause.scope == "all":
@@ -78,6 +97,10 @@ class ClauseResult:
     def unique(self, capture: str) -> int:
         return len({hit.capture(capture) for hit in self.counted() if hit.capture(capture) is not None})
 
+    def covered_share(self) -> float:
+        """The share of a listed set found; 0 for clauses that measure no coverage."""
+        return self.coverage.ratio if self.coverage is not None else 0.0
+
     def test_only_hits(self) -> list[Hit]:
         return [hit for hit in self.hits if hit.role == "tests"] if self.clause.scope == "product" else []
 
@@ -85,9 +108,11 @@ class ClauseResult:
 class Context:
     """What a kind may consult besides its own spec."""
 
-    def __init__(self, index: CodeIndex, symbols: Mapping[str, tuple[str, ...]]) -> None:
+    def __init__(self, index: CodeIndex, symbols: Mapping[str, tuple[str, ...]],
+                 operators: OperatorSyntax | None = None) -> None:
         self.index = index
         self.symbols = symbols
+        self.operators = operators
         self._memo: dict[tuple, Any] = {}
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:

@@ -15,6 +15,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from air.index.model import (
+    CppBlockCall,
     CppCall,
     CppClass,
     CppDefine,
@@ -697,8 +698,32 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         )
         qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
         line = lines.of(start)
-        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start)))
+        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start), close))
     return calls
+
+
+_BLOCK_CALL = re.compile(
+    r'(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)\s*[A-Za-z_]\w*)*)\s*\(\s*'
+    r'(?:(?:[A-Za-z_]\w*\s*\(\s*)?"(?P<literal>[^"\\\n]*)")?'
+)
+
+
+def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
+    """The calls in the `{ ... }` block that directly follows `call` (as in
+    `TORCH_LIBRARY_IMPL(aten, Key, m) { m.impl("op", f); }`), each with its first argument
+    when that is a string literal, also one wrapped in a macro call (`NAME("op")`), else "".
+    No block, no calls."""
+    text = facts.stripped
+    opened = _skip_space(text, call.end + 1) if call.end >= 0 else len(text)
+    if opened >= len(text) or text[opened] != "{":
+        return []
+    group = _Brackets(text).group(opened)
+    close = group[0] if group else len(text)
+    lines = _Lines(text)
+    return [
+        CppBlockCall(lines.of(opened + 1 + match.start()), "".join(match["callee"].split()), match["literal"] or "")
+        for match in _BLOCK_CALL.finditer(text[opened + 1 : close])
+    ]
 
 
 def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:

@@ -103,6 +103,17 @@ class CppCall:
     name: str
     args: tuple[str, ...]
     in_define: str | None = None
+    end: int = field(default=-1, compare=False)  # offset of the closing parenthesis
+
+
+@dataclass(frozen=True)
+class CppBlockCall:
+    """A call inside the brace block that follows a macro invocation, with its first
+    argument if that is a string literal: `m.impl("add.Tensor", f)` -> ("m.impl", "add.Tensor")."""
+
+    line: int
+    callee: str
+    literal: str
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, is_dataclass
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from air.report.model import (
-    Backend,
-    Finding,
-    IndexStats,
-    IntegrationPath,
-    Link,
-    PackInfo,
-    PathLabel,
-    PathSignal,
-    QuickReferenceEntry,
-    Report,
-    RowResult,
-    SectionResult,
-    Source,
-)
+from air.report.model import IndexStats, Report
 
 TOOL_NAME = "air"
 
@@ -51,26 +38,32 @@ def to_dict(report: Report) -> dict[str, Any]:
         "quick_reference": _plain(report.quick_reference),
         "sources": _plain(report.sources),
         "index": _index_to_dict(report.index),
+        "operators": _plain(report.operators),
     }
 
 
 def from_dict(data: dict[str, Any]) -> Report:
     """Rebuild the report model from the data `to_dict` produces."""
-    return Report(
-        schema_version=data["schema_version"],
-        tool_version=data["tool"]["version"],
-        date=data["date"],
-        pack=PackInfo(**{**data["pack"], "paths": tuple(PathLabel(**item) for item in data["pack"].get("paths", []))}),
-        backend=_backend(data["backend"]),
-        integration_path=_integration_path(data["integration_path"]),
-        readiness=data["readiness"],
-        coverage=data["coverage"],
-        sections=tuple(SectionResult(**item) for item in data["sections"]),
-        rows=tuple(_row(item) for item in data["rows"]),
-        quick_reference=tuple(QuickReferenceEntry(**item) for item in data["quick_reference"]),
-        sources=tuple(Link(**item) for item in data["sources"]),
-        index=_index(data["index"]),
-    )
+    fields_data = {key: value for key, value in data.items() if key != "tool"}
+    fields_data["tool_version"] = data["tool"]["version"]
+    fields_data["index"] = {**data["index"], "skipped": [[i["reason"], i["count"]] for i in data["index"]["skipped"]]}
+    return _typed(Report, fields_data)
+
+
+def _typed(kind: Any, value: Any) -> Any:
+    """`value` (plain JSON data) as an instance of the annotated type `kind`."""
+    if is_dataclass(kind):
+        hints = get_type_hints(kind)
+        return kind(**{f.name: _typed(hints[f.name], value[f.name]) for f in fields(kind) if f.name in value})
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_typed(args[0], item) for item in value)
+        return tuple(_typed(arg, item) for arg, item in zip(args, value))
+    if origin in (Union, UnionType):
+        chosen = [arg for arg in args if arg is not type(None)]
+        return None if value is None else _typed(chosen[0], value)
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -86,35 +79,3 @@ def _index_to_dict(index: IndexStats) -> dict[str, Any]:
     stats = _plain(index)
     stats["skipped"] = [{"reason": reason, "count": count} for reason, count in index.skipped]
     return stats
-
-
-def _findings(items: list[dict[str, Any]]) -> tuple[Finding, ...]:
-    return tuple(Finding(**item) for item in items)
-
-
-def _backend(data: dict[str, Any]) -> Backend:
-    return Backend(**{**data, "source": Source(**data["source"])})
-
-
-def _integration_path(data: dict[str, Any]) -> IntegrationPath:
-    signals = tuple(
-        PathSignal(name=item["name"], description=item["description"], evidence=_findings(item["evidence"]))
-        for item in data["signals"]
-    )
-    return IntegrationPath(**{**data, "applies": tuple(data["applies"]), "signals": signals})
-
-
-def _row(data: dict[str, Any]) -> RowResult:
-    return RowResult(
-        **{
-            **data,
-            "paths": tuple(data["paths"]),
-            "evidence": _findings(data["evidence"]),
-            "docs": tuple(data["docs"]),
-        }
-    )
-
-
-def _index(data: dict[str, Any]) -> IndexStats:
-    skipped = tuple((item["reason"], item["count"]) for item in data["skipped"])
-    return IndexStats(**{**data, "skipped": skipped})

@@ -13,6 +13,7 @@ from air.report.model import (
     Finding,
     IndexStats,
     Link,
+    OperatorCoverage,
     Outcome,
     PathSignal,
     QuickReferenceEntry,
@@ -46,6 +47,7 @@ def render_markdown(report: Report) -> str:
         *_upstream_candidates(),
         *_source_discovery(report),
         *_checklist(report),
+        *_operators(report.operators),
         *_quick_reference(report.quick_reference),
         *_sources(report.sources),
     ]
@@ -131,6 +133,31 @@ def _checklist(report: Report) -> list[str]:
         blocks.append(f"### {section.number}. {_text(section.title)} (Tier {section.tier})")
         blocks.append(_table(("#", "Item", "Path", "Priority", "Points", "Evidence"), (_row_cells(row, labels) for row in rows)))
     return blocks
+
+
+def _operators(operators: OperatorCoverage | None) -> list[str]:
+    if operators is None:
+        return []
+    sources = ", ".join(f"{count} from {how}" for how, count in operators.by_source) or "none"
+    facts = [
+        f"Operators with a kernel on the device's keys: {operators.registered} ({sources})",
+        f"Core ATen operators covered: {operators.core_covered} of {operators.core_total} "
+        f"(catalog of torch {_text(operators.catalog_version)})",
+        "Global fallbacks: " + (", ".join(_finding(f) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
+    ]
+    blocks = ["## Operator coverage", _bullets(facts)]
+    rows = [
+        (op.item, _text(op.title), f"{op.covered}/{op.total}", _names(op.missing), _names(op.composite))
+        for op in operators.categories
+    ]
+    blocks.append(_table(("#", "Category", "Native", "Missing", "Composite (no kernel needed)"), rows))
+    if operators.core_missing:
+        blocks.append("Core ATen operators without a kernel: " + _names(operators.core_missing))
+    return blocks
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(_code(name) for name in names) or NONE
 
 
 def _quick_reference(entries: Sequence[QuickReferenceEntry]) -> list[str]:

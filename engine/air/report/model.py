@@ -123,6 +123,30 @@ class IndexStats:
 
 
 @dataclass(frozen=True)
+class OperatorCategory:
+    item: str
+    title: str
+    covered: int
+    total: int
+    missing: tuple[str, ...]
+    composite: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OperatorCoverage:
+    """The operators the backend registers kernels for, measured against the pack's catalog."""
+
+    catalog_version: str
+    registered: int  # distinct operators with a kernel on the device's keys
+    by_source: tuple[tuple[str, int], ...]  # ("block" | "python" | "op list", registrations)
+    core_covered: int
+    core_total: int
+    core_missing: tuple[str, ...]
+    fallbacks: tuple[Finding, ...]
+    categories: tuple[OperatorCategory, ...]
+
+
+@dataclass(frozen=True)
 class Report:
     tool_version: str
     date: str  # ISO date, pinned by SOURCE_DATE_EPOCH
@@ -136,4 +160,5 @@ class Report:
     quick_reference: tuple[QuickReferenceEntry, ...]
     sources: tuple[Link, ...]
     index: IndexStats
+    operators: OperatorCoverage | None = None
     schema_version: str = SCHEMA_VERSION

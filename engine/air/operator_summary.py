@@ -1,0 +1,50 @@
+"""The report's operator coverage: what the backend registers, against the pack's catalog."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from air.evidence import Evaluator
+from air.evidence.base import constraint_holds, hit_at
+from air.evidence.ops import registrations
+from air.evaluate import finding_of
+from air.operators import family
+from air.packs import Pack
+from air.report.model import OperatorCategory, OperatorCoverage
+
+MAX_CORE_MISSING = 60
+
+
+def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | None:
+    syntax = pack.operators
+    if syntax is None:
+        return None
+    context = evaluator.context
+    found = registrations(context)
+    on_device = {"symbol": syntax.kernel_keys}
+    kernels = [r for r in found.ops if constraint_holds(r.key, on_device, context)]
+    families = {family(r.op) for r in kernels}
+    core = syntax.catalog.core
+    core_missing = tuple(name for name in core if family(name) not in families)
+    return OperatorCoverage(
+        catalog_version=syntax.catalog.torch_version,
+        registered=len({r.op for r in kernels}),
+        by_source=tuple(sorted(Counter(r.how for r in kernels).items())),
+        core_covered=len(core) - len(core_missing),
+        core_total=len(core),
+        core_missing=core_missing[:MAX_CORE_MISSING],
+        fallbacks=tuple(finding_of(hit_at(r.source, r.line), r.key) for r in found.fallbacks
+                        if constraint_holds(r.key, on_device, context)),
+        categories=tuple(_categories(pack, evaluator)),
+    )
+
+
+def _categories(pack: Pack, evaluator: Evaluator):
+    for row in pack.rows:
+        for clause in row.evidence.values():
+            if clause.kind != "ops" or "of" not in clause.spec:
+                continue
+            coverage = evaluator.result(clause).coverage
+            yield OperatorCategory(row.item, row.title, len(coverage.covered), coverage.total,
+                                   coverage.missing, coverage.composite)
+            break

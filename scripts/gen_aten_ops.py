@@ -1,0 +1,81 @@
+"""Regenerate the pack's aten operator catalog from torchgen's native_functions.yaml.
+
+    python scripts/gen_aten_ops.py [--native-functions PATH] [--output PATH]
+
+Without --native-functions, the file is taken from the torchgen package of an installed torch
+(it ships inside the wheel at torchgen/packaged/ATen/native/native_functions.yaml). Only the
+YAML is read; nothing of torch is imported except to locate that file.
+
+Each overload gets its flags:
+- composite: a CompositeImplicitAutograd kernel (declared, or implied by an entry without
+  `dispatch` or `structured_delegate`): it decomposes into other ops and needs no backend kernel;
+- core: tagged `core` (the core ATen opset).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import yaml
+
+DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "rulepacks" / "pytorch-2.x" / "data" / "aten-ops.json"
+PACKAGED = Path("packaged") / "ATen" / "native" / "native_functions.yaml"
+
+
+def locate_native_functions() -> Path:
+    spec = importlib.util.find_spec("torchgen")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("torchgen not found: install torch==<version> or pass --native-functions")
+    return Path(next(iter(spec.submodule_search_locations))) / PACKAGED
+
+
+def torch_version_beside(native_functions: Path) -> str:
+    site = native_functions.parents[4]
+    for info in sorted(site.glob("torch-*.dist-info")):
+        return info.name.removeprefix("torch-").removesuffix(".dist-info").split("+")[0]
+    return "unknown"
+
+
+def flags_of(entry: dict) -> list[str]:
+    dispatch = entry.get("dispatch")
+    keys = {key.strip() for group in (dispatch or {}) for key in group.split(",")}
+    composite = "CompositeImplicitAutograd" in keys or (dispatch is None and "structured_delegate" not in entry)
+    tags = entry.get("tags", [])
+    tags = [tags] if isinstance(tags, str) else tags
+    return (["composite"] if composite else []) + (["core"] if "core" in tags else [])
+
+
+def catalog(native_functions: Path) -> dict:
+    entries = yaml.load(native_functions.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    ops = {}
+    for entry in entries:
+        name = entry["func"].split("(", 1)[0].strip()
+        ops[name] = flags_of(entry)
+    return {
+        "source": "torchgen/packaged/ATen/native/native_functions.yaml",
+        "torch_version": torch_version_beside(native_functions),
+        "ops": dict(sorted(ops.items())),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--native-functions", type=Path, default=None)
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    args = parser.parse_args()
+    source = args.native_functions or locate_native_functions()
+    data = catalog(source)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    text = "{\n" + ",\n".join(
+        [f'  "source": {json.dumps(data["source"])}', f'  "torch_version": {json.dumps(data["torch_version"])}',
+         '  "ops": {\n' + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["ops"].items()) + "\n  }"]
+    ) + "\n}\n"
+    args.output.write_text(text, encoding="utf-8")
+    print(f"{args.output}: {len(data['ops'])} overloads from torch {data['torch_version']}")
+
+
+if __name__ == "__main__":
+    main()
