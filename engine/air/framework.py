@@ -147,14 +147,18 @@ def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:
                 if isinstance(clause.get(kind), dict)]
     patterns += [(("where", capture, "matches"), c.get("matches")) for capture, c in clause.get("where", {}).items()]
     for where, pattern in patterns:
-        if pattern is None:
-            continue
-        try:
-            compile_guarded(pattern)
-        except UnsafePattern as error:
-            raise document.error(path + where, str(error)) from None
-        except Exception as error:  # re.error and its kin
-            raise document.error(path + where, f"invalid regular expression: {error}") from None
+        if pattern is not None:
+            checked_pattern(document, path + where, pattern)
+
+
+def checked_pattern(document: YamlDocument, path: tuple, pattern: str) -> None:
+    """Compile a regular expression with the backtracking guard, or fail at its line."""
+    try:
+        compile_guarded(pattern)
+    except UnsafePattern as error:
+        raise document.error(path, str(error)) from None
+    except Exception as error:  # re.error and its kin
+        raise document.error(path, f"invalid regular expression: {error}") from None
 
 
 def checked_condition(document: YamlDocument, path: tuple, text: str, names) -> Node:

@@ -17,7 +17,8 @@ from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import Node, measured_names
 from air.operators import OperatorSyntax
-from air.framework import Framework, check_patterns, checked_condition, load_framework
+from air.test_inventory import TestSyntax
+from air.framework import Framework, check_patterns, checked_condition, checked_pattern, load_framework
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.versions import is_range, satisfies
@@ -75,6 +76,7 @@ class Pack:
     digest: str
     fixtures: Path
     operators: OperatorSyntax | None
+    test_syntax: TestSyntax | None
     symbols: dict[str, tuple[str, ...]]
 
 
@@ -117,6 +119,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     inherited = parent.symbols if parent else framework.symbols
     symbols = {**inherited, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
     operators = _operators(header, directory, symbols) if "operators" in meta else (parent.operators if parent else None)
+    test_syntax = _test_syntax(header) if "test_inventory" in meta else (parent.test_syntax if parent else None)
     shared = dict(meta.get("evidence", {}))
     for name, clause in shared.items():
         _check_clause(header, ("evidence", name), clause, symbols, shared)
@@ -150,7 +153,8 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
-        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES), operators=operators, symbols=symbols,
+        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES), operators=operators, test_syntax=test_syntax,
+        symbols=symbols,
         rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
         digest="sha256:" + hashlib.sha256(
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
@@ -231,6 +235,13 @@ def _operators(header: YamlDocument, directory: Path, symbols: dict) -> Operator
     if not syntax.catalog_path.is_file():
         raise header.error(("operators", "catalog"), f"no operator catalog at {syntax.catalog_path}")
     return syntax
+
+
+def _test_syntax(header: YamlDocument) -> TestSyntax:
+    data = header.data["test_inventory"]
+    for label, pattern in data["ci_signals"].items():
+        checked_pattern(header, ("test_inventory", "ci_signals", label), pattern)
+    return TestSyntax.from_data(data)
 
 
 def _check_ops(document: YamlDocument, path: tuple, clause: Clause, operators: OperatorSyntax | None) -> None:

@@ -17,6 +17,7 @@ from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
 from air.operator_summary import operator_coverage
 from air.packs import Pack
+from air.test_inventory import test_inventory
 from air.report.model import (
     Backend,
     IndexStats,
@@ -47,6 +48,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
         say(f"integration path: {path.title}")
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
+        tests = test_inventory(index, pack.test_syntax) if pack.test_syntax else None
     finally:
         index.close()
     result = score(pack.framework.sections, rows)
@@ -66,6 +68,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
         sources=tuple(Link(title, url) for title, url in pack.framework.sources),
         index=index_stats(index),
         operators=operators,
+        tests=tests,
     )
 
 

@@ -39,6 +39,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "sources": _plain(report.sources),
         "index": _index_to_dict(report.index),
         "operators": _plain(report.operators),
+        "tests": _plain(report.tests),
     }
 
 

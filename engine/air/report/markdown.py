@@ -21,9 +21,11 @@ from air.report.model import (
     RowResult,
     SectionResult,
     Source,
+    TestInventory,
 )
 
 MAX_GAPS = 10
+MAX_SKIP_REASONS = 25
 MAX_FINDINGS = 3
 MAX_SNIPPET = 80
 DIGEST_LENGTH = 12
@@ -48,6 +50,7 @@ def render_markdown(report: Report) -> str:
         *_source_discovery(report),
         *_checklist(report),
         *_operators(report.operators),
+        *_test_inventory(report.tests),
         *_quick_reference(report.quick_reference),
         *_sources(report.sources),
     ]
@@ -153,6 +156,28 @@ def _operators(operators: OperatorCoverage | None) -> list[str]:
     blocks.append(_table(("#", "Category", "Native", "Missing", "Composite (no kernel needed)"), rows))
     if operators.core_missing:
         blocks.append("Core ATen operators without a kernel: " + _names(operators.core_missing))
+    return blocks
+
+
+def _test_inventory(tests: TestInventory | None) -> list[str]:
+    if tests is None:
+        return []
+    markers = ", ".join(f"{_code(name)} ×{count}" for name, count in tests.markers) or NONE
+    facts = [
+        f"Test files: {tests.test_files}; Python tests: {tests.python_tests}; C++ tests: {tests.cpp_tests}",
+        f"Shared test machinery used: {markers}",
+        f"Skipped or expected to fail: {tests.skip_total}",
+    ]
+    blocks = ["## Test inventory", _bullets(facts)]
+    if tests.skip_reasons:
+        shown = tests.skip_reasons[:MAX_SKIP_REASONS]
+        blocks.append(_table(("Skip reason", "Tests"), ((_text(reason), str(count)) for reason, count in shown)))
+    if tests.skips:
+        listed = [(_code(f"{s.path}:{s.line}"), _code(s.decorator), _text(s.reason) or NONE) for s in tests.skips]
+        more = tests.skip_total - len(tests.skips)
+        blocks += [_table(("Where", "Skip", "Reason"), listed)] + ([f"… and {more} more."] if more > 0 else [])
+    workflows = [(_code(w.path), ", ".join(w.signals) or NONE) for w in tests.ci]
+    blocks.append(_table(("CI workflow", "Shows"), workflows) if workflows else "No CI workflow files found.")
     return blocks
 
 

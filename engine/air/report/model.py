@@ -147,6 +147,34 @@ class OperatorCoverage:
 
 
 @dataclass(frozen=True)
+class SkippedTest:
+    path: str
+    line: int
+    decorator: str  # the skip decorator or call as written
+    reason: str  # "" when none is given
+
+
+@dataclass(frozen=True)
+class CiWorkflow:
+    path: str
+    signals: tuple[str, ...]  # the pack's CI signals the file shows
+
+
+@dataclass(frozen=True)
+class TestInventory:
+    """The backend's own tests, read statically."""
+
+    test_files: int
+    python_tests: int
+    cpp_tests: int
+    markers: tuple[tuple[str, int], ...]  # shared test machinery used, with its number of uses
+    skip_total: int
+    skip_reasons: tuple[tuple[str, int], ...]  # most frequent first
+    skips: tuple[SkippedTest, ...]  # the first ones, in file order
+    ci: tuple[CiWorkflow, ...]
+
+
+@dataclass(frozen=True)
 class Report:
     tool_version: str
     date: str  # ISO date, pinned by SOURCE_DATE_EPOCH
@@ -161,4 +189,5 @@ class Report:
     sources: tuple[Link, ...]
     index: IndexStats
     operators: OperatorCoverage | None = None
+    tests: TestInventory | None = None
     schema_version: str = SCHEMA_VERSION

@@ -1,0 +1,131 @@
+"""The backend's own test suite, read without running it: how many tests, which shared
+test machinery they use, which tests are skipped and why, and what CI runs.
+
+What counts as a skip, a marker of shared machinery or a CI file is pack data (the pack's
+`test_inventory` section). Tests are counted and skips read line by line from comment-free
+source, so a commented-out decorator is never a skip.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from air.evidence.regex import compile_guarded
+from air.index import CodeIndex
+from air.index.model import SourceFile
+from air.report.model import CiWorkflow, SkippedTest, TestInventory
+
+MAX_LISTED_SKIPS = 200
+MAX_REASON = 160
+CONTINUATION_LINES = 4
+
+_PYTHON_TEST = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(")
+_CPP_TEST = re.compile(r"(?m)^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\(")
+_DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
+_SKIP_CALL = re.compile(r"(?P<name>\b[A-Za-z_][\w.]*)[ \t]*\(")
+_REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
+_STRING = re.compile(r"""[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
+
+
+@dataclass(frozen=True)
+class TestSyntax:
+    """How a framework's test suites mark skips and shared machinery (a pack's `test_inventory`)."""
+
+    skip_names: tuple[str, ...]  # globs over the last component of a decorator or call
+    markers: tuple[str, ...]
+    ci_files: tuple[str, ...]
+    ci_signals: tuple[tuple[str, re.Pattern[str]], ...]
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> TestSyntax:
+        return cls(
+            skip_names=tuple(data["skip_names"]),
+            markers=tuple(data["markers"]),
+            ci_files=tuple(data["ci_files"]),
+            ci_signals=tuple((label, compile_guarded(pattern)) for label, pattern in data["ci_signals"].items()),
+        )
+
+    def is_skip(self, name: str) -> bool:
+        last = name.rsplit(".", 1)[-1]
+        return any(fnmatchcase(last, pattern) for pattern in self.skip_names)
+
+
+def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
+    python_tests = cpp_tests = files = 0
+    markers: Counter[str] = Counter()
+    skips: list[SkippedTest] = []
+    for source in index.files:
+        if source.role != "tests" or source.language not in ("python", "cpp"):
+            continue
+        code = index.code_text(source)
+        if source.language == "cpp":
+            found = len(_CPP_TEST.findall(code))
+            cpp_tests += found
+            files += found > 0
+            continue
+        found = len(_PYTHON_TEST.findall(code))
+        python_tests += found
+        files += found > 0
+        for marker in syntax.markers:
+            if marker in code:
+                markers[marker] += len(re.findall(rf"\b{re.escape(marker)}\b", code))
+        skips.extend(_skips(source, code, syntax))
+    reasons = Counter(skip.reason or "(no reason given)" for skip in skips)
+    return TestInventory(
+        test_files=files,
+        python_tests=python_tests,
+        cpp_tests=cpp_tests,
+        markers=tuple((marker, markers[marker]) for marker in syntax.markers if markers[marker]),
+        skip_total=len(skips),
+        skip_reasons=tuple(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
+        skips=tuple(skips[:MAX_LISTED_SKIPS]),
+        ci=tuple(_workflows(index, syntax)),
+    )
+
+
+def _skips(source: SourceFile, code: str, syntax: TestSyntax) -> list[SkippedTest]:
+    lines = code.splitlines()
+    found = []
+    for number, line in enumerate(lines, start=1):
+        if "skip" not in line.lower() and "fail" not in line.lower():
+            continue
+        decorator = _DECORATOR.match(line)
+        names = [decorator["name"]] if decorator else [m["name"] for m in _SKIP_CALL.finditer(line)]
+        name = next((n for n in names if syntax.is_skip(n)), None)
+        if name is None:
+            continue
+        text = " ".join(lines[number - 1 : number - 1 + CONTINUATION_LINES])
+        found.append(SkippedTest(source.path, number, name, _reason(text[text.find(name) + len(name):])))
+    return found
+
+
+def _reason(arguments: str) -> str:
+    """`reason=`/`msg=` if given, else the last string literal of the call's first lines."""
+    keyword = _REASON_KEYWORD.search(arguments)
+    if keyword:
+        return _shorten(keyword["text"])
+    depth, end = 0, len(arguments)
+    for position, char in enumerate(arguments):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and position > 0:
+            end = position
+            break
+    strings = _STRING.findall(arguments[:end])
+    return _shorten(strings[-1][1]) if strings else ""
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
+
+
+def _workflows(index: CodeIndex, syntax: TestSyntax):
+    for source in index.files:
+        if not any(fnmatchcase(source.path, pattern) for pattern in syntax.ci_files):
+            continue
+        signals = tuple(label for label, pattern in syntax.ci_signals if pattern.search(source.text))
+        yield CiWorkflow(source.path, signals)
