@@ -79,7 +79,15 @@ class Evaluator:
         self._results: dict[tuple, ClauseResult] = {}
 
     def prepare(self, clauses: Iterable[Clause]) -> None:
-        """Run the batched kinds (semgrep) once for every clause of the check."""
+        """Parse the Python files of every clause in one parallel batch, and run the batched
+        kinds (semgrep) once for every clause of the check."""
+        clauses = list(clauses)
+        files = {}
+        for clause in clauses:
+            candidates = getattr(KINDS[clause.kind], "candidates", None)
+            if candidates is not None and clause.scope != "tests":
+                files.update((source.path, source) for source in candidates(clause, self.context))
+        self.context.index.prefetch_python(files.values())
         pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
         if not pending:
             return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
@@ -17,7 +17,10 @@ from air.index.model import Role, SourceFile
 from air.operators import OperatorSyntax
 
 Scope = Literal["product", "tests", "all"]
+Hint = Callable[[str], object]  # a cheap test of a file's text: truthy when it may hold a finding
 SNIPPET_LIMIT = 200
+MAX_TEST_HITS = 25  # a tests-scope clause stops reading once it has this many findings
+PARSE_BATCH = 32
 
 
 @dataclass(frozen=True)
@@ -187,11 +190,11 @@ def last_component(name: str) -> str:
 
 
 def name_literals(name: str) -> tuple[str, ...]:
-    """Literals every file calling or naming `name` must contain: its components but the root
-    (`pkg.utils.f` -> ("utils", "f")), since imports and aliases may rename only the root."""
-    parts = re.split(r"::|\.", name)
-    kept = parts[1:] if len(parts) > 1 else parts
-    return tuple(literal for literal in map(literal_of, kept) if len(literal) >= 3) or (literal_of(name),)
+    """Literals every file calling or naming `name` must contain: its components, globs left
+    out. The root is there too, since a qualified name resolves only through an import of it."""
+    parts = [literal_of(part) for part in re.split(r"::|\.", name)]
+    kept = tuple(part for part in parts if len(part) >= 3)
+    return kept or (literal_of(name),)
 
 
 def roles_for(clause: Clause) -> tuple[str, ...]:
@@ -200,18 +203,45 @@ def roles_for(clause: Clause) -> tuple[str, ...]:
 
 
 def python_candidates(
-    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[re.Pattern[str]]
+    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[Hint]
 ) -> list[SourceFile]:
     """Python files a clause must parse: they pass the literal prefilter, the clause's file
-    globs and one of the textual `hints`. They are parsed up front, in parallel if many."""
-    patterns = list(hints)
-    candidates = [
-        source
-        for source in context.index.select(literals, languages=["python"], roles=roles_for(clause))
-        if in_clause_files(source.path, clause) and any(p.search(source.text) for p in patterns)
-    ]
-    context.index.prefetch_python(candidates)
-    return candidates
+    globs and one of the textual `hints`. Computed once per clause, so that a check can parse
+    the files of every clause in one parallel batch before evaluating any."""
+    return context.memo(("python-candidates", clause.key), lambda: list(_candidates(clause, context, literals, hints)))
+
+
+def parsed_python(
+    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[Hint]
+) -> Iterator[SourceFile]:
+    """The candidate files of a clause, parsed. A tests-scope clause usually stops long before
+    its last file (MAX_TEST_HITS), so its files are found and parsed in batches as reached."""
+    if clause.scope != "tests":
+        files = python_candidates(clause, context, literals, hints)
+        context.index.prefetch_python(files)
+        yield from files
+        return
+    batch: list[SourceFile] = []
+    for source in _candidates(clause, context, literals, hints):
+        batch.append(source)
+        if len(batch) == PARSE_BATCH:
+            context.index.prefetch_python(batch)
+            yield from batch
+            batch = []
+    context.index.prefetch_python(batch)
+    yield from batch
+
+
+def _candidates(clause: Clause, context: Context, literals, hints) -> Iterator[SourceFile]:
+    hints = list(hints)
+    for source in context.index.select(literals, languages=["python"], roles=roles_for(clause)):
+        if in_clause_files(source.path, clause) and any(hint(source.text) for hint in hints):
+            yield source
+
+
+def enough(clause: Clause, hits: list[Hit]) -> bool:
+    """Whether a tests-scope clause has found all the findings it keeps."""
+    return clause.scope == "tests" and len(hits) >= MAX_TEST_HITS
 
 
 def literal_of(pattern: str) -> str:

@@ -6,13 +6,17 @@ import re
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
+from air.index.model import SourceFile
 from air.evidence.base import (
+    Hint,
     Clause,
     Context,
     Hit,
     as_list,
     hit_at,
     name_literals,
+    enough,
+    parsed_python,
     python_candidates,
 )
 
@@ -34,12 +38,21 @@ def assignment_hint(target: str) -> re.Pattern[str]:
     return re.compile(rf"\b{name}\.\w+\s*=(?!=)|setattr\s*\(\s*[\w.]*\b{name}\s*,|\b{name}\.__setattr__\s*\(")
 
 
+def candidates(clause: Clause, context: Context) -> list[SourceFile]:
+    return python_candidates(clause, context, *_prefilters(clause))
+
+
+def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+    return literals(clause.spec), [assignment_hint(target).search for target in as_list(clause.spec["target"])]
+
+
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     targets = as_list(clause.spec["target"])
-    hints = [assignment_hint(target) for target in targets]
     hits = []
-    for source in python_candidates(clause, context, literals(clause.spec), hints):
+    for source in parsed_python(clause, context, *_prefilters(clause)):
         for assign in context.index.python_facts(source).assigns:
             if any(fnmatchcase(assign.target, target) for target in targets):
                 hits.append(hit_at(source, assign.line, {"TARGET": assign.target, "VALUE": assign.value}))
+        if enough(clause, hits):
+            break
     return hits

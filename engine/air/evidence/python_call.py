@@ -6,7 +6,9 @@ import re
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
+from air.index.model import SourceFile
 from air.evidence.base import (
+    Hint,
     Clause,
     Context,
     Hit,
@@ -15,6 +17,8 @@ from air.evidence.base import (
     last_component,
     literal_of,
     name_literals,
+    enough,
+    parsed_python,
     python_candidates,
 )
 
@@ -24,24 +28,57 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
 
 
 @lru_cache(maxsize=256)
-def call_hint(name: str) -> re.Pattern[str]:
-    """The callee's last component written before `(`, after `@` (a decorator), or imported
-    under another name: a file with none of these cannot call `name` and is not parsed."""
-    last = literal_of(last_component(name))
-    if not last:
-        return re.compile("")
-    word = re.escape(last)
-    return re.compile(rf"\b{word}\s*\(|\b{word}\s+as\b|@[\w.\s]*\b{word}\b")
+def call_hint(name: str) -> Hint:
+    """Whether a text writes the callee's last component before `(`, after `@` (a decorator)
+    or imports it under another name (`x as y`): a file with none of these cannot call
+    `name` and is not parsed. Found with `str.find`, which is much faster than a regex."""
+    word = literal_of(last_component(name))
+    if not word:
+        return lambda text: True
+
+    def hint(text: str) -> bool:
+        start = text.find(word)
+        while start >= 0:
+            end = start + len(word)
+            if _whole_word(text, start, end) and _called_or_aliased(text, start, end):
+                return True
+            start = text.find(word, end)
+        return False
+
+    return hint
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    return (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end]))
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _called_or_aliased(text: str, start: int, end: int) -> bool:
+    after = text[end : end + 64].lstrip()
+    if after.startswith("(") or after.startswith("as ") or after.startswith("as\t"):
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    return "@" in text[line_start:start]
+
+
+def candidates(clause: Clause, context: Context) -> list[SourceFile]:
+    return python_candidates(clause, context, *_prefilters(clause))
+
+
+def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+    return literals(clause.spec), [call_hint(name) for name in as_list(clause.spec["name"])]
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     names = as_list(spec["name"])
-    hints = [call_hint(name) for name in names]
     positional = spec.get("capture", [])
     keywords = spec.get("capture_keywords", {})
     hits = []
-    for source in python_candidates(clause, context, literals(spec), hints):
+    for source in parsed_python(clause, context, *_prefilters(clause)):
         for call in context.index.python_facts(source).calls:
             if not any(fnmatchcase(call.qualname, name) for name in names):
                 continue
@@ -50,4 +87,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             given = dict(call.kwargs)
             captures.update({cap: given[kw] for kw, cap in keywords.items() if kw in given})
             hits.append(hit_at(source, call.line, captures))
+        if enough(clause, hits):
+            break
     return hits

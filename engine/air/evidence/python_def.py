@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from fnmatch import fnmatchcase, translate
 
+from air.index.model import SourceFile
 from air.evidence.base import (
+    Hint,
     Clause,
     Context,
     Hit,
@@ -13,6 +15,8 @@ from air.evidence.base import (
     hit_at,
     last_component,
     literal_of,
+    enough,
+    parsed_python,
     python_candidates,
 )
 
@@ -32,14 +36,21 @@ def definition_hint(spec: dict) -> re.Pattern[str]:
     return re.compile(rf"\b{keyword}\s+(?:{alternatives})\b")
 
 
+def candidates(clause: Clause, context: Context) -> list[SourceFile]:
+    return python_candidates(clause, context, *_prefilters(clause))
+
+
+def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+    return literals(clause.spec), [definition_hint(clause.spec).search]
+
+
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     kind = "function" if "function" in spec else "class"
     names = as_list(spec.get(kind) or "*")
     bases = as_list(spec.get("bases", []))
-    hint = definition_hint(spec)
     hits = []
-    for source in python_candidates(clause, context, literals(spec), [hint]):
+    for source in parsed_python(clause, context, *_prefilters(clause)):
         for definition in context.index.python_facts(source).defs:
             if definition.kind != kind:
                 continue
@@ -48,6 +59,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             if bases and not _derives(definition.bases, bases):
                 continue
             hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
+        if enough(clause, hits):
+            break
     return hits
 
 

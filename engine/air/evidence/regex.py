@@ -46,17 +46,37 @@ def _has_nested_repeat(parsed, inside_repeat: bool) -> bool:
 
 
 def required_literals(pattern: str) -> list[str]:
-    """A literal every match must contain (the longest run at the top level), if one exists."""
+    """Literals one of which every match contains: the longest literal run of the pattern, or
+    one run per branch of an alternation (`\\.backward\\(|gradcheck` -> [".backward(", "gradcheck"]).
+    Empty when no such set of literals of at least MIN_LITERAL characters exists."""
     parsed = sre_parse.parse(pattern)
     if parsed.state.flags & re.IGNORECASE:
         return []
-    runs, current = [], []
-    for op, value in parsed:
-        if str(op) == "LITERAL":
-            current.append(chr(value))
+    return _required(list(parsed)) or []
+
+
+def _required(items: list) -> list[str] | None:
+    """The best set of alternatives that a match of the sequence `items` must contain."""
+    candidates: list[list[str]] = []
+    run: list[str] = []
+    for op, value in items:
+        name = str(op)
+        if name == "LITERAL":
+            run.append(chr(value))
             continue
-        runs.append("".join(current))
-        current = []
-    runs.append("".join(current))
-    best = max(runs, key=len)
-    return [best] if len(best) >= MIN_LITERAL else []
+        candidates.append(["".join(run)])
+        run = []
+        inner = None
+        if name == "SUBPATTERN" and not (value[1] & re.IGNORECASE):
+            inner = _required(list(value[-1]))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and value[0] >= 1:
+            inner = _required(list(value[-1]))
+        elif name == "BRANCH":
+            branches = [_required(list(branch)) for branch in value[1]]
+            if all(branches):
+                inner = sorted({literal for branch in branches for literal in branch})
+        if inner:
+            candidates.append(inner)
+    candidates.append(["".join(run)])
+    usable = [c for c in candidates if c and min(map(len, c)) >= MIN_LITERAL]
+    return max(usable, key=lambda c: (min(map(len, c)), -len(c))) if usable else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files, roles_for
+from air.evidence.base import Clause, Context, Hit, enough, hit_at, in_clause_files, roles_for
 from air.evidence.regex import compile_guarded, required_literals
 
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
@@ -30,4 +30,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             line = text.count("\n", 0, match.start()) + 1
             captures = {k: v for k, v in match.groupdict().items() if v is not None}
             hits.append(hit_at(source, line, captures))
+        if enough(clause, hits):
+            break
     return hits

@@ -25,7 +25,7 @@ BUILD_EXTRACTORS = {
     "setup.cfg": build.extract_setup_cfg,
 }
 
-PARALLEL_THRESHOLD = 16
+PARALLEL_THRESHOLD = 4
 MAX_WORKERS = 4
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
@@ -40,6 +40,7 @@ class CodeIndex:
         self.skipped = listing.skipped
         self.total_bytes = listing.total_bytes
         self.by_path = {f.path: f for f in self.files}
+        self._listed: dict[tuple, list[SourceFile]] = {}
         self._python: dict[str, PythonFacts] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._python_code: dict[str, str] = {}
@@ -57,18 +58,28 @@ class CodeIndex:
         """Files that contain one of `literals` (all files if none are given). An entry that is
         a tuple matches only files containing every literal of it."""
         wanted = [(item,) if isinstance(item, str) else tuple(item) for item in literals]
-        language_set = set(languages) if languages is not None else None
-        role_set = set(roles) if roles is not None else None
-        for source in self.files:
-            if source.role == "docs" and not include_docs:
-                continue
-            if role_set is not None and source.role not in role_set:
-                continue
-            if language_set is not None and source.language not in language_set:
-                continue
+        kinds = (
+            frozenset(languages) if languages is not None else None,
+            frozenset(roles) if roles is not None else None,
+            include_docs,
+        )
+        for source in self._files_of(kinds):
             if wanted and not any(all(part in source.text for part in group) for group in wanted):
                 continue
             yield source
+
+    def _files_of(self, kinds: tuple[frozenset[str] | None, frozenset[str] | None, bool]) -> list[SourceFile]:
+        """The files of some languages and roles, listed once per combination asked for."""
+        listed = self._listed.get(kinds)
+        if listed is None:
+            languages, roles, include_docs = kinds
+            listed = self._listed[kinds] = [
+                source for source in self.files
+                if (include_docs or source.role != "docs")
+                and (roles is None or source.role in roles)
+                and (languages is None or source.language in languages)
+            ]
+        return listed
 
     # --- per-file facts -----------------------------------------------------
 
