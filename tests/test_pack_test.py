@@ -108,9 +108,9 @@ def test_shipped_fixtures_pass(shipped_results):
     assert not failures
 
 
-def test_every_encoded_row_has_fixtures_at_both_ends(shipped_results):
-    untested = [line for line in shipped_results.untested if not line.endswith("not encoded")]
-    assert not untested
+def test_every_row_is_encoded_and_has_fixtures_at_both_ends(shipped_results, pack):
+    assert all(row.encoded for row in pack.rows)
+    assert not shipped_results.untested
 
 
 def test_shipped_pack_has_fixtures(pack):

@@ -18,6 +18,7 @@ from air.evidence.base import Clause
 from air.expr import Node, measured_names
 from air.operators import OperatorSyntax
 from air.test_inventory import TestSyntax
+from air.upstream import Detector
 from air.framework import Framework, check_patterns, checked_condition, checked_pattern, load_framework
 from air.resources import data_dir
 from air.schemas import validate_document
@@ -77,6 +78,7 @@ class Pack:
     fixtures: Path
     operators: OperatorSyntax | None
     test_syntax: TestSyntax | None
+    upstream: tuple[Detector, ...]
     symbols: dict[str, tuple[str, ...]]
 
 
@@ -136,6 +138,10 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     for document in documents:
         for name, clause in document.data.get("evidence", {}).items():
             _check_clause(document, ("evidence", name), clause, symbols, shared)
+    upstream = tuple(
+        Detector.from_data(data, _check_clause(header, ("upstream", i, "evidence"), data["evidence"], symbols, shared))
+        for i, data in enumerate(meta.get("upstream", []))
+    ) or (parent.upstream if parent else ())
     rows: dict[str, Row] = {}
     digest_parts = [meta, framework.data]
     for document in documents:
@@ -153,7 +159,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
-        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES), operators=operators, test_syntax=test_syntax,
+        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES), operators=operators, test_syntax=test_syntax, upstream=upstream,
         symbols=symbols,
         rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
         digest="sha256:" + hashlib.sha256(

@@ -18,6 +18,7 @@ from air.index import CodeIndex, IndexOptions, build_index
 from air.operator_summary import operator_coverage
 from air.packs import Pack
 from air.test_inventory import test_inventory
+from air.upstream import backend_names, find_candidates
 from air.report.model import (
     Backend,
     IndexStats,
@@ -43,12 +44,16 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
         f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s")
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
     try:
-        evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()])
+        evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
+                          + [detector.clause for detector in pack.upstream])
         verdict, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         tests = test_inventory(index, pack.test_syntax) if pack.test_syntax else None
+        backend = describe_backend(index, root, pack, source)
+        names = backend_names(backend.name, device_names(pack, evaluator))
+        upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
     finally:
         index.close()
     result = score(pack.framework.sections, rows)
@@ -58,7 +63,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
         date=report_date(),
         pack=PackInfo(pack.id, pack.version, pack.digest, pack.framework.id, pack.framework.name,
                       tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths)),
-        backend=describe_backend(index, root, pack, source),
+        backend=backend,
         integration_path=path,
         readiness=result.readiness,
         coverage=result.coverage,
@@ -69,7 +74,19 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
         index=index_stats(index),
         operators=operators,
         tests=tests,
+        upstream=upstream,
     )
+
+
+def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
+    """The device names the backend registers: NAME captures of the framework's path signals."""
+    names = {
+        hit.capture("NAME").strip().strip("\"'")
+        for clause in pack.framework.signals.values()
+        for hit in evaluator.result(clause).counted()
+        if hit.capture("NAME")
+    }
+    return tuple(sorted(name for name in names if name.isidentifier()))
 
 
 def report_date() -> str:

@@ -40,6 +40,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "index": _index_to_dict(report.index),
         "operators": _plain(report.operators),
         "tests": _plain(report.tests),
+        "upstream": _plain(report.upstream),
     }
 
 

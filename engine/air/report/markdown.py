@@ -22,6 +22,7 @@ from air.report.model import (
     SectionResult,
     Source,
     TestInventory,
+    UpstreamCandidate,
 )
 
 MAX_GAPS = 10
@@ -46,7 +47,7 @@ def render_markdown(report: Report) -> str:
         *_title(report),
         *_summary(report),
         *_section_scores(report),
-        *_upstream_candidates(),
+        *_upstream_candidates(report.upstream),
         *_source_discovery(report),
         *_checklist(report),
         *_operators(report.operators),
@@ -86,6 +87,7 @@ def _summary(report: Report) -> list[str]:
         f"**Readiness: {_number(report.readiness)} %**",
         f"Evidence coverage: {_number(report.coverage)} % of the applicable weight was decided "
         f"({_plural(unknown, 'row')} unknown)",
+        f"Upstream candidates: {len(report.upstream) if report.upstream is not None else NONE}",
         "**Strengths**",
         _bullets(_strengths(report.sections)),
         "**Gaps**",
@@ -106,8 +108,23 @@ def _section_scores(report: Report) -> list[str]:
     return blocks
 
 
-def _upstream_candidates() -> list[str]:
-    return ["## Upstream candidates", "This rule pack declares no upstream-candidate rules."]
+def _upstream_candidates(candidates: Sequence[UpstreamCandidate] | None) -> list[str]:
+    blocks = ["## Upstream candidates"]
+    if candidates is None:
+        return blocks + ["This rule pack declares no upstream-candidate detectors."]
+    if not candidates:
+        return blocks + ["No detector found anything."]
+    blocks.append("Advisory, not scored. Generic: no cited file names the backend. Needs abstraction: every backend "
+                  "has the problem, but the code calls backend internals. Hardware-specific: not upstreamable.")
+    rows = [
+        (_text(c.name), _text(c.category), _text(c.classification), _text(c.description), _text(c.framework_has),
+         _text(c.motivation), ", ".join(_code(f) for f in c.files) + (f" and {c.file_count - len(c.files)} more files"
+                                                                       if c.file_count > len(c.files) else ""))
+        for c in candidates
+    ]
+    blocks.append(_table(("Candidate", "Category", "Class", "What it is", "What the framework has", "Motivation",
+                          "Files"), rows))
+    return blocks
 
 
 def _source_discovery(report: Report) -> list[str]:

@@ -175,6 +175,21 @@ class TestInventory:
 
 
 @dataclass(frozen=True)
+class UpstreamCandidate:
+    """Something the backend built that could serve every backend from the framework itself."""
+
+    id: str
+    name: str
+    category: str
+    classification: str  # generic | needs-abstraction | hardware-specific
+    description: str
+    framework_has: str
+    motivation: str
+    files: tuple[str, ...]  # "path:line" of the first finding in each file, the first few files
+    file_count: int
+
+
+@dataclass(frozen=True)
 class Report:
     tool_version: str
     date: str  # ISO date, pinned by SOURCE_DATE_EPOCH
@@ -190,4 +205,5 @@ class Report:
     index: IndexStats
     operators: OperatorCoverage | None = None
     tests: TestInventory | None = None
+    upstream: tuple[UpstreamCandidate, ...] | None = None  # None when the pack declares no detectors
     schema_version: str = SCHEMA_VERSION

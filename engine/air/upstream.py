@@ -1,0 +1,89 @@
+"""Upstream candidates: what the backend built that every backend could use if it lived in
+the framework. Advisory, never scored.
+
+A pack declares detectors (each an evidence clause with a category and what the framework
+already has). Every detector that finds something becomes one candidate, classified by a
+written rule over the files it cites:
+- generic: no cited file names the backend (its package or device name), so the code could
+  move into the framework unchanged;
+- otherwise the detector's declared class: `needs-abstraction` (every backend has the problem
+  but this code calls backend internals, so the framework needs a hook) or
+  `hardware-specific` (not upstreamable).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from air.evidence import Evaluator, clause_from_data
+from air.evidence.base import Clause
+from air.index import CodeIndex
+from air.report.model import UpstreamCandidate
+
+MAX_FILES = 8
+
+
+@dataclass(frozen=True)
+class Detector:
+    id: str
+    title: str
+    category: str
+    classification: str  # the class when the cited code names the backend
+    description: str
+    framework_has: str
+    motivation: str
+    clause: Clause
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], evidence: dict[str, Any]) -> Detector:
+        """A detector from its validated pack data, with its evidence already resolved."""
+        return cls(
+            id=data["id"], title=data["title"], category=data["category"], classification=data["classification"],
+            description=data["description"], framework_has=data["framework_has"], motivation=data["motivation"],
+            clause=clause_from_data(data["id"].replace("-", "_"), evidence),
+        )
+
+
+def find_candidates(detectors: tuple[Detector, ...], evaluator: Evaluator, backend_names: tuple[str, ...]
+                    ) -> tuple[UpstreamCandidate, ...]:
+    index = evaluator.context.index
+    naming = _naming_pattern(backend_names)
+    candidates = []
+    for detector in detectors:
+        hits = evaluator.result(detector.clause).counted()
+        if not hits:
+            continue
+        files = sorted({hit.path for hit in hits})
+        first_lines = {path: min(hit.line for hit in hits if hit.path == path) for path in files}
+        specific = naming is not None and any(_names_backend(index, path, naming) for path in files)
+        candidates.append(UpstreamCandidate(
+            id=detector.id, name=detector.title, category=detector.category,
+            classification=detector.classification if specific else "generic",
+            description=detector.description, framework_has=detector.framework_has, motivation=detector.motivation,
+            files=tuple(f"{path}:{first_lines[path]}" for path in files[:MAX_FILES]), file_count=len(files),
+        ))
+    return tuple(candidates)
+
+
+def backend_names(package: str | None, device_names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names by which code refers to this backend: its package, the package without a
+    `torch_` prefix, and the device names it registers."""
+    names = set(device_names)
+    if package:
+        names.add(package)
+        names.add(re.sub(r"^(?:torch|pytorch)[-_]", "", package))
+    return tuple(sorted(name for name in names if len(name) >= 2))
+
+
+def _naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z])(?:{alternatives})(?![a-z])", re.IGNORECASE)
+
+
+def _names_backend(index: CodeIndex, path: str, naming: re.Pattern[str]) -> bool:
+    source = index.by_path.get(path)
+    return source is not None and naming.search(index.code_text(source)) is not None
