@@ -5,6 +5,7 @@ from __future__ import annotations
 from air.run import check
 from conftest import FIXTURES
 
+
 def test_docs_vendored_and_comments_never_count(pack):
     report = check(FIXTURES / "pu1_partial", pack)
     paths = {f.path for row in report.rows for f in row.evidence}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from air.evaluate import finding_of
 from air.evidence import Evaluator
 from air.evidence.base import constraint_holds, hit_at
 from air.evidence.ops import registrations
-from air.evaluate import finding_of
 from air.operators import family
 from air.packs import Pack
 from air.report.model import OperatorCategory, OperatorCoverage

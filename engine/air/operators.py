@@ -138,7 +138,7 @@ def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registration
 def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
     wrappers = _wrappers(index, syntax.blocks)
     names = frozenset(block for block in syntax.blocks if not _is_pattern(block)) | frozenset(wrappers)
-    for source in index.select(names, languages=("cpp", "template")):
+    for source in index.select(names, languages=("cpp", "template"), roles=("product",)):
         facts = index.cpp_facts(source)
         for call in find_calls(facts, names):
             if call.in_define is not None:
@@ -210,7 +210,7 @@ _PYTHON_IMPL_HINT = re.compile(r"\bimpl\s*\(")
 
 def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
     library = syntax.python_library.rsplit(".", 1)[-1]
-    candidates = [source for source in index.select((("impl", "library"),), languages=["python"], roles=("product", "tests"))
+    candidates = [source for source in index.select((("impl", "library"),), languages=["python"], roles=("product",))
                   if _PYTHON_IMPL_HINT.search(source.text)]
     index.prefetch_python(candidates)
     for source in candidates:

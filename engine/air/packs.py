@@ -16,12 +16,12 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import Node, measured_names
-from air.operators import OperatorSyntax
-from air.test_inventory import TestSyntax
-from air.upstream import Detector
 from air.framework import Framework, check_patterns, checked_condition, checked_pattern, load_framework
+from air.operators import OperatorSyntax
 from air.resources import data_dir
 from air.schemas import validate_document
+from air.test_inventory import TestSyntax
+from air.upstream import Detector
 from air.versions import is_range, satisfies
 from air.yamldoc import YamlDocument, load_yaml
 

@@ -17,8 +17,6 @@ from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
 from air.operator_summary import operator_coverage
 from air.packs import Pack
-from air.test_inventory import test_inventory
-from air.upstream import backend_names, find_candidates
 from air.report.model import (
     Backend,
     IndexStats,
@@ -31,6 +29,8 @@ from air.report.model import (
     Source,
 )
 from air.scoring import score
+from air.test_inventory import test_inventory
+from air.upstream import backend_names, find_candidates
 
 Progress = Callable[[str], None]
 
@@ -47,6 +47,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
         evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
                           + [detector.clause for detector in pack.upstream])
         verdict, path = detect_path(pack.framework, evaluator)
+        evaluator.evaluate_all([c for r in pack.rows for c in r.evidence.values()] + [d.clause for d in pack.upstream])
         say(f"integration path: {path.title}")
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import cached_property
 from typing import Any
 
 from air.evidence.regex import compile_guarded
@@ -23,11 +24,12 @@ MAX_LISTED_SKIPS = 200
 MAX_REASON = 160
 CONTINUATION_LINES = 4
 
-_PYTHON_TEST = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(")
+_PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
 _CPP_TEST = re.compile(r"(?m)^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\(")
 _DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
 _SKIP_CALL = re.compile(r"(?P<name>\b[A-Za-z_][\w.]*)[ \t]*\(")
 _REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
+_SKIP_WORD = re.compile(r"(?i)skip|fail")
 _STRING = re.compile(r"""[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
 
 
@@ -49,6 +51,10 @@ class TestSyntax:
             ci_signals=tuple((label, compile_guarded(pattern)) for label, pattern in data["ci_signals"].items()),
         )
 
+    @cached_property
+    def marker_pattern(self) -> re.Pattern[str]:
+        return re.compile(r"\b(" + "|".join(map(re.escape, self.markers)) + r")\b") if self.markers else re.compile(r"(?!)")
+
     def is_skip(self, name: str) -> bool:
         last = name.rsplit(".", 1)[-1]
         return any(fnmatchcase(last, pattern) for pattern in self.skip_names)
@@ -67,12 +73,10 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
             cpp_tests += found
             files += found > 0
             continue
-        found = len(_PYTHON_TEST.findall(code))
+        found = sum(1 for match in _PYTHON_TEST.finditer(code) if _at_line_start(code, match.start()))
         python_tests += found
         files += found > 0
-        for marker in syntax.markers:
-            if marker in code:
-                markers[marker] += len(re.findall(rf"\b{re.escape(marker)}\b", code))
+        markers.update(syntax.marker_pattern.findall(code))
         skips.extend(_skips(source, code, syntax))
     reasons = Counter(skip.reason or "(no reason given)" for skip in skips)
     return TestInventory(
@@ -87,12 +91,32 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
     )
 
 
+def _line_numbers(code: str, positions) -> list[int]:
+    """The distinct 1-based lines of increasing `positions`, counted in one pass."""
+    numbers: list[int] = []
+    line, last = 1, 0
+    for position in positions:
+        line += code.count("\n", last, position)
+        last = position
+        if not numbers or numbers[-1] != line:
+            numbers.append(line)
+    return numbers
+
+
+def _at_line_start(code: str, position: int) -> bool:
+    """Whether only indentation, or `async`, precedes `position` on its line."""
+    before = code[code.rfind("\n", 0, position) + 1 : position].strip()
+    return before in ("", "async")
+
+
 def _skips(source: SourceFile, code: str, syntax: TestSyntax) -> list[SkippedTest]:
+    numbers = _line_numbers(code, (match.start() for match in _SKIP_WORD.finditer(code)))
+    if not numbers:
+        return []
     lines = code.splitlines()
     found = []
-    for number, line in enumerate(lines, start=1):
-        if "skip" not in line.lower() and "fail" not in line.lower():
-            continue
+    for number in numbers:
+        line = lines[number - 1]
         decorator = _DECORATOR.match(line)
         names = [decorator["name"]] if decorator else [m["name"] for m in _SKIP_CALL.finditer(line)]
         name = next((n for n in names if syntax.is_skip(n)), None)

@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 from types import ModuleType
@@ -53,6 +55,8 @@ KINDS: dict[str, ModuleType] = {
     "ops": ops,
 }
 BATCHED_KINDS = {"semgrep"}
+TREE_WIDE_KINDS = {"graph", "ops", "cpp_class"}  # kinds that build facts over the whole tree, shared by clauses
+MIN_FORKED_CLAUSES = 64  # below this, a second process costs more than it saves
 COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe")
 
 
@@ -102,6 +106,37 @@ class Evaluator:
             hits = apply_where(found[clause.key], clause, self.context)
             self._results[clause.key] = ClauseResult(clause, _sorted(hits))
 
+    def evaluate_all(self, clauses: Iterable[Clause]) -> None:
+        """Evaluate `clauses` ahead of the rows that read them, half of them in a forked child
+        process when the platform can fork: clause evaluation is CPU-bound and the index is
+        shared copy-on-write. Results are the same whichever process computes them."""
+        pending = list({c.key: c for c in clauses if c.key not in self._results}.values())
+        context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        if context is None or len(pending) < MIN_FORKED_CLAUSES or (os.cpu_count() or 1) < 2:
+            for clause in pending:
+                self.result(clause)
+            return
+        shared = [c for c in pending if c.kind in TREE_WIDE_KINDS]
+        for clause in shared:  # their tree-wide facts are built once, before the fork
+            self.result(clause)
+        rest = sorted((c for c in pending if c.kind not in TREE_WIDE_KINDS), key=lambda c: (c.kind, c.scope, repr(c.key)))
+        mine, theirs = rest[0::2], rest[1::2]
+        self.context.index.close()  # no parse pool across a fork; both processes parse in-process
+        receiver, sender = context.Pipe(duplex=False)
+        child = context.Process(target=_evaluate_in_child, args=(self, theirs, sender), daemon=True)
+        child.start()
+        sender.close()
+        try:
+            for clause in mine:
+                self.result(clause)
+            outcome = receiver.recv()
+        finally:
+            child.join()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        for key, result in outcome.items():
+            self._results.setdefault(key, result)
+
     def result(self, clause: Clause) -> ClauseResult:
         cached = self._results.get(clause.key)
         if cached is None:
@@ -122,6 +157,17 @@ class Evaluator:
 
     def _hits(self, clause: Clause) -> list[Hit]:
         return apply_where(KINDS[clause.kind].evaluate(clause, self.context), clause, self.context)
+
+
+def _evaluate_in_child(evaluator: Evaluator, clauses: list[Clause], sender) -> None:
+    evaluator.context.index.parallel = False  # a daemonic process may not start workers
+    try:
+        found = {clause.key: evaluator.result(clause) for clause in clauses}
+        sender.send(found)
+    except BaseException as error:  # handed to the parent, which raises it
+        sender.send(error)
+    finally:
+        sender.close()
 
 
 def _sorted(hits: Iterable[Hit]) -> list[Hit]:

@@ -203,11 +203,15 @@ def roles_for(clause: Clause) -> tuple[str, ...]:
 
 
 def python_candidates(
-    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[Hint]
-) -> list[SourceFile]:
-    """Python files a clause must parse: they pass the literal prefilter, the clause's file
-    globs and one of the textual `hints`. Computed once per clause, so that a check can parse
-    the files of every clause in one parallel batch before evaluating any."""
+    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[Hint],
+    parse: bool = True,
+) -> Iterable[SourceFile]:
+    """Python files a clause reads: they pass the literal prefilter, the clause's file globs
+    and one of the textual `hints`. Those a clause parses are computed once, so that a check
+    can parse the files of every clause in one parallel batch before evaluating any; those it
+    reads without parsing (`parse=False`) are found lazily, as the clause may stop early."""
+    if not parse:
+        return _candidates(clause, context, literals, hints)
     return context.memo(("python-candidates", clause.key), lambda: list(_candidates(clause, context, literals, hints)))
 
 

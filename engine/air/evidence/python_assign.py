@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from air.index.model import SourceFile
 from air.evidence.base import (
-    Hint,
     Clause,
     Context,
+    Hint,
     Hit,
     as_list,
+    enough,
     hit_at,
     name_literals,
-    enough,
     parsed_python,
     python_candidates,
 )
+from air.index.model import PyAssign, SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -38,8 +39,9 @@ def assignment_hint(target: str) -> re.Pattern[str]:
     return re.compile(rf"\b{name}\.\w+\s*=(?!=)|setattr\s*\(\s*[\w.]*\b{name}\s*,|\b{name}\.__setattr__\s*\(")
 
 
-def candidates(clause: Clause, context: Context) -> list[SourceFile]:
-    return python_candidates(clause, context, *_prefilters(clause))
+def candidates(clause: Clause, context: Context) -> Iterable[SourceFile]:
+    """The files the check parses up front for this clause: none for tests, read lexically."""
+    return () if clause.scope == "tests" else python_candidates(clause, context, *_prefilters(clause))
 
 
 def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
@@ -49,8 +51,19 @@ def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     targets = as_list(clause.spec["target"])
     hits = []
-    for source in parsed_python(clause, context, *_prefilters(clause)):
-        for assign in context.index.python_facts(source).assigns:
+    if clause.scope == "tests":  # read lexically, as calls in tests are (see python_call)
+        files: Iterable[SourceFile] = python_candidates(clause, context, *_prefilters(clause), parse=False)
+
+        def assigns_in(source: SourceFile) -> Iterable[PyAssign]:
+            return context.index.python_lexical(source).assigns
+    else:
+        files = parsed_python(clause, context, *_prefilters(clause))
+
+        def assigns_in(source: SourceFile) -> Iterable[PyAssign]:
+            return context.index.python_facts(source).assigns
+
+    for source in files:
+        for assign in assigns_in(source):
             if any(fnmatchcase(assign.target, target) for target in targets):
                 hits.append(hit_at(source, assign.line, {"TARGET": assign.target, "VALUE": assign.value}))
         if enough(clause, hits):

@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from air.index.model import SourceFile
 from air.evidence.base import (
-    Hint,
     Clause,
     Context,
+    Hint,
     Hit,
     as_list,
+    enough,
     hit_at,
     last_component,
     literal_of,
     name_literals,
-    enough,
     parsed_python,
     python_candidates,
 )
+from air.index.model import PyCall, SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -64,8 +64,9 @@ def _called_or_aliased(text: str, start: int, end: int) -> bool:
     return "@" in text[line_start:start]
 
 
-def candidates(clause: Clause, context: Context) -> list[SourceFile]:
-    return python_candidates(clause, context, *_prefilters(clause))
+def candidates(clause: Clause, context: Context) -> Iterable[SourceFile]:
+    """The files the check parses up front for this clause: none for tests, read lexically."""
+    return () if clause.scope == "tests" else python_candidates(clause, context, *_prefilters(clause))
 
 
 def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
@@ -73,13 +74,29 @@ def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
+    """Calls in product code come from the parsed tree; in tests they are found lexically
+    (`air.index.python_lexical`), since tests are many and large and only ever give
+    evidence of trust "tests"."""
     spec = clause.spec
     names = as_list(spec["name"])
     positional = spec.get("capture", [])
     keywords = spec.get("capture_keywords", {})
+    if clause.scope == "tests":
+        files: Iterable[SourceFile] = python_candidates(clause, context, *_prefilters(clause), parse=False)
+        words = sorted({literal_of(last_component(name)) for name in names})
+
+        def calls_in(source: SourceFile) -> Iterable[PyCall]:
+            lexical = context.index.python_lexical(source)
+            return [call for word in words for call in lexical.calls_of(word)]
+    else:
+        files = parsed_python(clause, context, *_prefilters(clause))
+
+        def calls_in(source: SourceFile) -> Iterable[PyCall]:
+            return context.index.python_facts(source).calls
+
     hits = []
-    for source in parsed_python(clause, context, *_prefilters(clause)):
-        for call in context.index.python_facts(source).calls:
+    for source in files:
+        for call in calls_in(source):
             if not any(fnmatchcase(call.qualname, name) for name in names):
                 continue
             captures = {"CALLEE": call.qualname}

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from fnmatch import fnmatchcase, translate
 
-from air.index.model import SourceFile
 from air.evidence.base import (
-    Hint,
     Clause,
     Context,
+    Hint,
     Hit,
     as_list,
+    enough,
     hit_at,
     last_component,
     literal_of,
-    enough,
     parsed_python,
     python_candidates,
 )
+from air.index.model import PyDef, SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -36,8 +37,9 @@ def definition_hint(spec: dict) -> re.Pattern[str]:
     return re.compile(rf"\b{keyword}\s+(?:{alternatives})\b")
 
 
-def candidates(clause: Clause, context: Context) -> list[SourceFile]:
-    return python_candidates(clause, context, *_prefilters(clause))
+def candidates(clause: Clause, context: Context) -> Iterable[SourceFile]:
+    """The files the check parses up front for this clause: none for tests, read lexically."""
+    return () if clause.scope == "tests" else python_candidates(clause, context, *_prefilters(clause))
 
 
 def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
@@ -50,8 +52,19 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = as_list(spec.get(kind) or "*")
     bases = as_list(spec.get("bases", []))
     hits = []
-    for source in parsed_python(clause, context, *_prefilters(clause)):
-        for definition in context.index.python_facts(source).defs:
+    if clause.scope == "tests":  # read lexically, as calls in tests are (see python_call)
+        files: Iterable[SourceFile] = python_candidates(clause, context, *_prefilters(clause), parse=False)
+
+        def defs_in(source: SourceFile) -> Iterable[PyDef]:
+            return context.index.python_lexical(source).defs
+    else:
+        files = parsed_python(clause, context, *_prefilters(clause))
+
+        def defs_in(source: SourceFile) -> Iterable[PyDef]:
+            return context.index.python_facts(source).defs
+
+    for source in files:
+        for definition in defs_in(source):
             if definition.kind != kind:
                 continue
             if not any(fnmatchcase(last_component(definition.name), name) for name in names):

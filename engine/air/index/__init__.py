@@ -18,6 +18,7 @@ from air.index.model import (
     PythonFacts,
     SourceFile,
 )
+from air.index.python_lexical import LexicalPython
 
 BUILD_EXTRACTORS = {
     "setup.py": build.extract_setup_py,
@@ -41,6 +42,9 @@ class CodeIndex:
         self.total_bytes = listing.total_bytes
         self.by_path = {f.path: f for f in self.files}
         self._listed: dict[tuple, list[SourceFile]] = {}
+        self._lexical: dict[str, LexicalPython] = {}
+        self.parallel = True  # whether parsing may use worker processes
+        self._by_literal: dict[tuple, set[str]] = {}
         self._python: dict[str, PythonFacts] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._python_code: dict[str, str] = {}
@@ -63,10 +67,20 @@ class CodeIndex:
             frozenset(roles) if roles is not None else None,
             include_docs,
         )
-        for source in self._files_of(kinds):
-            if wanted and not any(all(part in source.text for part in group) for group in wanted):
-                continue
-            yield source
+        pool = self._files_of(kinds)
+        if not wanted:
+            yield from pool
+            return
+        matching = set().union(*(set.intersection(*(self._containing(kinds, part) for part in group)) for group in wanted))
+        yield from (source for source in pool if source.path in matching)
+
+    def _containing(self, kinds: tuple, literal: str) -> set[str]:
+        """Paths of the files of a selection whose text contains `literal`, found once."""
+        key = (kinds, literal)
+        found = self._by_literal.get(key)
+        if found is None:
+            found = self._by_literal[key] = {source.path for source in self._files_of(kinds) if literal in source.text}
+        return found
 
     def _files_of(self, kinds: tuple[frozenset[str] | None, frozenset[str] | None, bool]) -> list[SourceFile]:
         """The files of some languages and roles, listed once per combination asked for."""
@@ -91,11 +105,19 @@ class CodeIndex:
             self._python[source.path] = facts
         return facts
 
+    def python_lexical(self, source: SourceFile) -> LexicalPython:
+        """The file read lexically, without parsing (see `python_lexical`)."""
+        found = self._lexical.get(source.path)
+        if found is None:
+            module = python.module_name(source.path, self.package_dirs)
+            found = self._lexical[source.path] = LexicalPython(source.text, module, _is_package(source))
+        return found
+
     def prefetch_python(self, sources: Iterable[SourceFile]) -> None:
         """Parse the files of `sources` not parsed yet, in worker processes when there are
         enough of them to pay for it; `python_facts` then answers from the cache."""
         pending = [s for s in sources if s.language == "python" and s.path not in self._python]
-        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        workers = min(os.cpu_count() or 1, MAX_WORKERS) if self.parallel else 1
         if len(pending) < PARALLEL_THRESHOLD or workers < 2:
             return
         if self._pool is None:

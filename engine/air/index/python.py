@@ -185,13 +185,13 @@ def _imports(nodes: list[ast.Import | ast.ImportFrom], module: str | None, is_pa
                 bound = alias.asname or alias.name.partition(".")[0]
                 imports.append(PyImport(alias.lineno, alias.name, None, bound))
         elif isinstance(node, ast.ImportFrom):
-            source = _absolute_module(node.module, node.level, module, is_package)
+            source = absolute_module(node.module, node.level, module, is_package)
             for alias in node.names:
                 imports.append(PyImport(alias.lineno, source, alias.name, alias.asname or alias.name))
     return imports
 
 
-def _absolute_module(name: str | None, level: int, module: str | None, is_package: bool) -> str:
+def absolute_module(name: str | None, level: int, module: str | None, is_package: bool) -> str:
     """Resolve the module of a `from` import; a relative import that cannot be
     resolved keeps its name without the leading dots."""
     name = name or ""

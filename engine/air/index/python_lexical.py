@@ -1,0 +1,195 @@
+"""Python calls, definitions and assignments found without parsing: for test suites, which are many and large.
+
+A backend's tests often hold thousands of files copied from upstream, and they only ever
+give evidence of trust "tests". Parsing them all would cost more than the rest of a check,
+so calls in tests are found lexically: the file's imports are read line by line, every
+occurrence of the callee's last name in code (strings and comments blanked) is traced back
+to its dotted name, resolved through those imports, and its arguments split at top-level
+commas. The records are the same `PyCall`s the parser gives, for the common forms: `f(...)`,
+`mod.f(...)`, `@f(...)` and bare `@f`.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import cached_property
+
+from air.index.model import PyAssign, PyCall, PyDef
+from air.index.python import absolute_module
+
+MAX_RENDERED = 200
+_STRING_OR_COMMENT = re.compile(
+    r"""[rRbBuUfF]{0,2}(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
+    r"|#[^\n]*",
+    re.DOTALL,
+)
+_IMPORT = re.compile(r"(?m)^[ \t]*import[ \t]+([^\n;]+)")
+_FROM_IMPORT = re.compile(r"(?m)^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;]+)")
+_NAME_CHARS = re.compile(r"[\w.]")
+_STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
+_CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
+_ANY_CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
+_MODULE_ASSIGN = re.compile(r"(?m)^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[ \t]*=(?!=)[ \t]*([^\n]*)")
+_DEFINITION = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?")
+
+
+def blank_literals(text: str) -> str:
+    """Strings and comments replaced by spaces, keeping offsets and line breaks."""
+    return _STRING_OR_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+@dataclass
+class LexicalPython:
+    """A Python file read lexically: its code without literals, and its import aliases."""
+
+    text: str
+    module: str | None
+    is_package: bool
+
+    @cached_property
+    def code(self) -> str:
+        return blank_literals(self.text)
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        return [0] + [match.end() for match in re.finditer("\n", self.code)]
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self._line_starts, offset)
+
+    @cached_property
+    def aliases(self) -> dict[str, str]:
+        aliases: dict[str, str] = {}
+        for match in _IMPORT.finditer(self.code):
+            for part in match.group(1).split(","):
+                name, _, alias = (piece.strip() for piece in part.partition(" as "))
+                if _DOTTED.match(name):
+                    aliases.setdefault(alias or name.partition(".")[0], name if alias else name.partition(".")[0])
+        for match in _FROM_IMPORT.finditer(self.code):
+            dots = len(match.group(1)) - len(match.group(1).lstrip("."))
+            source = absolute_module(match.group(1).lstrip(".") or None, dots, self.module, self.is_package)
+            for part in match.group(2).strip("()").replace("\\\n", " ").split(","):
+                name, _, alias = (piece.strip() for piece in part.partition(" as "))
+                if name and name != "*" and _DOTTED.match(name):
+                    aliases.setdefault(alias or name, f"{source}.{name}" if source else name)
+        return aliases
+
+    @cached_property
+    def defs(self) -> tuple[PyDef, ...]:
+        """Function and class definitions, by their own name (not nested in their scope),
+        classes with their bases resolved."""
+        found = []
+        for match in _DEFINITION.finditer(self.code):
+            line = self.line_of(match.start())
+            if match.group(1) == "def":
+                found.append(PyDef(line, "function", match.group(2)))
+                continue
+            bases = [part.strip() for part in (match.group(3) or "").split(",")]
+            resolved = tuple(self._resolve("".join(b.split())) for b in bases if _DOTTED.match(b))
+            found.append(PyDef(line, "class", match.group(2), resolved))
+        return tuple(found)
+
+    @cached_property
+    def assigns(self) -> tuple[PyAssign, ...]:
+        """Module-level assignments to attributes (`torch.x = y`, unindented), resolved, and
+        `setattr(mod, "x", y)` / `mod.__setattr__("x", y)` calls anywhere."""
+        found = [
+            PyAssign(self.line_of(match.start()), self._resolve(match.group(1)), self._render(match.group(2).strip()))
+            for match in _MODULE_ASSIGN.finditer(self.code)
+        ]
+        for call in [*self.calls_of("setattr"), *self.calls_of("__setattr__")]:
+            owner, rest = (call.qualname.rpartition(".")[0], call.args) if call.qualname.endswith("__setattr__") \
+                else ((call.args[0], call.args[1:]) if call.args else ("", ()))
+            if owner and rest:
+                found.append(PyAssign(call.line, f"{owner}.{rest[0]}", rest[1] if len(rest) > 1 else ""))
+        return tuple(sorted(found, key=lambda assign: assign.line))
+
+    def calls_of(self, word: str) -> list[PyCall]:
+        """Calls whose callee's last name is `word`, also through an import alias
+        (`import x.word as w; w()`), or of any callee when `word` is empty, in source order."""
+        code = self.code
+        if not word:
+            found = (self._call_at(match.start(1), match.end(1)) for match in _ANY_CALLEE.finditer(code))
+            return [call for call in found if call is not None]
+        spellings = {word} | {alias for alias, bound in self.aliases.items() if bound.rpartition(".")[2] == word}
+        calls = []
+        for spelling in spellings:
+            start = code.find(spelling)
+            while start >= 0:
+                end = start + len(spelling)
+                call = self._call_at(start, end)
+                if call is not None:
+                    calls.append(call)
+                start = code.find(spelling, end)
+        return sorted(calls, key=lambda call: call.line)
+
+    def _call_at(self, start: int, end: int) -> PyCall | None:
+        code = self.code
+        if end < len(code) and (code[end].isalnum() or code[end] == "_"):
+            return None
+        begin = start
+        while begin > 0 and _NAME_CHARS.match(code[begin - 1]):
+            begin -= 1
+        dotted = code[begin:end]
+        if not dotted or not (dotted[0].isalpha() or dotted[0] == "_") or ".." in dotted:
+            return None
+        if begin > 0 and code[begin - 1] in ")]}\"'":
+            return None  # a method of an expression: the parser does not resolve those either
+        line = self.line_of(start)
+        after = end
+        while after < len(code) and code[after] in " \t":
+            after += 1
+        qualname = self._resolve(dotted)
+        if after < len(code) and code[after] == "(":
+            args, kwargs = self._arguments(after)
+            return PyCall(line, qualname, args, kwargs)
+        line_start = code.rfind("\n", 0, begin) + 1
+        if code[line_start:begin].strip() == "@":
+            return PyCall(line, qualname, (), ())
+        return None
+
+    def _resolve(self, dotted: str) -> str:
+        root, dot, rest = dotted.partition(".")
+        return self.aliases.get(root, root) + dot + rest
+
+    def _arguments(self, opened: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        code, depth, pieces, last = self.code, 0, [], opened + 1
+        for position in range(opened, len(code)):
+            char = code[position]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth == 0:
+                    pieces.append((last, position))
+                    break
+            elif char == "," and depth == 1:
+                pieces.append((last, position))
+                last = position + 1
+        args: list[str] = []
+        kwargs: list[tuple[str, str]] = []
+        for left, right in pieces:
+            raw = self.text[left:right].strip()
+            keyword = re.match(r"^([A-Za-z_]\w*)\s*=(?!=)", raw)
+            if keyword:
+                kwargs.append((keyword.group(1), self._render(raw[keyword.end():].strip())))
+            elif raw and not raw.startswith("*"):
+                args.append(self._render(raw))
+        return tuple(args), tuple(kwargs)
+
+    def _render(self, raw: str) -> str:
+        """As the parser renders values: a string's content, a resolved dotted name, a call as
+        `callee(...)`, else the source collapsed to one line."""
+        string = _STRING_LITERAL.match(raw)
+        if string and string.group(1) not in string.group(2):
+            return string.group(2)
+        if _DOTTED.match(raw):
+            return self._resolve("".join(raw.split()))
+        head = _CALL_HEAD.match(raw)
+        if head and raw.endswith(")"):
+            return f"{self._resolve(''.join(head.group(1).split()))}(...)"
+        flat = " ".join(raw.split())
+        return flat if len(flat) <= MAX_RENDERED else flat[: MAX_RENDERED - 3] + "..."

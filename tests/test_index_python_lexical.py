@@ -1,0 +1,102 @@
+"""Lexical reading of Python tests agrees with the parser on the forms it covers."""
+
+from __future__ import annotations
+
+from air.index.python import extract_python
+from air.index.python_lexical import LexicalPython, blank_literals
+
+SOURCE = '''\
+import torch
+import torch.distributed as dist
+from torch.testing._internal.common_device_type import (
+    instantiate_device_type_tests,
+    ops as device_ops,
+)
+from .helpers import make_tensor
+from torch.testing._internal.common_utils import skipIfTorchDynamo
+
+
+class TestThing(torch.testing._internal.common_utils.TestCase):
+    @device_ops(op_db, allowed_dtypes=(torch.float32,))
+    def test_a(self, device, dtype, op):
+        torch.save({"w": make_tensor(device)}, "w.pt")
+        x = torch.load("w.pt", map_location="npu", weights_only=True)
+        # torch.save(x, "commented.pt")
+        print("torch.save(not a call)")
+        (x * 2).sum().backward()
+        dist.all_reduce(x)
+
+    @skipIfTorchDynamo
+    def test_b(self):
+        pass
+
+
+instantiate_device_type_tests(TestThing, globals())
+'''
+
+
+def lexical(source: str = SOURCE) -> LexicalPython:
+    return LexicalPython(source, "pkg.tests.test_thing", False)
+
+
+def test_blanking_keeps_offsets_and_lines():
+    text = 'x = "a # b"  # comment\ny = 1\n'
+    blanked = blank_literals(text)
+    assert len(blanked) == len(text) and blanked.count("\n") == 2
+    assert "comment" not in blanked and "a # b" not in blanked and "y = 1" in blanked
+
+
+def test_imports_resolve_like_the_parser():
+    aliases = lexical().aliases
+    assert aliases["dist"] == "torch.distributed"
+    assert aliases["device_ops"] == "torch.testing._internal.common_device_type.ops"
+    assert aliases["make_tensor"] == "pkg.tests.helpers.make_tensor"
+    assert aliases["torch"] == "torch"
+
+
+def test_calls_match_the_parser():
+    wanted = {"torch.save", "torch.load", "torch.testing._internal.common_device_type.ops",
+              "torch.distributed.all_reduce", "torch.testing._internal.common_device_type.instantiate_device_type_tests",
+              "torch.testing._internal.common_utils.skipIfTorchDynamo"}
+    words = {"save", "load", "device_ops", "all_reduce", "instantiate_device_type_tests", "skipIfTorchDynamo"}
+    found = {(c.line, c.qualname) for w in words for c in lexical().calls_of(w)}
+    parsed = {(c.line, c.qualname) for c in extract_python(SOURCE, "pkg.tests.test_thing").calls if c.qualname in wanted}
+    assert found == parsed
+    assert (16, "torch.save") not in found  # commented out
+    assert all(line != 17 for line, _ in found)  # inside a string
+
+
+def test_arguments_render_like_the_parser():
+    (load,) = [c for c in lexical().calls_of("load")]
+    (parsed,) = [c for c in extract_python(SOURCE, None).calls if c.qualname == "torch.load"]
+    assert load.args == parsed.args == ("w.pt",)
+    assert load.kwargs == parsed.kwargs == (("map_location", "npu"), ("weights_only", "True"))
+
+
+def test_method_of_an_expression_is_not_resolved():
+    assert [c.qualname for c in lexical().calls_of("backward")] == []
+
+
+def test_definitions():
+    defs = {(d.kind, d.name, d.bases) for d in lexical().defs}
+    assert ("class", "TestThing", ("torch.testing._internal.common_utils.TestCase",)) in defs
+    assert ("function", "test_a", ()) in defs
+
+
+def test_assignments():
+    source = 'import torch\nimport torch_x\n\ntorch.xdev = torch_x.device\nsetattr(torch, "ydev", torch_x)\ndef f():\n    torch.inner = 1\n'
+    assigns = {(a.line, a.target, a.value) for a in LexicalPython(source, None, False).assigns}
+    assert assigns == {(4, "torch.xdev", "torch_x.device"), (5, "torch.ydev", "torch_x")}
+    parsed = {(a.line, a.target, a.value) for a in extract_python(source, None).assigns}
+    assert assigns == parsed
+
+
+def test_any_callee():
+    calls = {(c.line, c.qualname) for c in LexicalPython("import a.b as m\nm.f(1)\ng()\n", None, False).calls_of("")}
+    assert calls == {(2, "a.b.f"), (3, "g")}
+
+
+def test_calls_through_an_alias():
+    source = "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(net)\n"
+    (call,) = LexicalPython(source, None, False).calls_of("DistributedDataParallel")
+    assert (call.line, call.qualname, call.args) == (2, "torch.nn.parallel.DistributedDataParallel", ("net",))
