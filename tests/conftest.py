@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,3 +12,15 @@ FIXTURES = Path(__file__).parent.parent / "rulepacks" / "pytorch-2.x" / "fixture
 @pytest.fixture(scope="session")
 def pack() -> Pack:
     return load_pack("pytorch-2.x")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory):
+    """Every test's result cache lives in a temporary directory, never in the user's."""
+    previous = os.environ.get("AIR_CACHE")
+    os.environ["AIR_CACHE"] = str(tmp_path_factory.mktemp("air-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("AIR_CACHE", None)
+    else:
+        os.environ["AIR_CACHE"] = previous

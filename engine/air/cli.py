@@ -30,7 +30,7 @@ from air.packs import load_pack, shipped_packs
 from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
-from air.run import check
+from air.run import check, check_cached
 
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
 DEFAULT_PACK = "pytorch-2.x"
@@ -55,9 +55,11 @@ def cli() -> None:
               help="Exit 1 when readiness is below this percentage.")
 @click.option("--exclude", "excludes", multiple=True, help="Extra glob of files to leave out (repeatable).")
 @click.option("--include-vendored", is_flag=True, help="Also read third_party/ and build output.")
+@click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 def check_command(path: Path, pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...],
-                  fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, quiet: bool) -> None:
+                  fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, no_cache: bool,
+                  quiet: bool) -> None:
     """Evaluate the backend at PATH against a rule pack and write its readiness report."""
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
@@ -66,10 +68,12 @@ def check_command(path: Path, pack_name: str, formats: tuple[str, ...], outputs:
     if outputs and len(outputs) != len(formats):
         raise click.UsageError("give one --output per --format")
     progress = None if quiet else (lambda message: click.echo(f"air: {message}", err=True))
-    pack = load_pack(pack_name)
+    options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
-    base = () if include_vendored else DEFAULT_EXCLUDES
-    report = check(path, pack, IndexOptions(excludes=base + excludes), progress)
+    if no_cache:
+        report = check(path, load_pack(pack_name), options, progress)
+    else:
+        report = check_cached(path, pack_name, options, progress)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend.name)
     for fmt, target in targets:
         render, _suffix = RENDERERS[fmt]

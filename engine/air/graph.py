@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import PurePosixPath
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from air.index import CodeIndex
 from air.index.model import SourceFile
+
+if TYPE_CHECKING:
+    import networkx
 
 ENTRY_PREFIX = "entry:"
 
@@ -20,7 +22,9 @@ ENTRY_PREFIX = "entry:"
 class DependencyGraph:
     def __init__(self, index: CodeIndex) -> None:
         self.index = index
-        self.graph = nx.DiGraph()
+        import networkx  # imported when a graph is built: a cached check never needs it
+
+        self.graph = networkx.DiGraph()
         self._expanded: set[str] = set()
         self._by_name: dict[str, list[str]] | None = None
 
@@ -110,7 +114,7 @@ class DependencyGraph:
             level = sorted(following)
         return order
 
-    def complete(self) -> nx.DiGraph:
+    def complete(self) -> networkx.DiGraph:
         for source in self.index.files:
             self.expand(source.path)
         for group in sorted({e.group for _s, facts in self.index.build for e in facts.entry_points}):

@@ -11,12 +11,21 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from air import __version__
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import Node, measured_names
-from air.framework import Framework, check_patterns, checked_condition, checked_pattern, load_framework
+from air.framework import (
+    Framework,
+    check_patterns,
+    checked_condition,
+    checked_pattern,
+    framework_dir,
+    load_framework,
+)
 from air.operators import OperatorSyntax
 from air.resources import data_dir
 from air.schemas import validate_document
@@ -104,6 +113,46 @@ def resolve_pack(name_or_dir: str, relative_to: Path | None = None) -> Path:
 
 def load_pack(name_or_dir: str) -> Pack:
     return _load(resolve_pack(name_or_dir), chain=())
+
+
+def pack_fingerprint(directory: Path) -> str:
+    """A hash of everything a pack's evaluation depends on, read without loading the pack:
+    its files (fixtures aside), those of the packs it extends, its framework's files, the
+    schemas and air's version. Two checks with the same fingerprint score the same way."""
+    digest = hashlib.sha256(__version__.encode())
+    seen: set[Path] = set()
+    pending = [directory]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        header = _raw_header(current)
+        _hash_files(digest, current, skip=current / DEFAULT_FIXTURES)
+        framework = header.get("framework")
+        if isinstance(framework, str):
+            _hash_files(digest, framework_dir(framework))
+        if isinstance(header.get("extends"), str):
+            try:
+                pending.append(resolve_pack(header["extends"], current))
+            except PackError:
+                digest.update(b"unresolved:" + header["extends"].encode())
+    _hash_files(digest, data_dir("schemas"))
+    return digest.hexdigest()
+
+
+def _raw_header(directory: Path) -> dict:
+    try:
+        data = yaml.safe_load((directory / "pack.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _hash_files(digest, directory: Path, skip: Path | None = None) -> None:
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and (skip is None or skip not in p.parents)):
+        digest.update(str(path.relative_to(directory)).encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
 
 
 def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from air import __version__
+from air import __version__, cache
 from air.detect import detect_path
 from air.evaluate import evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
 from air.operator_summary import operator_coverage
-from air.packs import Pack
+from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
 from air.report.model import (
     Backend,
     IndexStats,
@@ -36,12 +36,48 @@ Progress = Callable[[str], None]
 
 
 def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress: Progress | None = None,
-          source: Source | None = None) -> Report:
+          source: Source | None = None, index: CodeIndex | None = None) -> Report:
+    """Check the tree at `root` (or its prebuilt `index`) against `pack`."""
     say = progress or (lambda message: None)
+    started = time.perf_counter()
+    if index is None:
+        index = _indexed(root, options, say)
+    return _evaluate(root, pack, index, say, source, started)
+
+
+def check_cached(root: Path, pack_name: str, options: IndexOptions | None = None, progress: Progress | None = None,
+                 source: Source | None = None) -> Report:
+    """`check`, answered from the result cache when the tree and the pack are unchanged since
+    they were last checked together (see `air.cache`): the pack is then not even loaded."""
+    say = progress or (lambda message: None)
+    pack_dir = resolve_pack(pack_name)
+    lines: list[str] = []
+    index = _indexed(root, options, lines.append)
+    key = cache.cache_key(index, pack_fingerprint(pack_dir), source)
+    cached = cache.load(key, report_date())
+    if cached is not None:
+        say("unchanged since it was last checked with this pack: report from the cache")
+        return cached
+    pack = load_pack(str(pack_dir))  # a broken pack fails here, before any progress is shown
+    for line in lines:
+        say(line)
+    report = check(root, pack, options, progress, source, index=index)
+    note = cache.store(key, report)
+    if note:
+        say(note)
+    return report
+
+
+def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeIndex:
     started = time.perf_counter()
     index = build_index(root, options)
     say(f"indexed {len(index.files)} files ({index.total_bytes / 1e6:.1f} MB), "
         f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s")
+    return index
+
+
+def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: Source | None,
+              started: float) -> Report:
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
     try:
         evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]

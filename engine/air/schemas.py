@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING
 
 from air.resources import data_dir
 from air.yamldoc import YamlDocument
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture")
 
 
 @lru_cache(maxsize=1)
 def _registry() -> tuple[Registry, dict[str, dict]]:
+    from referencing import Registry, Resource  # imported when validating: a cached check never does
+
     schemas = {}
     for name in SCHEMA_FILES:
         path = data_dir("schemas") / f"{name}.schema.json"
@@ -30,6 +34,8 @@ def _registry() -> tuple[Registry, dict[str, dict]]:
 
 
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     registry, schemas = _registry()
     return Draft202012Validator(schemas[name], registry=registry)
 

@@ -1,0 +1,85 @@
+"""The result cache: hits on an unchanged tree, misses on a change, rebuilds a corrupt entry."""
+
+from __future__ import annotations
+
+import shutil
+
+from air import cache
+from air.index import build_index
+from air.packs import pack_fingerprint
+from air.report.json_report import render_json
+from air.run import check_cached
+from conftest import FIXTURES
+
+
+def copy_of(tmp_path, name="pu1_full"):
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    return root
+
+
+def checked(root, pack, messages):
+    return check_cached(root, str(pack.directory), progress=messages.append)
+
+
+def entry_of(root, pack):
+    index = build_index(root)
+    return cache._entry(cache.cache_key(index, pack_fingerprint(pack.directory), None))
+
+
+def test_unchanged_tree_answers_from_the_cache(tmp_path, pack, monkeypatch):
+    monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
+    root = copy_of(tmp_path)
+    first, messages = checked(root, pack, []), []
+    second = checked(root, pack, messages)
+    assert any("from the cache" in m for m in messages)
+    assert render_json(second) == render_json(first)
+
+
+def test_a_changed_file_misses(tmp_path, pack, monkeypatch):
+    monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
+    root = copy_of(tmp_path)
+    checked(root, pack, [])
+    (root / "setup.py").write_text("")
+    messages = []
+    report = checked(root, pack, messages)
+    assert not any("from the cache" in m for m in messages)
+    assert report.backend.name == "pu1_full"  # setup.py named it torch_full before
+
+
+def test_a_corrupt_entry_is_detected_and_rebuilt(tmp_path, pack, monkeypatch):
+    monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
+    root = copy_of(tmp_path)
+    expected = render_json(checked(root, pack, []))
+    entry = entry_of(root, pack)
+    for corruption in ("{not json", '{"checksum": "0", "report": {}}', ""):
+        entry.write_text(corruption)
+        messages = []
+        assert render_json(checked(root, pack, messages)) == expected
+        assert not any("from the cache" in m for m in messages)
+        assert entry.read_text().startswith('{"checksum"')
+
+
+def test_an_unwritable_cache_is_reported_not_fatal(tmp_path, pack, monkeypatch):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache directory should be")
+    monkeypatch.setenv("AIR_CACHE", str(blocker))
+    messages = []
+    report = checked(copy_of(tmp_path), pack, messages)
+    assert report.readiness > 0
+    assert any(m.startswith("result not cached") for m in messages)
+
+
+def test_a_changed_pack_misses(tmp_path, pack, monkeypatch):
+    monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
+    pack_copy = tmp_path / "pack"
+    shutil.copytree(pack.directory, pack_copy, ignore=shutil.ignore_patterns("fixtures"))
+    root = copy_of(tmp_path)
+    check_cached(root, str(pack_copy))
+    before = pack_fingerprint(pack_copy)
+    rows = pack_copy / "rows" / "03-device-guard.yaml"
+    rows.write_text(rows.read_text().replace("priority: 2", "priority: 3", 1))
+    assert pack_fingerprint(pack_copy) != before
+    messages = []
+    check_cached(root, str(pack_copy), progress=messages.append)
+    assert not any("from the cache" in m for m in messages)
