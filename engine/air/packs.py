@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from air import __version__
+from air import __version__, cache
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
@@ -112,7 +112,16 @@ def resolve_pack(name_or_dir: str, relative_to: Path | None = None) -> Path:
 
 
 def load_pack(name_or_dir: str) -> Pack:
-    return _load(resolve_pack(name_or_dir), chain=())
+    """Load and validate a pack. Schema validation, the slowest step, is skipped for content
+    that validated before (a marker per pack fingerprint in air's cache); every other check
+    still runs."""
+    directory = resolve_pack(name_or_dir)
+    fingerprint = pack_fingerprint(directory)
+    validated = cache.is_validated(fingerprint)
+    pack = _load(directory, chain=(), validate=not validated)
+    if not validated:
+        cache.mark_validated(fingerprint)
+    return pack
 
 
 def pack_fingerprint(directory: Path) -> str:
@@ -155,15 +164,16 @@ def _hash_files(digest, directory: Path, skip: Path | None = None) -> None:
         digest.update(hashlib.sha256(path.read_bytes()).digest())
 
 
-def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
+def _load(directory: Path, chain: tuple[Path, ...], validate: bool = True) -> Pack:
     if directory in chain:
         cycle = " -> ".join(str(p) for p in chain + (directory,))
         raise PackError(str(directory / "pack.yaml"), f"`extends` forms a cycle: {cycle}")
     header = load_yaml(directory / "pack.yaml")
-    validate_document(header, "pack")
+    if validate:
+        validate_document(header, "pack")
     meta = header.data
     _check_versions(header)
-    parent = _load(resolve_pack(meta["extends"], directory), chain + (directory,)) if "extends" in meta else None
+    parent = _load(resolve_pack(meta["extends"], directory), chain + (directory,), validate) if "extends" in meta else None
     framework = parent.framework if parent else load_framework(meta["framework"])
     if parent and parent.framework.id != meta["framework"]:
         raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
@@ -178,7 +188,8 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header):
         document = load_yaml(row_file, _shown(row_file))
         _score_levels_as_text(document)
-        validate_document(document, "row")
+        if validate:
+            validate_document(document, "row")
         documents.append(document)
         for name, clause in document.data.get("evidence", {}).items():
             if name in shared:

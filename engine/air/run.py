@@ -83,11 +83,13 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
                           + [detector.clause for detector in pack.upstream])
         verdict, path = detect_path(pack.framework, evaluator)
-        evaluator.evaluate_all([c for r in pack.rows for c in r.evidence.values()] + [d.clause for d in pack.upstream])
+        tests = evaluator.evaluate_all(
+            [c for r in pack.rows for c in r.evidence.values()] + [d.clause for d in pack.upstream],
+            alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
+        )
         say(f"integration path: {path.title}")
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
-        tests = test_inventory(index, pack.test_syntax) if pack.test_syntax else None
         backend = describe_backend(index, root, pack, source)
         names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None

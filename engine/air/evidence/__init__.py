@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from types import ModuleType
+from typing import TypeVar
 
 from air.evidence import (
     build_meta,
@@ -55,6 +56,7 @@ KINDS: dict[str, ModuleType] = {
     "ops": ops,
 }
 BATCHED_KINDS = {"semgrep"}
+T = TypeVar("T")
 TREE_WIDE_KINDS = {"graph", "ops", "cpp_class"}  # kinds that build facts over the whole tree, shared by clauses
 MIN_FORKED_CLAUSES = 64  # below this, a second process costs more than it saves
 COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe")
@@ -106,28 +108,32 @@ class Evaluator:
             hits = apply_where(found[clause.key], clause, self.context)
             self._results[clause.key] = ClauseResult(clause, _sorted(hits))
 
-    def evaluate_all(self, clauses: Iterable[Clause]) -> None:
-        """Evaluate `clauses` ahead of the rows that read them, half of them in a forked child
-        process when the platform can fork: clause evaluation is CPU-bound and the index is
-        shared copy-on-write. Results are the same whichever process computes them."""
+    def evaluate_all(self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None) -> T | None:
+        """Evaluate `clauses` ahead of the rows that read them, and run `alongside` (other work of
+        the check), sharing the work with a forked child process when the platform can fork:
+        clause evaluation is CPU-bound and the index is shared copy-on-write. The parent builds
+        the tree-wide facts and runs `alongside` while the child starts on the other clauses;
+        then each process takes the next clause nobody has taken. A clause's result is the same
+        whichever process computes it. Returns what `alongside` returns."""
         pending = list({c.key: c for c in clauses if c.key not in self._results}.values())
+        shared = [c for c in pending if c.kind in TREE_WIDE_KINDS]
+        rest = [c for c in pending if c.kind not in TREE_WIDE_KINDS]
         context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        if context is None or len(pending) < MIN_FORKED_CLAUSES or (os.cpu_count() or 1) < 2:
+        if context is None or len(rest) < MIN_FORKED_CLAUSES or (os.cpu_count() or 1) < 2:
             for clause in pending:
                 self.result(clause)
-            return
-        shared = [c for c in pending if c.kind in TREE_WIDE_KINDS]
-        for clause in shared:  # their tree-wide facts are built once, before the fork
-            self.result(clause)
-        rest = sorted((c for c in pending if c.kind not in TREE_WIDE_KINDS), key=lambda c: (c.kind, c.scope, repr(c.key)))
-        mine, theirs = rest[0::2], rest[1::2]
+            return alongside() if alongside else None
         self.context.index.close()  # no parse pool across a fork; both processes parse in-process
+        taken = context.Value("i", 0)  # the next clause of `rest` to take
         receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=_evaluate_in_child, args=(self, theirs, sender), daemon=True)
+        child = context.Process(target=_evaluate_in_child, args=(self, rest, taken, sender), daemon=True)
         child.start()
         sender.close()
         try:
-            for clause in mine:
+            for clause in shared:
+                self.result(clause)
+            extra = alongside() if alongside else None
+            for clause in _take(rest, taken):
                 self.result(clause)
             outcome = receiver.recv()
         finally:
@@ -136,6 +142,7 @@ class Evaluator:
             raise outcome
         for key, result in outcome.items():
             self._results.setdefault(key, result)
+        return extra
 
     def result(self, clause: Clause) -> ClauseResult:
         cached = self._results.get(clause.key)
@@ -159,10 +166,20 @@ class Evaluator:
         return apply_where(KINDS[clause.kind].evaluate(clause, self.context), clause, self.context)
 
 
-def _evaluate_in_child(evaluator: Evaluator, clauses: list[Clause], sender) -> None:
+def _take(clauses: list[Clause], taken) -> Iterable[Clause]:
+    while True:
+        with taken.get_lock():
+            number = taken.value
+            taken.value += 1
+        if number >= len(clauses):
+            return
+        yield clauses[number]
+
+
+def _evaluate_in_child(evaluator: Evaluator, clauses: list[Clause], taken, sender) -> None:
     evaluator.context.index.parallel = False  # a daemonic process may not start workers
     try:
-        found = {clause.key: evaluator.result(clause) for clause in clauses}
+        found = {clause.key: evaluator.result(clause) for clause in _take(clauses, taken)}
         sender.send(found)
     except BaseException as error:  # handed to the parent, which raises it
         sender.send(error)
