@@ -58,6 +58,13 @@ def test_graph_bound_module_exports_through_star_import(tmp_path):
     assert hits(tmp_path, missing) == []
 
 
+def test_graph_module_that_binds_itself(tmp_path):
+    tree(tmp_path, {"foo/__init__.py": "import sys\nimport torch\n\ndef device_count():\n    return 1\n\n"
+                                        "torch.__setattr__('foo', sys.modules[__name__])\n"})
+    spec = {"graph": {"from": {"call_arg": {"call": "torch.__setattr__", "arg": 1}}, "exports": "device_count"}}
+    assert [(h.path, h.line) for h in hits(tmp_path, spec)] == [("foo/__init__.py", 4)]
+
+
 def test_python_call_resolves_aliases_and_captures(tmp_path):
     tree(tmp_path, {"a.py": "from torch.library import impl as reg\n\n@reg('aten::add.Tensor', 'privateuseone')\ndef add(): pass\n"})
     found = hits(tmp_path, {"python_call": {"name": "torch.library.impl", "capture": ["OP", "KEY"]},

@@ -9,6 +9,7 @@ Two forms:
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
 
 from air.evidence.base import (
@@ -55,6 +56,9 @@ def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str
     return hits
 
 
+_THIS_MODULE = re.compile(r"^sys\.modules\[\s*__name__\s*\]$")  # the calling module binds itself
+
+
 def _exports(clause: Clause, index: CodeIndex, graph: DependencyGraph, origin: dict, functions: list[str]) -> list[Hit]:
     names = as_list(origin["call"])
     position = origin.get("arg", 0)
@@ -63,7 +67,8 @@ def _exports(clause: Clause, index: CodeIndex, graph: DependencyGraph, origin: d
         for call in index.python_facts(source).calls:
             if position >= len(call.args) or not any(fnmatchcase(call.qualname, n) for n in names):
                 continue
-            module_path = graph.module_file(call.args[position])
+            module = call.args[position]
+            module_path = source.path if _THIS_MODULE.match(module) else graph.module_file(module)
             if module_path is None:
                 continue
             for function in functions:
