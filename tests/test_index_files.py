@@ -120,3 +120,15 @@ def test_top_level_build_metadata_comes_first(tmp_path):
         "setup.py": 'from setuptools import setup\nsetup(name="the_backend", version="1.2")\n',
     })
     assert [facts.project_name for _source, facts in build_index(tmp_path).build] == ["the_backend", "an_example"]
+
+
+def test_absent_submodules_are_listed(tmp_path):
+    from air.run import absent_submodules
+
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "kernels"]\n\tpath = kernels\n[submodule "present"]\n\tpath = present\n'
+        '[submodule "empty"]\n\tpath = empty\n[submodule "out"]\n\tpath = ../outside\n')
+    (tmp_path / "present").mkdir()
+    (tmp_path / "present" / "a.cpp").write_text("int a;\n")
+    (tmp_path / "empty").mkdir()
+    assert absent_submodules(build_index(tmp_path)) == ("empty", "kernels")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -169,5 +170,29 @@ def index_stats(index: CodeIndex) -> IndexStats:
     skipped = Counter(s.reason for s in index.skipped)
     return IndexStats(
         files=len(index.files), product=roles["product"], tests=roles["tests"], docs=roles["docs"],
-        bytes=index.total_bytes, skipped=tuple(sorted(skipped.items())),
+        bytes=index.total_bytes, skipped=tuple(sorted(skipped.items())), absent_submodules=absent_submodules(index),
     )
+
+
+_SUBMODULE_PATH = re.compile(r"(?m)^\s*path\s*=\s*(\S[^\n]*?)\s*$")
+
+
+def absent_submodules(index: CodeIndex) -> tuple[str, ...]:
+    """Submodules `.gitmodules` declares whose directory is missing or empty: code the check
+    cannot see (a backend's kernels often live in one)."""
+    declared = index.by_path.get(".gitmodules")
+    if declared is None:
+        return ()
+    root = index.root.resolve()
+    absent = []
+    for path in sorted({match.group(1).strip("/") for match in _SUBMODULE_PATH.finditer(declared.text)}):
+        directory = (root / path).resolve()
+        if root not in directory.parents:
+            continue  # a path that leaves the tree is not the tree's business
+        try:
+            empty = not directory.is_dir() or next(directory.iterdir(), None) is None
+        except OSError:
+            empty = True
+        if empty:
+            absent.append(path)
+    return tuple(absent)

@@ -60,7 +60,8 @@ LANGUAGES = {
     ".j2": "template",
     ".in": "template",
 }
-NAMED_LANGUAGES = {"CMakeLists.txt": "cmake", "Makefile": "make", "BUILD": "bazel", "BUILD.bazel": "bazel"}
+NAMED_LANGUAGES = {"CMakeLists.txt": "cmake", "Makefile": "make", "BUILD": "bazel", "BUILD.bazel": "bazel",
+                   ".gitmodules": "gitmodules"}
 
 DOC_SUFFIXES = {".md", ".rst"}
 TEST_DIRS = {"test", "tests", "testing"}

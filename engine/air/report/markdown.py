@@ -133,6 +133,8 @@ def _source_discovery(report: Report) -> list[str]:
         f"Source: {_describe_source(report.backend.source)}",
         _describe_index(report.index),
         f"Skipped files: {_describe_skipped(report.index.skipped)}",
+        "Submodules declared but absent, so not analysed: "
+        + (", ".join(_code(path) for path in report.index.absent_submodules) or NONE),
         f"Integration path: **{_text(path.title)}** (dispatch key: {_text(path.dispatch_key or NONE)})",
     ]
     blocks = ["## Source discovery and path signals", _bullets(facts)]

@@ -120,6 +120,7 @@ class IndexStats:
     docs: int
     bytes: int
     skipped: tuple[tuple[str, int], ...]  # (reason, count), sorted by reason
+    absent_submodules: tuple[str, ...] = ()  # declared in .gitmodules, but not in the tree
 
 
 @dataclass(frozen=True)
