@@ -13,7 +13,8 @@ from air.evidence.regex import compile_guarded
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.cpp import resolve_alias
-from air.index.model import Role, SourceFile
+from air.index.model import PythonFacts, Role, SourceFile
+from air.index.python_lexical import LexicalPython
 from air.operators import OperatorSyntax
 
 Scope = Literal["product", "tests", "all"]
@@ -234,6 +235,20 @@ def parsed_python(
             batch = []
     context.index.prefetch_python(batch)
     yield from batch
+
+
+def python_sources(
+    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[Hint]
+) -> Iterator[tuple[SourceFile, PythonFacts | LexicalPython]]:
+    """Each candidate file with what a kind reads of it: the parsed facts in product code, a
+    lexical reading in tests (see `air.index.python_lexical`), since test suites are large and
+    only ever give evidence of trust "tests"."""
+    if clause.scope == "tests":
+        for source in python_candidates(clause, context, literals, hints, parse=False):
+            yield source, context.index.python_lexical(source)
+    else:
+        for source in parsed_python(clause, context, literals, hints):
+            yield source, context.index.python_facts(source)
 
 
 def _candidates(clause: Clause, context: Context, literals, hints) -> Iterator[SourceFile]:

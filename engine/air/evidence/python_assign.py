@@ -16,10 +16,10 @@ from air.evidence.base import (
     enough,
     hit_at,
     name_literals,
-    parsed_python,
     python_candidates,
+    python_sources,
 )
-from air.index.model import PyAssign, SourceFile
+from air.index.model import SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -51,19 +51,8 @@ def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     targets = as_list(clause.spec["target"])
     hits = []
-    if clause.scope == "tests":  # read lexically, as calls in tests are (see python_call)
-        files: Iterable[SourceFile] = python_candidates(clause, context, *_prefilters(clause), parse=False)
-
-        def assigns_in(source: SourceFile) -> Iterable[PyAssign]:
-            return context.index.python_lexical(source).assigns
-    else:
-        files = parsed_python(clause, context, *_prefilters(clause))
-
-        def assigns_in(source: SourceFile) -> Iterable[PyAssign]:
-            return context.index.python_facts(source).assigns
-
-    for source in files:
-        for assign in assigns_in(source):
+    for source, facts in python_sources(clause, context, *_prefilters(clause)):
+        for assign in facts.assigns:
             if any(fnmatchcase(assign.target, target) for target in targets):
                 hits.append(hit_at(source, assign.line, {"TARGET": assign.target, "VALUE": assign.value}))
         if enough(clause, hits):

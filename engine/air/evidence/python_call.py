@@ -17,10 +17,10 @@ from air.evidence.base import (
     last_component,
     literal_of,
     name_literals,
-    parsed_python,
     python_candidates,
+    python_sources,
 )
-from air.index.model import PyCall, SourceFile
+from air.index.model import PythonFacts, SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -74,29 +74,15 @@ def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
-    """Calls in product code come from the parsed tree; in tests they are found lexically
-    (`air.index.python_lexical`), since tests are many and large and only ever give
-    evidence of trust "tests"."""
     spec = clause.spec
     names = as_list(spec["name"])
     positional = spec.get("capture", [])
     keywords = spec.get("capture_keywords", {})
-    if clause.scope == "tests":
-        files: Iterable[SourceFile] = python_candidates(clause, context, *_prefilters(clause), parse=False)
-        words = sorted({literal_of(last_component(name)) for name in names})
-
-        def calls_in(source: SourceFile) -> Iterable[PyCall]:
-            lexical = context.index.python_lexical(source)
-            return [call for word in words for call in lexical.calls_of(word)]
-    else:
-        files = parsed_python(clause, context, *_prefilters(clause))
-
-        def calls_in(source: SourceFile) -> Iterable[PyCall]:
-            return context.index.python_facts(source).calls
-
+    words = sorted({literal_of(last_component(name)) for name in names})
     hits = []
-    for source in files:
-        for call in calls_in(source):
+    for source, facts in python_sources(clause, context, *_prefilters(clause)):
+        calls = facts.calls if isinstance(facts, PythonFacts) else [c for word in words for c in facts.calls_of(word)]
+        for call in calls:
             if not any(fnmatchcase(call.qualname, name) for name in names):
                 continue
             captures = {"CALLEE": call.qualname}

@@ -16,10 +16,10 @@ from air.evidence.base import (
     hit_at,
     last_component,
     literal_of,
-    parsed_python,
     python_candidates,
+    python_sources,
 )
-from air.index.model import PyDef, SourceFile
+from air.index.model import SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -52,19 +52,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = as_list(spec.get(kind) or "*")
     bases = as_list(spec.get("bases", []))
     hits = []
-    if clause.scope == "tests":  # read lexically, as calls in tests are (see python_call)
-        files: Iterable[SourceFile] = python_candidates(clause, context, *_prefilters(clause), parse=False)
-
-        def defs_in(source: SourceFile) -> Iterable[PyDef]:
-            return context.index.python_lexical(source).defs
-    else:
-        files = parsed_python(clause, context, *_prefilters(clause))
-
-        def defs_in(source: SourceFile) -> Iterable[PyDef]:
-            return context.index.python_facts(source).defs
-
-    for source in files:
-        for definition in defs_in(source):
+    for source, facts in python_sources(clause, context, *_prefilters(clause)):
+        for definition in facts.defs:
             if definition.kind != kind:
                 continue
             if not any(fnmatchcase(last_component(definition.name), name) for name in names):
