@@ -80,13 +80,12 @@ def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeInd
 def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: Source | None,
               started: float) -> Report:
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
+    clauses = [c for r in pack.rows for c in r.evidence.values()] + [d.clause for d in pack.upstream]
     try:
-        evaluator.prepare(list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
-                          + [detector.clause for detector in pack.upstream])
+        evaluator.prepare(list(pack.framework.signals.values()) + clauses)
         verdict, path = detect_path(pack.framework, evaluator)
         tests = evaluator.evaluate_all(
-            [c for r in pack.rows for c in r.evidence.values()] + [d.clause for d in pack.upstream],
-            alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
+            clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
         say(f"integration path: {path.title}")
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
