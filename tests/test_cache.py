@@ -7,6 +7,7 @@ import shutil
 from air import cache
 from air.index import build_index
 from air.packs import pack_fingerprint
+from air.provenance import local_source
 from air.report.json_report import render_json
 from air.run import check_cached
 from conftest import FIXTURES
@@ -24,7 +25,7 @@ def checked(root, pack, messages):
 
 def entry_of(root, pack):
     index = build_index(root)
-    return cache._entry(cache.cache_key(index, pack_fingerprint(pack.directory), None))
+    return cache._entry(cache.cache_key(index, pack_fingerprint(pack.directory), local_source(root)))
 
 
 def test_unchanged_tree_answers_from_the_cache(tmp_path, pack, monkeypatch):

@@ -18,6 +18,7 @@ from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
 from air.operator_summary import operator_coverage
 from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
+from air.provenance import local_source
 from air.report.model import (
     Backend,
     IndexStats,
@@ -52,6 +53,7 @@ def check_cached(root: Path, pack_name: str, options: IndexOptions | None = None
     they were last checked together (see `air.cache`): the pack is then not even loaded."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
+    source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
     index = _indexed(root, options, lines.append)
     key = cache.cache_key(index, pack_fingerprint(pack_dir), source)
@@ -147,7 +149,7 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
     return Backend(
         name=name or root.resolve().name,
         version=version,
-        source=source or Source("local", str(root)),
+        source=source or local_source(root),
         target_framework_version=target,
     )
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
+from air.gitcmd import run_git
 from air.index.model import Role, SkippedFile, SourceFile
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -120,16 +120,8 @@ def list_paths(root: Path) -> list[str]:
 
 
 def _git_listed(root: Path) -> list[str] | None:
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True,
-            timeout=60,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if result.returncode != 0:
+    result = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", timeout=60)
+    if result is None or result.returncode != 0:
         return None
     paths = {p.decode("utf-8", "surrogateescape") for p in result.stdout.split(b"\0") if p}
     return sorted(paths)

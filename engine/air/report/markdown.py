@@ -240,7 +240,11 @@ def _gaps(rows: Iterable[RowResult]) -> list[str]:
 
 def _describe_source(source: Source) -> str:
     described = f"{_text(source.kind)} {_code(source.location)}"
-    return f"{described} (commit {_code(source.commit)})" if source.commit else described
+    facts = [f"commit {_code(source.commit)}"] if source.commit else []
+    facts += [f"branch {_code(source.branch)}"] if source.branch else []
+    facts += ["uncommitted changes"] if source.dirty else []
+    facts += [f"describe {_code(source.describe)}"] if source.describe else []
+    return f"{described} ({', '.join(facts)})" if facts else described
 
 
 def _short_digest(digest: str) -> str:

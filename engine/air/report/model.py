@@ -70,6 +70,9 @@ class Source:
     kind: str  # "local", "git", "dist", ...
     location: str
     commit: str | None = None
+    branch: str | None = None
+    dirty: bool | None = None  # tracked files differ from the commit; None when unknown
+    describe: str | None = None  # `git describe --tags --always --dirty`
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,33 @@
+"""Running git on trees air does not trust.
+
+git reads the checkout's own configuration, which a hostile tree can ship: every call
+switches off the settings that make git run commands (`core.fsmonitor`, `core.hooksPath`),
+never prompts, takes no locks, and asks for nothing that would run filters or a pager.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+GIT_TIMEOUT = 20
+SAFE_GIT = ("git", "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "--no-pager")
+GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"}
+
+
+def run_git(directory: Path, *args: str, timeout: float = GIT_TIMEOUT) -> subprocess.CompletedProcess[bytes] | None:
+    """A safe git command in `directory`; None when git cannot be run or times out."""
+    try:
+        return subprocess.run([*SAFE_GIT, "-C", str(directory), *args], capture_output=True, timeout=timeout,
+                              env={**os.environ, **GIT_ENV}, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def git(directory: Path, *args: str) -> str | None:
+    """The stripped output of a safe git command; None when it fails."""
+    result = run_git(directory, *args)
+    if result is None or result.returncode != 0:
+        return None
+    return result.stdout.decode("utf-8", "replace").strip()

@@ -1,0 +1,48 @@
+"""Provenance of a local checkout, read with git that a hostile checkout cannot make run anything."""
+
+from __future__ import annotations
+
+import subprocess
+
+from air.provenance import local_source
+
+
+def git(root, *args):
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def repository(root):
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.py").write_text("x = 1\n")
+    git(root, "add", "a.py")
+    git(root, "commit", "-q", "-m", "one")
+    git(root, "tag", "v1.0")
+    return root
+
+
+def test_plain_directory(tmp_path):
+    source = local_source(tmp_path)
+    assert (source.kind, source.commit, source.branch, source.dirty) == ("local", None, None, None)
+
+
+def test_clean_and_dirty_checkout(tmp_path):
+    root = repository(tmp_path / "repo")
+    source = local_source(root)
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert (source.commit, source.branch, source.dirty, source.describe) == (head, "main", False, "v1.0")
+    (root / "a.py").write_text("x = 2\n")
+    dirty = local_source(root)
+    assert (dirty.dirty, dirty.describe) == (True, "v1.0-dirty")
+
+
+def test_a_hostile_config_runs_nothing(tmp_path):
+    root = repository(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    with open(root / ".git" / "config", "a") as config:
+        config.write(f'[core]\n\tfsmonitor = "touch {marker}"\n\thooksPath = {tmp_path}/hooks\n')
+    (tmp_path / "hooks").mkdir()
+    (root / "a.py").write_text("x = 3\n")
+    assert local_source(root).dirty is True
+    assert not marker.exists()
