@@ -26,6 +26,7 @@ from air.errors import (
     InputError,
 )
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
+from air.locate import locate
 from air.packs import load_pack, shipped_packs
 from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
@@ -44,7 +45,7 @@ def cli() -> None:
 
 
 @cli.command("check")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("target")
 @click.option("--pack", "pack_name", default=DEFAULT_PACK, show_default=True,
               help="A shipped pack's name or a pack directory.")
 @click.option("--format", "formats", multiple=True, type=click.Choice(sorted(RENDERERS)),
@@ -55,25 +56,26 @@ def cli() -> None:
               help="Exit 1 when readiness is below this percentage.")
 @click.option("--exclude", "excludes", multiple=True, help="Extra glob of files to leave out (repeatable).")
 @click.option("--include-vendored", is_flag=True, help="Also read third_party/ and build output.")
+@click.option("--ref", default=None, help="Branch, tag or commit of a git URL (same as TARGET@REF).")
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
-def check_command(path: Path, pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...],
-                  fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, no_cache: bool,
-                  quiet: bool) -> None:
-    """Evaluate the backend at PATH against a rule pack and write its readiness report."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file or directory")
-    if not path.is_dir():
-        raise InputError(f"{path}: not a directory")
+def check_command(target: str, pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...],
+                  fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, ref: str | None,
+                  no_cache: bool, quiet: bool) -> None:
+    """Evaluate the backend at TARGET (a directory, or a git URL with an optional @REF) against a
+    rule pack and write its readiness report."""
+    if Path(target).exists() and not Path(target).is_dir():
+        raise InputError(f"{target}: not a directory")
     if outputs and len(outputs) != len(formats):
         raise click.UsageError("give one --output per --format")
     progress = None if quiet else (lambda message: click.echo(f"air: {message}", err=True))
     options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
+    located = locate(target, ref, progress)
     if no_cache:
-        report = check(path, load_pack(pack_name), options, progress)
+        report = check(located.root, load_pack(pack_name), options, progress, located.source)
     else:
-        report = check_cached(path, pack_name, options, progress)
+        report = check_cached(located.root, pack_name, options, progress, located.source)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend.name)
     for fmt, target in targets:
         render, _suffix = RENDERERS[fmt]

@@ -2,7 +2,8 @@
 
 git reads the checkout's own configuration, which a hostile tree can ship: every call
 switches off the settings that make git run commands (`core.fsmonitor`, `core.hooksPath`),
-never prompts, takes no locks, and asks for nothing that would run filters or a pager.
+allows only transports that do not run commands, never prompts, takes no locks, and asks for
+nothing that would run filters or a pager.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from pathlib import Path
 
 GIT_TIMEOUT = 20
 SAFE_GIT = ("git", "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "--no-pager")
-GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"}
+GIT_ENV = {
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",  # never ext:: or fd::, which run commands
+    "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=20",
+}
 
 
 def run_git(directory: Path, *args: str, timeout: float = GIT_TIMEOUT) -> subprocess.CompletedProcess[bytes] | None:

@@ -1,0 +1,123 @@
+"""From what the user names to a directory on disk, with its provenance.
+
+A local directory is used where it is. A git URL (`https://`, `ssh://`, `git@host:org/repo`,
+`file://`, or the path of a bare repository), optionally ending in `@ref`, is fetched shallowly
+into air's cache and reused on the next run. Transports that run commands (`ext::`, `fd::`,
+any `transport::address` form) and anything starting with `-` are refused. The fetch never
+runs hooks, never recurses into submodules, times out, and leaves nothing behind when it fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from air.cache import cache_dir
+from air.errors import InputError
+from air.gitcmd import git, run_git
+from air.provenance import local_source
+from air.report.model import Source
+
+FETCH_TIMEOUT = 600
+CLONES_DIR = "clones"
+_SCHEME_URL = re.compile(r"^(?:https?|ssh|git|file)://", re.IGNORECASE)
+_SCP_URL = re.compile(r"^[\w.-]+@[\w.-]+:(?!/)")
+_TRANSPORT = re.compile(r"^[A-Za-z][\w+.-]*::")
+_REF = re.compile(r"^[\w][\w./-]*$")
+
+
+@dataclass(frozen=True)
+class Located:
+    root: Path
+    source: Source
+
+
+def locate(target: str, ref: str | None = None, progress: Callable[[str], None] | None = None) -> Located:
+    """The directory to analyse for `target`, fetched first when it names a git repository."""
+    say = progress or (lambda message: None)
+    if target.startswith("-"):
+        raise InputError(f"{target}: refusing a target that starts with '-'")
+    if _TRANSPORT.match(target):
+        raise InputError(f"{target}: refusing the '{target.split('::', 1)[0]}::' transport, which runs commands")
+    path = Path(target)
+    if path.is_dir() and not _is_bare_repository(path):
+        if ref:
+            raise InputError(f"{target}: --ref applies to git URLs, not to a local directory")
+        return Located(path, local_source(path))
+    url, written_ref = _split_ref(target)
+    if not (_SCHEME_URL.match(url) or _SCP_URL.match(url) or _is_bare_repository(Path(url))):
+        raise InputError(f"{target}: no such directory, and not a git URL")
+    return _fetch(url, ref or written_ref, say)
+
+
+def _split_ref(target: str) -> tuple[str, str | None]:
+    """`url@ref` -> (url, ref). The `@` of a ref comes after the host: `git@host:org/repo` and
+    `ssh://git@host/org/repo` name a user, not a ref."""
+    if Path(target).exists():
+        return target, None
+    scheme = re.match(r"^([A-Za-z][\w+.-]*://[^/]*)(/.*)?$", target)
+    if scheme:
+        prefix, path = scheme.group(1), scheme.group(2) or ""
+    elif _SCP_URL.match(target):
+        host, _, path = target.partition(":")
+        prefix = host + ":"
+    else:
+        prefix, path = "", target
+    if "@" not in path:
+        return target, None
+    path, ref = path.rsplit("@", 1)
+    return prefix + path, ref or None
+
+
+def _is_bare_repository(path: Path) -> bool:
+    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def _fetch(url: str, ref: str | None, say: Callable[[str], None]) -> Located:
+    if ref is not None and not _REF.match(ref):
+        raise InputError(f"{ref}: not a branch, tag or commit name")
+    remote = str(Path(url).resolve()) if _is_bare_repository(Path(url)) else url
+    key = hashlib.sha256(f"{remote}\0{ref or ''}".encode()).hexdigest()[:32]
+    destination = cache_dir() / CLONES_DIR / key
+    commit = git(destination, "rev-parse", "--verify", "-q", "HEAD") if (destination / ".git").is_dir() else None
+    if commit is None:
+        say(f"fetching {url}" + (f" at {ref}" if ref else ""))
+        commit = _shallow_fetch(remote, ref, destination)
+    else:
+        say(f"using the copy of {url} fetched before ({destination})")
+    return Located(destination, Source("git", url, commit, branch=ref))
+
+
+def _shallow_fetch(remote: str, ref: str | None, destination: Path) -> str:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".fetch-", dir=destination.parent))
+    try:
+        steps = [
+            ("init", "-q", "--template=", "."),
+            ("fetch", "-q", "--depth", "1", "--no-tags", "--no-recurse-submodules", "--", remote, ref or "HEAD"),
+            ("-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "FETCH_HEAD"),
+        ]
+        for step in steps:
+            result = run_git(scratch, *step, timeout=FETCH_TIMEOUT)
+            if result is None:
+                raise InputError(f"{remote}: git did not answer within {FETCH_TIMEOUT} s, or could not be run")
+            if result.returncode != 0:
+                raise InputError(f"{remote}: {_last_line(result.stderr)}")
+        commit = git(scratch, "rev-parse", "HEAD")
+        if commit is None:
+            raise InputError(f"{remote}: fetched, but no commit could be read")
+        shutil.rmtree(destination, ignore_errors=True)
+        scratch.rename(destination)
+        return commit
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1].removeprefix("fatal: ") if lines else "git failed without a message"
