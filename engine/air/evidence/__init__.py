@@ -39,7 +39,7 @@ from air.evidence import (
     structural,
     text,
 )
-from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where
+from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where, python_candidates
 
 KINDS: dict[str, ModuleType] = {
     "text": text,
@@ -90,9 +90,9 @@ class Evaluator:
         clauses = list(clauses)
         files = {}
         for clause in clauses:
-            candidates = getattr(KINDS[clause.kind], "candidates", None)
-            if candidates is not None and clause.scope != "tests":
-                files.update((source.path, source) for source in candidates(clause, self.context))
+            prefilters = getattr(KINDS[clause.kind], "prefilters", None)
+            if prefilters is not None and clause.scope != "tests":  # tests are read lexically, not parsed
+                files.update((s.path, s) for s in python_candidates(clause, self.context, *prefilters(clause)))
         self.context.index.prefetch_python(files.values())
         pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
         if not pending:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
@@ -16,10 +15,8 @@ from air.evidence.base import (
     enough,
     hit_at,
     name_literals,
-    python_candidates,
     python_sources,
 )
-from air.index.model import SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -39,19 +36,15 @@ def assignment_hint(target: str) -> re.Pattern[str]:
     return re.compile(rf"\b{name}\.\w+\s*=(?!=)|setattr\s*\(\s*[\w.]*\b{name}\s*,|\b{name}\.__setattr__\s*\(")
 
 
-def candidates(clause: Clause, context: Context) -> Iterable[SourceFile]:
-    """The files the check parses up front for this clause: none for tests, read lexically."""
-    return () if clause.scope == "tests" else python_candidates(clause, context, *_prefilters(clause))
-
-
-def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+def prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+    """The literals and textual hints a file must show to be read for this clause."""
     return literals(clause.spec), [assignment_hint(target).search for target in as_list(clause.spec["target"])]
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     targets = as_list(clause.spec["target"])
     hits = []
-    for source, facts in python_sources(clause, context, *_prefilters(clause)):
+    for source, facts in python_sources(clause, context, *prefilters(clause)):
         for assign in facts.assigns:
             if any(fnmatchcase(assign.target, target) for target in targets):
                 hits.append(hit_at(source, assign.line, {"TARGET": assign.target, "VALUE": assign.value}))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
@@ -17,10 +16,9 @@ from air.evidence.base import (
     last_component,
     literal_of,
     name_literals,
-    python_candidates,
     python_sources,
 )
-from air.index.model import PythonFacts, SourceFile
+from air.index.model import PythonFacts
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -64,12 +62,8 @@ def _called_or_aliased(text: str, start: int, end: int) -> bool:
     return "@" in text[line_start:start]
 
 
-def candidates(clause: Clause, context: Context) -> Iterable[SourceFile]:
-    """The files the check parses up front for this clause: none for tests, read lexically."""
-    return () if clause.scope == "tests" else python_candidates(clause, context, *_prefilters(clause))
-
-
-def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+def prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+    """The literals and textual hints a file must show to be read for this clause."""
     return literals(clause.spec), [call_hint(name) for name in as_list(clause.spec["name"])]
 
 
@@ -80,7 +74,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     keywords = spec.get("capture_keywords", {})
     words = sorted({literal_of(last_component(name)) for name in names})
     hits = []
-    for source, facts in python_sources(clause, context, *_prefilters(clause)):
+    for source, facts in python_sources(clause, context, *prefilters(clause)):
         calls = facts.calls if isinstance(facts, PythonFacts) else [c for word in words for c in facts.calls_of(word)]
         for call in calls:
             if not any(fnmatchcase(call.qualname, name) for name in names):

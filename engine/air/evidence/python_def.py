@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from fnmatch import fnmatchcase, translate
 
 from air.evidence.base import (
@@ -16,10 +15,8 @@ from air.evidence.base import (
     hit_at,
     last_component,
     literal_of,
-    python_candidates,
     python_sources,
 )
-from air.index.model import SourceFile
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -37,12 +34,8 @@ def definition_hint(spec: dict) -> re.Pattern[str]:
     return re.compile(rf"\b{keyword}\s+(?:{alternatives})\b")
 
 
-def candidates(clause: Clause, context: Context) -> Iterable[SourceFile]:
-    """The files the check parses up front for this clause: none for tests, read lexically."""
-    return () if clause.scope == "tests" else python_candidates(clause, context, *_prefilters(clause))
-
-
-def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+def prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+    """The literals and textual hints a file must show to be read for this clause."""
     return literals(clause.spec), [definition_hint(clause.spec).search]
 
 
@@ -52,7 +45,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = as_list(spec.get(kind) or "*")
     bases = as_list(spec.get("bases", []))
     hits = []
-    for source, facts in python_sources(clause, context, *_prefilters(clause)):
+    for source, facts in python_sources(clause, context, *prefilters(clause)):
         for definition in facts.defs:
             if definition.kind != kind:
                 continue
