@@ -86,7 +86,7 @@ def test_fail_under(tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["check", "/no/such/backend"], "/no/such/backend: no such directory, and not a git URL"),
+        (["check", "/no/such/backend"], "/no/such/backend: not a directory, not a git URL, and no known backend of that name (known: npu,"),
         (["check", "--pack", "no-such-pack", str(FULL)], "no such pack"),
         (["check", "--format", "json", str(FULL), "--output", "a", "--output", "b"], "one --output per --format"),
         (["check", "--format", "pdf", str(FULL)], "pdf"),

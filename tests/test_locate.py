@@ -69,7 +69,7 @@ def test_second_run_reuses_the_fetched_copy(bare):
     ("ext::sh -c touch% /tmp/pwned", "refusing the 'ext::' transport"),
     ("fd::17", "refusing the 'fd::' transport"),
     ("--upload-pack=touch /tmp/pwned", "refusing a target that starts with '-'"),
-    ("no-such-name", "no such directory, and not a git URL"),
+    ("no-such-name", r"not a directory, not a git URL, and no known backend of that name \(known: none\)"),
 ])
 def test_refusals(target, fragment):
     with pytest.raises(InputError, match=fragment):
@@ -116,3 +116,34 @@ def test_check_of_a_git_url_records_url_and_commit(bare, tmp_path):
     assert (source["kind"], source["location"], source["branch"]) == ("git", f"file://{bare}", "v1")
     assert len(source["commit"]) == 40
     assert json.loads(result.stdout)["backend"]["name"] == "torch_url"
+
+
+def test_known_backend_by_alias(bare):
+    from air.locate import KnownBackend
+
+    known = (KnownBackend("demo", ("torch_demo",), "Demo Inc.", f"file://{bare}", ref="v1"),)
+    messages = []
+    located = locate("TORCH_DEMO", known=known, progress=messages.append)
+    assert (located.root / "marker.txt").read_text() == "first\n"
+    assert located.source.location == f"file://{bare}" and located.source.branch == "v1"
+    assert messages[0] == f"TORCH_DEMO: the Demo Inc. backend, file://{bare}"
+
+
+def test_subdir_keeps_the_repository_provenance(tmp_path):
+    (tmp_path / "repo" / "extra" / "backend").mkdir(parents=True)
+    located = locate(str(tmp_path / "repo"), subdir="extra/backend")
+    assert located.root == (tmp_path / "repo" / "extra" / "backend").resolve()
+    assert located.source.subdir == "extra/backend"
+    assert located.source.location == str((tmp_path / "repo").resolve())
+    with pytest.raises(InputError, match="leaves the checked-out tree"):
+        locate(str(tmp_path / "repo"), subdir="../..")
+    with pytest.raises(InputError, match="no such directory"):
+        locate(str(tmp_path / "repo"), subdir="missing")
+
+
+def test_shipped_known_backends_load():
+    from air.framework import framework_dir
+    from air.locate import known_backends
+
+    names = {b.name for b in known_backends(framework_dir("pytorch"))}
+    assert {"npu", "mlu", "musa", "spyre", "dipu", "xpu"} <= names

@@ -25,9 +25,10 @@ from air.errors import (
     AirError,
     InputError,
 )
+from air.framework import framework_dir
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
-from air.locate import locate
-from air.packs import load_pack, shipped_packs
+from air.locate import known_backends, locate
+from air.packs import load_pack, pack_framework, shipped_packs
 from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
@@ -57,13 +58,14 @@ def cli() -> None:
 @click.option("--exclude", "excludes", multiple=True, help="Extra glob of files to leave out (repeatable).")
 @click.option("--include-vendored", is_flag=True, help="Also read third_party/ and build output.")
 @click.option("--ref", default=None, help="Branch, tag or commit of a git URL (same as TARGET@REF).")
+@click.option("--subdir", default=None, help="Analyse one folder of the repository; provenance stays the repository's.")
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 def check_command(target: str, pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...],
                   fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, ref: str | None,
-                  no_cache: bool, quiet: bool) -> None:
-    """Evaluate the backend at TARGET (a directory, or a git URL with an optional @REF) against a
-    rule pack and write its readiness report."""
+                  subdir: str | None, no_cache: bool, quiet: bool) -> None:
+    """Evaluate the backend at TARGET (a directory, a git URL with an optional @REF, or the name of
+    a known backend) against a rule pack and write its readiness report."""
     if Path(target).exists() and not Path(target).is_dir():
         raise InputError(f"{target}: not a directory")
     if outputs and len(outputs) != len(formats):
@@ -71,7 +73,7 @@ def check_command(target: str, pack_name: str, formats: tuple[str, ...], outputs
     progress = None if quiet else (lambda message: click.echo(f"air: {message}", err=True))
     options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
-    located = locate(target, ref, progress)
+    located = locate(target, ref, progress, known_backends(framework_dir(pack_framework(pack_name))), subdir)
     if no_cache:
         report = check(located.root, load_pack(pack_name), options, progress, located.source)
     else:

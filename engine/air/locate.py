@@ -1,6 +1,7 @@
 """From what the user names to a directory on disk, with its provenance.
 
-A local directory is used where it is. A git URL (`https://`, `ssh://`, `git@host:org/repo`,
+A local directory is used where it is. A bare name that is no directory is looked up in the
+framework's list of known backends (`backends.yaml`: name, aliases, vendor, git URL). A git URL (`https://`, `ssh://`, `git@host:org/repo`,
 `file://`, or the path of a bare repository), optionally ending in `@ref`, is fetched shallowly
 into air's cache and reused on the next run. Transports that run commands (`ext::`, `fd::`,
 any `transport::address` form) and anything starting with `-` are refused. The fetch never
@@ -14,7 +15,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from air.cache import cache_dir
@@ -22,6 +23,8 @@ from air.errors import InputError
 from air.gitcmd import git, run_git
 from air.provenance import local_source
 from air.report.model import Source
+from air.schemas import validate_document
+from air.yamldoc import load_yaml
 
 FETCH_TIMEOUT = 600
 CLONES_DIR = "clones"
@@ -37,8 +40,34 @@ class Located:
     source: Source
 
 
-def locate(target: str, ref: str | None = None, progress: Callable[[str], None] | None = None) -> Located:
-    """The directory to analyse for `target`, fetched first when it names a git repository."""
+@dataclass(frozen=True)
+class KnownBackend:
+    name: str
+    aliases: tuple[str, ...]
+    vendor: str
+    url: str
+    ref: str | None = None
+    subdir: str | None = None
+
+
+def known_backends(directory: Path) -> tuple[KnownBackend, ...]:
+    """The known backends a framework lists in its `backends.yaml`, if it has one."""
+    path = directory / "backends.yaml"
+    if not path.is_file():
+        return ()
+    document = load_yaml(path)
+    validate_document(document, "backends")
+    return tuple(
+        KnownBackend(item["name"], tuple(item.get("aliases", ())), item["vendor"], item["url"], item.get("ref"),
+                     item.get("subdir"))
+        for item in document.data["backends"]
+    )
+
+
+def locate(target: str, ref: str | None = None, progress: Callable[[str], None] | None = None,
+           known: tuple[KnownBackend, ...] = (), subdir: str | None = None) -> Located:
+    """The directory to analyse for `target`, fetched first when it names a git repository or a
+    known backend; `subdir` narrows it to one folder, keeping the repository's provenance."""
     say = progress or (lambda message: None)
     if target.startswith("-"):
         raise InputError(f"{target}: refusing a target that starts with '-'")
@@ -48,11 +77,28 @@ def locate(target: str, ref: str | None = None, progress: Callable[[str], None] 
     if path.is_dir() and not _is_bare_repository(path):
         if ref:
             raise InputError(f"{target}: --ref applies to git URLs, not to a local directory")
-        return Located(path, local_source(path))
+        return _narrowed(Located(path, local_source(path)), subdir)
     url, written_ref = _split_ref(target)
-    if not (_SCHEME_URL.match(url) or _SCP_URL.match(url) or _is_bare_repository(Path(url))):
-        raise InputError(f"{target}: no such directory, and not a git URL")
-    return _fetch(url, ref or written_ref, say)
+    if _SCHEME_URL.match(url) or _SCP_URL.match(url) or _is_bare_repository(Path(url)):
+        return _narrowed(_fetch(url, ref or written_ref, say), subdir)
+    backend = next((b for b in known if target.lower() in (b.name, *b.aliases)), None)
+    if backend is None:
+        names = ", ".join(b.name for b in known) or "none"
+        raise InputError(f"{target}: not a directory, not a git URL, and no known backend of that name (known: {names})")
+    say(f"{target}: the {backend.vendor} backend, {backend.url}")
+    return _narrowed(_fetch(backend.url, ref or backend.ref, say), subdir or backend.subdir)
+
+
+def _narrowed(located: Located, subdir: str | None) -> Located:
+    if not subdir:
+        return located
+    root = located.root.resolve()
+    narrowed = (root / subdir).resolve()
+    if narrowed != root and root not in narrowed.parents:
+        raise InputError(f"--subdir {subdir}: leaves the checked-out tree")
+    if not narrowed.is_dir():
+        raise InputError(f"--subdir {subdir}: no such directory in {located.source.location}")
+    return Located(narrowed, replace(located.source, subdir=narrowed.relative_to(root).as_posix()))
 
 
 def _split_ref(target: str) -> tuple[str, str | None]:

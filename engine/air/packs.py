@@ -150,6 +150,15 @@ def pack_fingerprint(directory: Path) -> str:
     return digest.hexdigest()
 
 
+def pack_framework(name_or_dir: str) -> str:
+    """The framework a pack names, read without loading the pack."""
+    directory = resolve_pack(name_or_dir)
+    framework = _raw_header(directory).get("framework")
+    if not isinstance(framework, str):
+        raise PackError(str(directory / "pack.yaml"), "names no framework")
+    return framework
+
+
 def _raw_header(directory: Path) -> dict:
     try:
         data = yaml.safe_load((directory / "pack.yaml").read_text(encoding="utf-8"))

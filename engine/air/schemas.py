@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
 
-SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture")
+SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture", "backends")
 
 
 @lru_cache(maxsize=1)

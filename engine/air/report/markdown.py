@@ -244,6 +244,7 @@ def _describe_source(source: Source) -> str:
     facts += [f"branch {_code(source.branch)}"] if source.branch else []
     facts += ["uncommitted changes"] if source.dirty else []
     facts += [f"describe {_code(source.describe)}"] if source.describe else []
+    facts += [f"folder {_code(source.subdir)}"] if source.subdir else []
     return f"{described} ({', '.join(facts)})" if facts else described
 
 

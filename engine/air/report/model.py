@@ -73,6 +73,7 @@ class Source:
     branch: str | None = None
     dirty: bool | None = None  # tracked files differ from the commit; None when unknown
     describe: str | None = None  # `git describe --tags --always --dirty`
+    subdir: str | None = None  # the folder of the repository that was analysed
 
 
 @dataclass(frozen=True)
