@@ -25,7 +25,7 @@ def checked(root, pack, messages):
 
 def entry_of(root, pack):
     index = build_index(root)
-    return cache._entry(cache.cache_key(index, pack_fingerprint(pack.directory), local_source(root)))
+    return cache._entry(cache.cache_key(index, pack_fingerprint(pack.directory), repr((local_source(root), None))))
 
 
 def test_unchanged_tree_answers_from_the_cache(tmp_path, pack, monkeypatch):

@@ -147,3 +147,15 @@ def test_a_file_is_not_a_backend(tmp_path):
     target.write_text("")
     result = air("check", str(target))
     assert result.returncode == 2 and "not a directory" in result.stderr
+
+
+def test_torch_version_makes_rows_of_other_releases_not_applicable(tmp_path):
+    result = air("check", "-q", "--no-cache", "--torch-version", "2.4", "--format", "json", "--output", "-", str(FULL))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    rows = {row["id"]: row for row in data["rows"]}
+    assert rows["autoload-entry-point"]["outcome"] == "not_applicable"
+    assert "this backend targets PyTorch 2.4" in rows["autoload-entry-point"]["reason"]
+    assert data["backend"]["target_framework_version"] == "2.4"
+    bad = air("check", "--torch-version", "latest", str(FULL))
+    assert bad.returncode == 2 and "not a release number" in bad.stderr

@@ -21,7 +21,7 @@ from pathlib import Path
 from air import __version__
 from air.index import CodeIndex
 from air.report.json_report import from_dict, to_dict
-from air.report.model import Report, Source
+from air.report.model import Report
 
 ENTRY_DIR = "results"
 VALIDATED_DIR = "validated-packs"
@@ -34,9 +34,10 @@ def cache_dir() -> Path:
     return Path(base) / "air"
 
 
-def cache_key(index: CodeIndex, pack_fingerprint: str, source: Source | None) -> str:
+def cache_key(index: CodeIndex, pack_fingerprint: str, settings: str) -> str:
+    """`settings`: everything else the report depends on (provenance, options), as text."""
     digest = hashlib.sha256()
-    for part in (__version__, pack_fingerprint, repr(source)):
+    for part in (__version__, pack_fingerprint, settings):
         digest.update(part.encode() + b"\0")
     for file in sorted(index.files, key=lambda f: f.path):
         digest.update(f"{file.path}\0{file.role}\0".encode("utf-8", "surrogateescape"))

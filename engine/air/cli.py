@@ -33,6 +33,7 @@ from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
 from air.run import check, check_cached
+from air.versions import is_release
 
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
 DEFAULT_PACK = "pytorch-2.x"
@@ -59,11 +60,13 @@ def cli() -> None:
 @click.option("--include-vendored", is_flag=True, help="Also read third_party/ and build output.")
 @click.option("--ref", default=None, help="Branch, tag or commit of a git URL (same as TARGET@REF).")
 @click.option("--subdir", default=None, help="Analyse one folder of the repository; provenance stays the repository's.")
+@click.option("--framework-version", "--torch-version", "framework_version", default=None,
+              help="The framework release the backend targets (overrides its pins); rows for other releases are N/A.")
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 def check_command(target: str, pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...],
                   fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, ref: str | None,
-                  subdir: str | None, no_cache: bool, quiet: bool) -> None:
+                  subdir: str | None, framework_version: str | None, no_cache: bool, quiet: bool) -> None:
     """Evaluate the backend at TARGET (a directory, a git URL with an optional @REF, or the name of
     a known backend) against a rule pack and write its readiness report."""
     if Path(target).exists() and not Path(target).is_dir():
@@ -74,10 +77,13 @@ def check_command(target: str, pack_name: str, formats: tuple[str, ...], outputs
     options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
     located = locate(target, ref, progress, known_backends(framework_dir(pack_framework(pack_name))), subdir)
+    if framework_version is not None and not is_release(framework_version):
+        raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint="--framework-version")
     if no_cache:
-        report = check(located.root, load_pack(pack_name), options, progress, located.source)
+        report = check(located.root, load_pack(pack_name), options, progress, located.source,
+                       framework_version=framework_version)
     else:
-        report = check_cached(located.root, pack_name, options, progress, located.source)
+        report = check_cached(located.root, pack_name, options, progress, located.source, framework_version)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend.name)
     for fmt, target in targets:
         render, _suffix = RENDERERS[fmt]

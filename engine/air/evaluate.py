@@ -9,16 +9,23 @@ from air.evidence.base import ClauseResult, Hit
 from air.framework import Framework, Verdict
 from air.packs import NOT_ENCODED, Row
 from air.report.model import Finding, RowResult
+from air.versions import admits
 
 MAX_FINDINGS_PER_ROW = 25
 SHOWN_PER_CLAUSE = 3
 MAX_LISTED = 20
 
 
-def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Framework) -> RowResult:
+def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Framework,
+                 target_version: str | None = None) -> RowResult:
+    """The row's outcome. `target_version` is the framework release the backend targets (given,
+    or the range its pins allow); a row whose `framework_versions` excludes it is N/A."""
     if row.paths and not set(row.paths) & set(verdict.applies):
         shorts = " / ".join(framework.path_short(p) for p in row.paths)
         return _result(row, "not_applicable", None, f"applies to {shorts} backends only; this one is {verdict.title}")
+    if row.framework_versions and target_version and not admits(row.framework_versions, target_version):
+        return _result(row, "not_applicable", None, f"applies to {framework.name} {row.framework_versions}; "
+                                                    f"this backend targets {framework.name} {target_version}")
     if not row.encoded:
         return _result(row, "unknown", None, NOT_ENCODED)
     results = {name: evaluator.result(clause) for name, clause in row.evidence.items()}

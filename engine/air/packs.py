@@ -59,6 +59,7 @@ class Row:
     notes: tuple[Note, ...]
     runtime_command: str | None
     remediation: str
+    framework_versions: str
     docs: tuple[str, ...]
 
     @property
@@ -282,6 +283,8 @@ def _row(document, path, data, section, framework, symbols, shared, operators) -
         evidence[name] = clause_from_data(name, resolved)
         if evidence[name].kind == "ops":
             _check_ops(document, path + ("evidence", name), evidence[name], operators)
+    if "framework_versions" in data and not is_range(data["framework_versions"]):
+        raise document.error(path + ("framework_versions",), f"not a version range: {data['framework_versions']!r}")
     if "runtime" in data and "2" in data.get("score", {}):
         raise document.error(path + ("score", "2"), "a row with a runtime check earns at most 1 from static evidence")
     score, score_text = {}, {}
@@ -299,6 +302,7 @@ def _row(document, path, data, section, framework, symbols, shared, operators) -
         id=data["id"], item=data["item"], section=section, title=data["title"], priority=data["priority"],
         paths=tuple(data.get("paths", ())), evidence=evidence, score=score, score_text=score_text, notes=notes,
         runtime_command=data.get("runtime", {}).get("command"), remediation=data["remediation"],
+        framework_versions=data.get("framework_versions", ""),
         docs=tuple(data["docs"]),
     )
 

@@ -38,17 +38,18 @@ Progress = Callable[[str], None]
 
 
 def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress: Progress | None = None,
-          source: Source | None = None, index: CodeIndex | None = None) -> Report:
-    """Check the tree at `root` (or its prebuilt `index`) against `pack`."""
+          source: Source | None = None, index: CodeIndex | None = None, framework_version: str | None = None) -> Report:
+    """Check the tree at `root` (or its prebuilt `index`) against `pack`. `framework_version`
+    overrides the framework release the backend's pins target."""
     say = progress or (lambda message: None)
     started = time.perf_counter()
     if index is None:
         index = _indexed(root, options, say)
-    return _evaluate(root, pack, index, say, source, started)
+    return _evaluate(root, pack, index, say, source, started, framework_version)
 
 
 def check_cached(root: Path, pack_name: str, options: IndexOptions | None = None, progress: Progress | None = None,
-                 source: Source | None = None) -> Report:
+                 source: Source | None = None, framework_version: str | None = None) -> Report:
     """`check`, answered from the result cache when the tree and the pack are unchanged since
     they were last checked together (see `air.cache`): the pack is then not even loaded."""
     say = progress or (lambda message: None)
@@ -56,7 +57,7 @@ def check_cached(root: Path, pack_name: str, options: IndexOptions | None = None
     source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
     index = _indexed(root, options, lines.append)
-    key = cache.cache_key(index, pack_fingerprint(pack_dir), source)
+    key = cache.cache_key(index, pack_fingerprint(pack_dir), repr((source, framework_version)))
     cached = cache.load(key, report_date())
     if cached is not None:
         say("unchanged since it was last checked with this pack: report from the cache")
@@ -64,7 +65,7 @@ def check_cached(root: Path, pack_name: str, options: IndexOptions | None = None
     pack = load_pack(str(pack_dir))  # a broken pack fails here, before any progress is shown
     for line in lines:
         say(line)
-    report = check(root, pack, options, progress, source, index=index)
+    report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
     note = cache.store(key, report)
     if note:
         say(note)
@@ -80,7 +81,7 @@ def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeInd
 
 
 def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: Source | None,
-              started: float) -> Report:
+              started: float, framework_version: str | None) -> Report:
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
     clauses = [c for r in pack.rows for c in r.evidence.values()] + [d.clause for d in pack.upstream]
     try:
@@ -90,9 +91,10 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
         say(f"integration path: {path.title}")
-        rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework) for row in pack.rows)
+        backend = describe_backend(index, root, pack, source, framework_version)
+        target = backend.target_framework_version
+        rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
-        backend = describe_backend(index, root, pack, source)
         names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
     finally:
@@ -137,7 +139,8 @@ def report_date() -> str:
     return moment.date().isoformat()
 
 
-def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | None) -> Backend:
+def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | None,
+                     framework_version: str | None = None) -> Backend:
     name = version = target = None
     package = (pack.framework.package or "").lower()
     for _file, facts in index.build:
@@ -150,7 +153,7 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
         name=name or root.resolve().name,
         version=version,
         source=source or local_source(root),
-        target_framework_version=target,
+        target_framework_version=framework_version or target,
     )
 
 

@@ -45,5 +45,36 @@ def satisfies(version: str, spec: str) -> bool:
     return True
 
 
+def is_release(text: str) -> bool:
+    return re.fullmatch(r"[0-9]+(?:\.[0-9]+)*", text.strip()) is not None
+
+
 def is_range(spec: str) -> bool:
     return all(CLAUSE.match(part) for part in spec.split(",") if part.strip())
+
+
+def ranges_overlap(first: str, second: str) -> bool:
+    """Whether some release lies in both ranges. Releases at, just above and just below every
+    bound of either range are tried, which covers every way two ranges can meet."""
+    bounds = [parse_release(m.group(2)) for spec in (first, second) for part in spec.split(",")
+              if (m := CLAUSE.match(part))]
+    candidates = {(0,), (10_000,)}
+    for bound in bounds:
+        candidates.add(bound)
+        candidates.add(bound + (1,))
+        lower = list(bound)
+        while lower and lower[-1] == 0:
+            lower.pop()
+        if lower:
+            lower[-1] -= 1
+            candidates.add(tuple(lower) + (10_000,))
+    return any(
+        satisfies(version, first) and satisfies(version, second)
+        for version in (".".join(map(str, candidate)) for candidate in candidates)
+    )
+
+
+def admits(spec: str, target: str) -> bool:
+    """Whether a row's range `spec` admits the backend's `target`: a release ("2.4") or a
+    range from its pins (">=2.1,<2.6")."""
+    return ranges_overlap(spec, target) if is_range(target) else satisfies(target, spec)
