@@ -12,11 +12,14 @@ import re
 import sys
 import tempfile
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from air import __version__
+from air.distribution import find_distribution, materialised
 from air.errors import (
     EXIT_BELOW_THRESHOLD,
     EXIT_INTERNAL,
@@ -27,11 +30,12 @@ from air.errors import (
 )
 from air.framework import framework_dir
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
-from air.locate import known_backends, locate
+from air.locate import Located, known_backends, locate
 from air.packs import load_pack, pack_framework, shipped_packs
 from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
+from air.report.model import Report
 from air.run import check, check_cached
 from air.versions import is_release
 
@@ -47,7 +51,9 @@ def cli() -> None:
 
 
 @cli.command("check")
-@click.argument("target")
+@click.argument("target", required=False)
+@click.option("--dist", "dist_name", default=None, help="Analyse an installed distribution instead (NAME, torch_NAME).")
+@click.option("--python", "python", default=None, help="With --dist: the interpreter whose distributions to search.")
 @click.option("--pack", "pack_name", default=DEFAULT_PACK, show_default=True,
               help="A shipped pack's name or a pack directory.")
 @click.option("--format", "formats", multiple=True, type=click.Choice(sorted(RENDERERS)),
@@ -64,36 +70,53 @@ def cli() -> None:
               help="The framework release the backend targets (overrides its pins); rows for other releases are N/A.")
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
-def check_command(target: str, pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...],
-                  fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, ref: str | None,
+def check_command(target: str | None, dist_name: str | None, python: str | None, pack_name: str,
+                  formats: tuple[str, ...], outputs: tuple[Path, ...], fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, ref: str | None,
                   subdir: str | None, framework_version: str | None, no_cache: bool, quiet: bool) -> None:
     """Evaluate the backend at TARGET (a directory, a git URL with an optional @REF, or the name of
     a known backend) against a rule pack and write its readiness report."""
-    if Path(target).exists() and not Path(target).is_dir():
+    if (target is None) == (dist_name is None):
+        raise click.UsageError("give either a TARGET or --dist NAME")
+    if target is not None and Path(target).exists() and not Path(target).is_dir():
         raise InputError(f"{target}: not a directory")
     if outputs and len(outputs) != len(formats):
         raise click.UsageError("give one --output per --format")
     progress = None if quiet else (lambda message: click.echo(f"air: {message}", err=True))
     options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
-    located = locate(target, ref, progress, known_backends(framework_dir(pack_framework(pack_name))), subdir)
     if framework_version is not None and not is_release(framework_version):
         raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint="--framework-version")
-    if no_cache:
-        report = check(located.root, load_pack(pack_name), options, progress, located.source,
-                       framework_version=framework_version)
-    else:
-        report = check_cached(located.root, pack_name, options, progress, located.source, framework_version)
+    with _located(target, dist_name, python, ref, subdir, pack_name, progress) as located:
+        report = _checked(located, pack_name, options, progress, framework_version, no_cache)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend.name)
-    for fmt, target in targets:
+    for fmt, destination in targets:
         render, _suffix = RENDERERS[fmt]
-        written = write_atomic(target, render(report))
+        written = write_atomic(destination, render(report))
         if written and not quiet:
             click.echo(f"air: wrote {written}", err=True)
     if all(str(t) != "-" for _f, t in targets):
         click.echo(summary_line(report))
     if fail_under is not None and report.readiness < fail_under:
         sys.exit(EXIT_BELOW_THRESHOLD)
+
+
+@contextmanager
+def _located(target: str | None, dist_name: str | None, python: str | None, ref: str | None, subdir: str | None,
+             pack_name: str, progress) -> Iterator[Located]:
+    """The tree to analyse: an installed distribution's files (removed afterwards), or TARGET."""
+    if dist_name is not None:
+        with materialised(find_distribution(dist_name, python)) as (root, source):
+            yield Located(root, source)
+        return
+    yield locate(target, ref, progress, known_backends(framework_dir(pack_framework(pack_name))), subdir)
+
+
+def _checked(located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None,
+             no_cache: bool) -> Report:
+    if no_cache:
+        return check(located.root, load_pack(pack_name), options, progress, located.source,
+                     framework_version=framework_version)
+    return check_cached(located.root, pack_name, options, progress, located.source, framework_version)
 
 
 def _default_targets(formats: tuple[str, ...], backend: str) -> list[tuple[str, Path]]:

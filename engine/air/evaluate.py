@@ -16,10 +16,15 @@ SHOWN_PER_CLAUSE = 3
 MAX_LISTED = 20
 
 
+BINARY_REASON = "binary distribution: source not available"
+CPP_LANGUAGES = {"cpp", "template"}
+
+
 def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Framework,
-                 target_version: str | None = None) -> RowResult:
+                 target_version: str | None = None, compiled: bool = False) -> RowResult:
     """The row's outcome. `target_version` is the framework release the backend targets (given,
-    or the range its pins allow); a row whose `framework_versions` excludes it is N/A."""
+    or the range its pins allow); a row whose `framework_versions` excludes it is N/A. With
+    `compiled` (a binary distribution), a row whose evidence is all C/C++ is unknown."""
     if row.paths and not set(row.paths) & set(verdict.applies):
         shorts = " / ".join(framework.path_short(p) for p in row.paths)
         return _result(row, "not_applicable", None, f"applies to {shorts} backends only; this one is {verdict.title}")
@@ -28,6 +33,8 @@ def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Fr
                                                     f"this backend targets {framework.name} {target_version}")
     if not row.encoded:
         return _result(row, "unknown", None, NOT_ENCODED)
+    if compiled and all(_reads_only_cpp(clause) for clause in row.evidence.values()):
+        return _result(row, "unknown", None, BINARY_REASON)
     results = {name: evaluator.result(clause) for name, clause in row.evidence.items()}
     points, undecided = _decide(row, results)
     findings = findings_of(results.values())
@@ -52,6 +59,15 @@ def _coverage_text(result: ClauseResult) -> str:
     if coverage.composite:
         parts.append(f"composite, needing no kernel: {', '.join(coverage.composite)}")
     return "; ".join(parts)
+
+
+def _reads_only_cpp(clause) -> bool:
+    spec = clause.spec if isinstance(clause.spec, dict) else {}
+    if clause.kind in ("cpp_macro", "cpp_class"):
+        return True
+    if clause.kind == "text":
+        return set(spec.get("languages", ())) <= CPP_LANGUAGES and bool(spec.get("languages"))
+    return clause.kind == "structural" and spec.get("language") == "cpp"
 
 
 def _decide(row: Row, results: Mapping[str, ClauseResult]) -> tuple[int, bool]:

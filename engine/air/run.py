@@ -12,6 +12,7 @@ from pathlib import Path
 
 from air import __version__, cache
 from air.detect import detect_path
+from air.distribution import BINARY_DIST
 from air.evaluate import evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
@@ -93,7 +94,8 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         say(f"integration path: {path.title}")
         backend = describe_backend(index, root, pack, source, framework_version)
         target = backend.target_framework_version
-        rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target) for row in pack.rows)
+        compiled = backend.source.kind == BINARY_DIST
+        rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target, compiled) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
@@ -151,7 +153,7 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
                 target = requirement.spec
     return Backend(
         name=name or root.resolve().name,
-        version=version,
+        version=version or (source.version if source else None),
         source=source or local_source(root),
         target_framework_version=framework_version or target,
     )

@@ -74,6 +74,7 @@ class Source:
     dirty: bool | None = None  # tracked files differ from the commit; None when unknown
     describe: str | None = None  # `git describe --tags --always --dirty`
     subdir: str | None = None  # the folder of the repository that was analysed
+    version: str | None = None  # the version the source itself declares (an installed distribution's)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,74 @@
+"""Installed distributions: found through metadata in another interpreter, never imported, and
+honest about compiled code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+
+import pytest
+
+CANARY = "open({marker!r}, 'w').write('imported')\nimport torch\ntorch.utils.rename_privateuse1_backend('fake')\n"
+
+
+@pytest.fixture(scope="module")
+def interpreter(tmp_path_factory):
+    """A venv with an installed, mostly compiled distribution `torch_fake` whose import would
+    leave a marker file."""
+    root = tmp_path_factory.mktemp("dist")
+    venv.create(root / "venv", with_pip=False)
+    python = root / "venv" / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    package = os.path.join(site, "torch_fake")
+    info = os.path.join(site, "torch_fake-1.2.3.dist-info")
+    os.makedirs(package)
+    os.makedirs(info)
+    marker = str(root / "imported")
+    files = {
+        "torch_fake/__init__.py": CANARY.format(marker=marker),
+        "torch_fake/_C.cpython-311-x86_64-linux-gnu.so": "\0" * 200_000,
+        "torch_fake-1.2.3.dist-info/METADATA": "Metadata-Version: 2.1\nName: torch_fake\nVersion: 1.2.3\n",
+    }
+    for relative, text in files.items():
+        with open(os.path.join(site, relative), "w") as handle:
+            handle.write(text)
+    record = "".join(f"{relative},,\n" for relative in files) + "torch_fake-1.2.3.dist-info/RECORD,,\n"
+    with open(os.path.join(info, "RECORD"), "w") as handle:
+        handle.write(record)
+    return python, root / "imported"
+
+
+def air(*args):
+    return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True)
+
+
+def test_binary_distribution_is_checked_honestly_and_never_imported(interpreter):
+    python, marker = interpreter
+    result = air("check", "-q", "--no-cache", "--dist", "fake", "--python", str(python),
+                 "--format", "json", "--output", "-")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["backend"]["source"]["kind"] == "binary dist"
+    assert (report["backend"]["name"], report["backend"]["version"]) == ("torch_fake", "1.2.3")
+    rows = {row["id"]: row for row in report["rows"]}
+    assert rows["dev-rename-pu1"]["points"] == 2  # the Python part still counts
+    assert rows["guard-register-pu1"]["outcome"] == "unknown"
+    assert rows["guard-register-pu1"]["reason"] == "binary distribution: source not available"
+    assert not marker.exists()
+
+
+def test_missing_distribution_is_one_line(interpreter):
+    python, _marker = interpreter
+    result = air("check", "--dist", "nothing-here", "--python", str(python))
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "no installed distribution named nothing-here, torch_nothing-here, torch-nothing-here" in result.stderr
+
+
+def test_target_and_dist_are_exclusive():
+    assert air("check", ".", "--dist", "x").returncode == 2
+    assert air("check").returncode == 2
