@@ -72,3 +72,18 @@ def test_missing_distribution_is_one_line(interpreter):
 def test_target_and_dist_are_exclusive():
     assert air("check", ".", "--dist", "x").returncode == 2
     assert air("check").returncode == 2
+
+
+def test_a_bare_name_resolves_to_an_installed_distribution():
+    result = air("check", "-q", "--no-cache", "click", "--format", "json", "--output", "-")
+    assert result.returncode == 0, result.stderr
+    backend = json.loads(result.stdout)["backend"]
+    assert (backend["source"]["kind"], backend["name"]) == ("dist", "click")
+
+
+def test_an_unknown_bare_name_says_what_was_tried():
+    result = air("check", "no_such_backend_anywhere")
+    assert result.returncode == 2
+    assert ("not a directory, not an installed distribution (no_such_backend_anywhere, "
+            "torch_no_such_backend_anywhere, torch-no_such_backend_anywhere), not a git URL, "
+            "and no known backend of that name") in result.stderr

@@ -46,3 +46,13 @@ def test_a_hostile_config_runs_nothing(tmp_path):
     (root / "a.py").write_text("x = 3\n")
     assert local_source(root).dirty is True
     assert not marker.exists()
+
+
+def test_backend_version_from_the_tag(tmp_path, pack):
+    from air.run import check
+
+    root = repository(tmp_path / "repo")
+    (root / "b.py").write_text("y = 1\n")
+    git(root, "add", "b.py")
+    git(root, "commit", "-q", "-m", "two")
+    assert check(root, pack).backend.version == "v1.0"

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from air import __version__
-from air.distribution import find_distribution, materialised
+from air.distribution import candidate_names, find_distribution, installed_distribution, materialised
 from air.errors import (
     EXIT_BELOW_THRESHOLD,
     EXIT_INTERNAL,
@@ -30,7 +30,7 @@ from air.errors import (
 )
 from air.framework import framework_dir
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
-from air.locate import Located, known_backends, locate
+from air.locate import Located, is_bare_name, known_backends, locate
 from air.packs import load_pack, pack_framework, shipped_packs
 from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
@@ -104,11 +104,17 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
 def _located(target: str | None, dist_name: str | None, python: str | None, ref: str | None, subdir: str | None,
              pack_name: str, progress) -> Iterator[Located]:
     """The tree to analyse: an installed distribution's files (removed afterwards), or TARGET."""
-    if dist_name is not None:
-        with materialised(find_distribution(dist_name, python)) as (root, source):
+    dist = find_distribution(dist_name, python) if dist_name is not None else None
+    if dist is None and is_bare_name(target) and not Path(target).exists():
+        dist = installed_distribution(target)
+        if dist is not None and progress:
+            progress(f"{target}: the installed distribution {dist.name} {dist.version}")
+    if dist is not None:
+        with materialised(dist) as (root, source):
             yield Located(root, source)
         return
-    yield locate(target, ref, progress, known_backends(framework_dir(pack_framework(pack_name))), subdir)
+    tried = f"not an installed distribution ({', '.join(candidate_names(target))})" if is_bare_name(target) else ""
+    yield locate(target, ref, progress, known_backends(framework_dir(pack_framework(pack_name))), subdir, tried)
 
 
 def _checked(located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None,

@@ -67,6 +67,15 @@ def candidate_names(name: str) -> list[str]:
 
 def find_distribution(name: str, python: str | None = None) -> Distribution:
     """The installed distribution `name` (also `torch_<name>`, `torch-<name>`)."""
+    found = installed_distribution(name, python)
+    if found is None:
+        tried = ", ".join(candidate_names(name))
+        raise InputError(f"{name}: no installed distribution named {tried} in {python or 'this interpreter'}")
+    return found
+
+
+def installed_distribution(name: str, python: str | None = None) -> Distribution | None:
+    """`find_distribution`, or None when no such distribution is installed."""
     command = [python or _this_python(), "-I", "-c", _PROBE, *candidate_names(name)]
     try:
         result = subprocess.run(command, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
@@ -74,8 +83,7 @@ def find_distribution(name: str, python: str | None = None) -> Distribution:
         raise InputError(f"{python or 'python'}: cannot ask it for installed distributions ({error})") from None
     found = result.stdout.decode("utf-8", "replace").strip()
     if result.returncode != 0 or not found:
-        tried = ", ".join(candidate_names(name))
-        raise InputError(f"{name}: no installed distribution named {tried} in {python or 'this interpreter'}")
+        return None
     data = json.loads(found.splitlines()[-1])
     return Distribution(data["name"], data["version"], Path(data["location"]), tuple(data["files"]))
 

@@ -65,7 +65,7 @@ def known_backends(directory: Path) -> tuple[KnownBackend, ...]:
 
 
 def locate(target: str, ref: str | None = None, progress: Callable[[str], None] | None = None,
-           known: tuple[KnownBackend, ...] = (), subdir: str | None = None) -> Located:
+           known: tuple[KnownBackend, ...] = (), subdir: str | None = None, also_tried: str = "") -> Located:
     """The directory to analyse for `target`, fetched first when it names a git repository or a
     known backend; `subdir` narrows it to one folder, keeping the repository's provenance."""
     say = progress or (lambda message: None)
@@ -84,9 +84,15 @@ def locate(target: str, ref: str | None = None, progress: Callable[[str], None] 
     backend = next((b for b in known if target.lower() in (b.name, *b.aliases)), None)
     if backend is None:
         names = ", ".join(b.name for b in known) or "none"
-        raise InputError(f"{target}: not a directory, not a git URL, and no known backend of that name (known: {names})")
+        tried = ", ".join(filter(None, ["not a directory", also_tried, "not a git URL"]))
+        raise InputError(f"{target}: {tried}, and no known backend of that name (known: {names})")
     say(f"{target}: the {backend.vendor} backend, {backend.url}")
     return _narrowed(_fetch(backend.url, ref or backend.ref, say), subdir or backend.subdir)
+
+
+def is_bare_name(target: str | None) -> bool:
+    """A name such as `npu` or `torch_npu`: no path separator, no URL."""
+    return bool(target) and re.fullmatch(r"[A-Za-z0-9][\w.-]*", target) is not None
 
 
 def _narrowed(located: Located, subdir: str | None) -> Located:

@@ -143,6 +143,7 @@ def report_date() -> str:
 
 def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | None,
                      framework_version: str | None = None) -> Backend:
+    source = source or local_source(root)
     name = version = target = None
     package = (pack.framework.package or "").lower()
     for _file, facts in index.build:
@@ -153,10 +154,18 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
                 target = requirement.spec
     return Backend(
         name=name or root.resolve().name,
-        version=version or (source.version if source else None),
-        source=source or local_source(root),
+        version=version or source.version or _tagged_version(source),
+        source=source,
         target_framework_version=framework_version or target,
     )
+
+
+def _tagged_version(source: Source) -> str | None:
+    """The tag `git describe` names, when the commit is tagged or descends from a tag."""
+    described = re.match(r"^(.+?)(?:-\d+-g[0-9a-f]+)?(?:-dirty)?$", source.describe) if source.describe else None
+    if described is None or re.fullmatch(r"[0-9a-f]{7,40}", described.group(1)):
+        return None  # --always printed a bare commit: there is no tag
+    return described.group(1)
 
 
 def quick_reference(pack: Pack, rows: tuple[RowResult, ...]) -> tuple[QuickReferenceEntry, ...]:
