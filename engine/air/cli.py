@@ -37,6 +37,7 @@ from air.report.json_report import render_json
 from air.report.markdown import render_markdown
 from air.report.model import Report
 from air.run import check, check_cached
+from air.sdist import unpacked_sdist
 from air.versions import is_release
 
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
@@ -54,6 +55,8 @@ def cli() -> None:
 @click.argument("target", required=False)
 @click.option("--dist", "dist_name", default=None, help="Analyse an installed distribution instead (NAME, torch_NAME).")
 @click.option("--python", "python", default=None, help="With --dist: the interpreter whose distributions to search.")
+@click.option("--sdist", "sdist_name", default=None,
+              help="Analyse the newest source distribution of NAME on pip's package index, unbuilt.")
 @click.option("--pack", "pack_name", default=DEFAULT_PACK, show_default=True,
               help="A shipped pack's name or a pack directory.")
 @click.option("--format", "formats", multiple=True, type=click.Choice(sorted(RENDERERS)),
@@ -70,13 +73,14 @@ def cli() -> None:
               help="The framework release the backend targets (overrides its pins); rows for other releases are N/A.")
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
-def check_command(target: str | None, dist_name: str | None, python: str | None, pack_name: str,
-                  formats: tuple[str, ...], outputs: tuple[Path, ...], fail_under: float | None, excludes: tuple[str, ...], include_vendored: bool, ref: str | None,
-                  subdir: str | None, framework_version: str | None, no_cache: bool, quiet: bool) -> None:
+def check_command(target: str | None, dist_name: str | None, python: str | None, sdist_name: str | None,
+                  pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...], fail_under: float | None,
+                  excludes: tuple[str, ...], include_vendored: bool, ref: str | None, subdir: str | None,
+                  framework_version: str | None, no_cache: bool, quiet: bool) -> None:
     """Evaluate the backend at TARGET (a directory, a git URL with an optional @REF, or the name of
     a known backend) against a rule pack and write its readiness report."""
-    if (target is None) == (dist_name is None):
-        raise click.UsageError("give either a TARGET or --dist NAME")
+    if sum(given is not None for given in (target, dist_name, sdist_name)) != 1:
+        raise click.UsageError("give one of TARGET, --dist NAME or --sdist NAME")
     if target is not None and Path(target).exists() and not Path(target).is_dir():
         raise InputError(f"{target}: not a directory")
     if outputs and len(outputs) != len(formats):
@@ -86,7 +90,7 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
     if framework_version is not None and not is_release(framework_version):
         raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint="--framework-version")
-    with _located(target, dist_name, python, ref, subdir, pack_name, progress) as located:
+    with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
         report = _checked(located, pack_name, options, progress, framework_version, no_cache)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend.name)
     for fmt, destination in targets:
@@ -101,9 +105,14 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
 
 
 @contextmanager
-def _located(target: str | None, dist_name: str | None, python: str | None, ref: str | None, subdir: str | None,
-             pack_name: str, progress) -> Iterator[Located]:
-    """The tree to analyse: an installed distribution's files (removed afterwards), or TARGET."""
+def _located(target: str | None, dist_name: str | None, sdist_name: str | None, python: str | None,
+             ref: str | None, subdir: str | None, pack_name: str, progress) -> Iterator[Located]:
+    """The tree to analyse: an installed distribution's files or an unpacked sdist (both removed
+    afterwards), or TARGET."""
+    if sdist_name is not None:
+        with unpacked_sdist(sdist_name) as (root, source):
+            yield Located(root, source)
+        return
     dist = find_distribution(dist_name, python) if dist_name is not None else None
     if dist is None and is_bare_name(target) and not Path(target).exists():
         dist = installed_distribution(target)
