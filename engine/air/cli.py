@@ -119,6 +119,8 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
         if dist is not None and progress:
             progress(f"{target}: the installed distribution {dist.name} {dist.version}")
     if dist is not None:
+        if dist.is_binary and progress:
+            progress(f"{dist.name} {dist.version} is mostly compiled code: rows whose evidence is all C/C++ are unknown")
         with materialised(dist) as (root, source):
             yield Located(root, source)
         return

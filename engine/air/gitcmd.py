@@ -20,6 +20,8 @@ GIT_ENV = {
     "GIT_PAGER": "cat",
     "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",  # never ext:: or fd::, which run commands
     "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=20",
+    "GIT_HTTP_LOW_SPEED_LIMIT": "1000",  # a transfer slower than 1 kB/s for 30 s is abandoned
+    "GIT_HTTP_LOW_SPEED_TIME": "30",
 }
 
 
