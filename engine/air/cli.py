@@ -19,7 +19,6 @@ from pathlib import Path
 import click
 
 from air import __version__
-from air.distribution import candidate_names, find_distribution, installed_distribution, materialised
 from air.errors import (
     EXIT_BELOW_THRESHOLD,
     EXIT_INTERNAL,
@@ -37,7 +36,6 @@ from air.report.json_report import render_json
 from air.report.markdown import render_markdown
 from air.report.model import Report
 from air.run import check, check_cached
-from air.sdist import unpacked_sdist
 from air.versions import is_release
 
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
@@ -109,6 +107,9 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
              ref: str | None, subdir: str | None, pack_name: str, progress) -> Iterator[Located]:
     """The tree to analyse: an installed distribution's files or an unpacked sdist (both removed
     afterwards), or TARGET."""
+    from air.distribution import candidate_names, find_distribution, installed_distribution, materialised
+    from air.sdist import unpacked_sdist  # both imported only for the inputs that need them
+
     if sdist_name is not None:
         with unpacked_sdist(sdist_name) as (root, source):
             yield Located(root, source)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, is_dataclass
+from functools import lru_cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -55,8 +56,8 @@ def from_dict(data: dict[str, Any]) -> Report:
 def _typed(kind: Any, value: Any) -> Any:
     """`value` (plain JSON data) as an instance of the annotated type `kind`."""
     if is_dataclass(kind):
-        hints = get_type_hints(kind)
-        return kind(**{f.name: _typed(hints[f.name], value[f.name]) for f in fields(kind) if f.name in value})
+        hints = _hints(kind)
+        return kind(**{name: _typed(hint, value[name]) for name, hint in hints if name in value})
     origin, args = get_origin(kind), get_args(kind)
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
@@ -66,6 +67,12 @@ def _typed(kind: Any, value: Any) -> Any:
         chosen = [arg for arg in args if arg is not type(None)]
         return None if value is None else _typed(chosen[0], value)
     return value
+
+
+@lru_cache(maxsize=None)
+def _hints(kind: type) -> tuple[tuple[str, Any], ...]:
+    hints = get_type_hints(kind)
+    return tuple((field.name, hints[field.name]) for field in fields(kind))
 
 
 def _plain(value: Any) -> Any:
