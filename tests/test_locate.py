@@ -147,3 +147,20 @@ def test_shipped_known_backends_load():
 
     names = {b.name for b in known_backends(framework_dir("pytorch"))}
     assert {"npu", "mlu", "musa", "spyre", "dipu", "xpu"} <= names
+
+
+def test_an_interrupted_fetch_leaves_no_temporary_clone(bare, tmp_path, monkeypatch):
+    import air.locate as module
+
+    real = module.run_git
+
+    def interrupted(directory, *args, **kwargs):
+        if "fetch" in args:
+            raise KeyboardInterrupt
+        return real(directory, *args, **kwargs)
+
+    monkeypatch.setattr(module, "run_git", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        locate(f"file://{bare}@v1")
+    clones = tmp_path / "cache" / "clones"
+    assert not clones.exists() or list(clones.iterdir()) == []
