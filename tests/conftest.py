@@ -24,3 +24,13 @@ def private_cache(tmp_path_factory):
         os.environ.pop("AIR_CACHE", None)
     else:
         os.environ["AIR_CACHE"] = previous
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Time and peak memory of each hostile tree, measured by test_hostile_trees.py."""
+    from test_hostile_trees import MEASURED
+
+    if MEASURED:
+        terminalreporter.section("hostile trees")
+        for line in MEASURED:
+            terminalreporter.write_line(line)

@@ -159,3 +159,35 @@ def test_torch_version_makes_rows_of_other_releases_not_applicable(tmp_path):
     assert data["backend"]["target_framework_version"] == "2.4"
     bad = air("check", "--torch-version", "latest", str(FULL))
     assert bad.returncode == 2 and "not a release number" in bad.stderr
+
+
+def test_an_interrupted_write_keeps_the_old_report(tmp_path, monkeypatch):
+    import air.cli
+
+    target = tmp_path / "report.md"
+    target.write_text("the old report\n")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(air.cli.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        air.cli.write_atomic(target, "a new report\n")
+    assert target.read_text() == "the old report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file left
+
+
+def test_an_interrupt_during_a_check_exits_130_and_writes_nothing(tmp_path):
+    import signal
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "air", "check", "--no-cache", "--format", "json",
+                                "--output", str(tmp_path / "r.json"), str(FULL)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("the check finished before the interrupt arrived")
+    assert process.returncode == 130 and "air: interrupted" in err and "Traceback" not in err
+    assert not (tmp_path / "r.json").exists()

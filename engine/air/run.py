@@ -36,6 +36,7 @@ from air.test_inventory import test_inventory
 from air.upstream import backend_names, find_candidates
 
 Progress = Callable[[str], None]
+MAX_LISTED_SKIPPED = 200
 
 
 def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress: Progress | None = None,
@@ -186,6 +187,7 @@ def index_stats(index: CodeIndex) -> IndexStats:
     return IndexStats(
         files=len(index.files), product=roles["product"], tests=roles["tests"], docs=roles["docs"],
         bytes=index.total_bytes, skipped=tuple(sorted(skipped.items())), absent_submodules=absent_submodules(index),
+        skipped_files=tuple(sorted((s.path, s.reason) for s in index.skipped))[:MAX_LISTED_SKIPPED],
     )
 
 

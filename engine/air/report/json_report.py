@@ -49,7 +49,11 @@ def from_dict(data: dict[str, Any]) -> Report:
     """Rebuild the report model from the data `to_dict` produces."""
     fields_data = {key: value for key, value in data.items() if key != "tool"}
     fields_data["tool_version"] = data["tool"]["version"]
-    fields_data["index"] = {**data["index"], "skipped": [[i["reason"], i["count"]] for i in data["index"]["skipped"]]}
+    fields_data["index"] = {
+        **data["index"],
+        "skipped": [[item["reason"], item["count"]] for item in data["index"]["skipped"]],
+        "skipped_files": [[item["path"], item["reason"]] for item in data["index"]["skipped_files"]],
+    }
     return _typed(Report, fields_data)
 
 
@@ -87,4 +91,5 @@ def _plain(value: Any) -> Any:
 def _index_to_dict(index: IndexStats) -> dict[str, Any]:
     stats = _plain(index)
     stats["skipped"] = [{"reason": reason, "count": count} for reason, count in index.skipped]
+    stats["skipped_files"] = [{"path": path, "reason": reason} for path, reason in index.skipped_files]
     return stats

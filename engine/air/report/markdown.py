@@ -138,6 +138,9 @@ def _source_discovery(report: Report) -> list[str]:
         f"Integration path: **{_text(path.title)}** (dispatch key: {_text(path.dispatch_key or NONE)})",
     ]
     blocks = ["## Source discovery and path signals", _bullets(facts)]
+    if report.index.skipped_files:
+        listed = [(_code(path), _text(reason)) for path, reason in report.index.skipped_files]
+        blocks.append(_table(("Skipped file", "Why"), listed))
     if path.note:
         blocks.append(_text(path.note))
     if path.signals:

@@ -126,6 +126,7 @@ class IndexStats:
     bytes: int
     skipped: tuple[tuple[str, int], ...]  # (reason, count), sorted by reason
     absent_submodules: tuple[str, ...] = ()  # declared in .gitmodules, but not in the tree
+    skipped_files: tuple[tuple[str, str], ...] = ()  # (path, reason), the first ones by path
 
 
 @dataclass(frozen=True)
