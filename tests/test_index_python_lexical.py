@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from air.index.python import extract_python
 from air.index.python_lexical import LexicalPython, blank_literals
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SOURCE = '''\
 import torch
@@ -100,3 +102,13 @@ def test_calls_through_an_alias():
     source = "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(net)\n"
     (call,) = LexicalPython(source, None, False).calls_of("DistributedDataParallel")
     assert (call.line, call.qualname, call.args) == (2, "torch.nn.parallel.DistributedDataParallel", ("net",))
+
+
+@given(st.text(), st.sampled_from(["", "save", "impl", "x"]))
+@settings(max_examples=200, deadline=None)
+def test_any_text_reads_without_raising(text, word):
+    reading = LexicalPython(text, "pkg.mod", False)
+    for call in reading.calls_of(word):
+        assert call.line >= 1
+    assert all(d.line >= 1 for d in reading.defs)
+    assert all(a.line >= 1 for a in reading.assigns)
