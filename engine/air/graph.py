@@ -37,6 +37,8 @@ class DependencyGraph:
         """Nodes for the entry points of `group`, each linked to its target module's file."""
         nodes = []
         for source, facts in self.index.build:
+            if source.role != "product":
+                continue  # entry points of examples and tests are not the backend's
             for entry in facts.entry_points:
                 if entry.group != group:
                     continue

@@ -3,7 +3,8 @@
 Each fixture is a small tree with an `expected.yaml` (the outcome of listed rows, the path
 verdict, fragments of reasons) and optional inline annotations in its files:
 `air: expect <row-id>` says the next line (or the annotated line itself, when code precedes
-the comment) must be among the row's findings; `air: reject <row-id>` says it must not be.
+the comment) must be among the row's findings; `air: reject <row-id>` says it must not count
+for the row (it may still be cited as a test).
 
 A row is tested when fixtures show both ends of its range: 2 and 0 for a row source can
 decide, 1 and unknown for a row only a runtime check can decide. An untested row is a failure.
@@ -139,12 +140,12 @@ def _check_annotation(annotation: Annotation, rows: dict[str, RowResult], result
     if row is None:
         result.failures.append(f"{where}: annotation names no row of the pack: {annotation.row!r}")
         return
-    found = any(f.path == annotation.path and f.line == annotation.line for f in row.evidence)
-    if annotation.kind == "expect" and not found:
+    cited = [f for f in row.evidence if f.path == annotation.path and f.line == annotation.line]
+    if annotation.kind == "expect" and not cited:
         result.failures.append(f"{where}: expected {annotation.row} to cite line {annotation.line}; it cites "
                                + (", ".join(f"{f.path}:{f.line}" for f in row.evidence) or "nothing"))
-    if annotation.kind == "reject" and found:
-        result.failures.append(f"{where}: {annotation.row} must not cite line {annotation.line}")
+    if annotation.kind == "reject" and any(f.trust != "tests" for f in cited):
+        result.failures.append(f"{where}: {annotation.row} must not count line {annotation.line}")
 
 
 def _unproven(report: Report) -> Iterator[str]:

@@ -147,7 +147,9 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
     source = source or local_source(root)
     name = version = target = None
     package = (pack.framework.package or "").lower()
-    for _file, facts in index.build:
+    for source_file, facts in index.build:
+        if source_file.role != "product":
+            continue  # an example's or a test's setup.py does not describe the backend
         name = name or facts.project_name
         version = version or facts.version
         for requirement in facts.requirements:

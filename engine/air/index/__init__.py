@@ -201,11 +201,12 @@ class CodeIndex:
 
     @cached_property
     def build(self) -> list[tuple[SourceFile, BuildFacts]]:
-        """Build metadata from setup.py, pyproject.toml, setup.cfg and requirements files,
-        the tree's top level first (its name and version describe the backend)."""
+        """Build metadata from setup.py, pyproject.toml, setup.cfg and requirements files of
+        the product and its tests, the tree's top level first (its name and version describe
+        the backend)."""
         found = []
         for source in self.files:
-            if source.role != "product":
+            if source.role == "docs":
                 continue
             name = PurePosixPath(source.path).name
             extractor = BUILD_EXTRACTORS.get(name)

@@ -65,6 +65,9 @@ NAMED_LANGUAGES = {"CMakeLists.txt": "cmake", "Makefile": "make", "BUILD": "baze
 
 DOC_SUFFIXES = {".md", ".rst"}
 TEST_DIRS = {"test", "tests", "testing"}
+# Code that exercises the backend without being part of it: kept with the tests, never counted
+# as implementation, read as evidence of trust "tests".
+EXERCISE_DIRS = {"example", "examples", "benchmark", "benchmarks", "demo", "demos", "sample", "samples"}
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def role_of(path: str) -> Role:
     name = parts[-1]
     if PurePosixPath(name).suffix.lower() in DOC_SUFFIXES or "docs" in parts[:-1] or "doc" in parts[:-1]:
         return "docs"
-    if TEST_DIRS.intersection(parts[:-1]):
+    if TEST_DIRS.intersection(parts[:-1]) or EXERCISE_DIRS.intersection(parts[:-1]):
         return "tests"
     if name == "conftest.py" or name.startswith("test_") and name.endswith(".py"):
         return "tests"
