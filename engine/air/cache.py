@@ -11,6 +11,7 @@ remembers which pack contents passed schema validation, so they are not validate
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -65,10 +66,8 @@ def load(key: str, date: str) -> Report | None:
 
 
 def _remove(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # an entry that cannot be removed is overwritten by the next store
         path.unlink(missing_ok=True)
-    except OSError:
-        pass  # an entry that cannot be removed is overwritten by the next store
 
 
 def store(key: str, report: Report) -> str | None:

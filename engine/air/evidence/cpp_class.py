@@ -57,7 +57,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if registered is not None and name not in registered:
             continue
         methods = context.memo(("methods", name, tuple(sorted(roots))),
-                               lambda: inherited_methods(index, name, descendants, roots))
+                               lambda name=name: inherited_methods(index, name, descendants, roots))
         if not all(method in methods for method in wanted_methods):
             continue
         for site in sites:

@@ -56,7 +56,7 @@ def _is_word(char: str) -> bool:
 
 def _called_or_aliased(text: str, start: int, end: int) -> bool:
     after = text[end : end + 64].lstrip()
-    if after.startswith("(") or after.startswith("as ") or after.startswith("as\t"):
+    if after.startswith(("(", "as ", "as\t")):
         return True
     line_start = text.rfind("\n", 0, start) + 1
     return "@" in text[line_start:start]
