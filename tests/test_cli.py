@@ -110,9 +110,9 @@ def test_broken_pack_exits_2_naming_file_and_line(tmp_path):
     assert len(lines) == 1 and "01.yaml:4" in lines[0] and "unknown key 'itme'" in lines[0]
 
 
-def test_pack_commands():
+def test_pack_commands(pack):
     listed = air("pack", "list")
-    assert listed.returncode == 0 and listed.stdout.startswith("pytorch-2.x\t0.1.0\t225 rows")
+    assert listed.returncode == 0 and listed.stdout.startswith(f"pytorch-2.x\t{pack.version}\t225 rows")
     assert "valid, 225 rows" in air("pack", "validate", "pytorch-2.x").stdout
 
 
