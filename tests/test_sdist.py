@@ -77,3 +77,12 @@ def test_unreachable_index_is_one_line(monkeypatch, tmp_path):
     with pytest.raises(InputError) as error:
         find_sdist("torch_fake")
     assert "cannot reach the package index" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_an_archive_that_unpacks_too_large_is_refused(index, monkeypatch):
+    import air.sdist
+
+    monkeypatch.setattr(air.sdist, "MAX_UNPACKED", 10)
+    with pytest.raises(InputError, match=r"unpacks to [0-9,]+ bytes, over the limit of 10$"):
+        with unpacked_sdist("torch_fake"):
+            pass

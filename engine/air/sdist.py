@@ -32,6 +32,7 @@ from air.versions import parse_release
 DEFAULT_INDEX = "https://pypi.org/simple"
 TIMEOUT = 30
 MAX_DOWNLOAD = 512 * 1024 * 1024
+MAX_UNPACKED = 2 * 1024 * 1024 * 1024  # an archive that would unpack to more is refused (a bomb)
 SDIST_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 
@@ -142,6 +143,11 @@ def _html_links(body: bytes) -> list[str]:
     return parser.links
 
 
+def _check_unpacked_size(archive: Path, size: int) -> None:
+    if size > MAX_UNPACKED:
+        raise InputError(f"{archive.name}: unpacks to {size:,} bytes, over the limit of {MAX_UNPACKED:,}")
+
+
 def _sdist_version(filename: str, name: str) -> str | None:
     for suffix in SDIST_SUFFIXES:
         if filename.endswith(suffix):
@@ -160,9 +166,11 @@ def _unpack(archive: Path, target: Path) -> None:
                     path = PurePosixPath(member)
                     if path.is_absolute() or ".." in path.parts:
                         raise InputError(f"{archive.name}: unsafe member path {member!r}")
+                _check_unpacked_size(archive, sum(info.file_size for info in bundle.infolist()))
                 bundle.extractall(target)
         else:
             with tarfile.open(archive) as bundle:
+                _check_unpacked_size(archive, sum(member.size for member in bundle.getmembers()))
                 bundle.extractall(target, filter="data")
     except (tarfile.TarError, zipfile.BadZipFile, OSError) as error:
         raise InputError(f"{archive.name}: cannot unpack safely ({error})") from None
