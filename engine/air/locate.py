@@ -164,7 +164,11 @@ def _shallow_fetch(remote: str, ref: str | None, destination: Path) -> str:
         if commit is None:
             raise InputError(f"{remote}: fetched, but no commit could be read")
         shutil.rmtree(destination, ignore_errors=True)
-        scratch.rename(destination)
+        try:
+            scratch.rename(destination)
+        except OSError:  # another check fetched the same commit into place meanwhile
+            if git(destination, "rev-parse", "--verify", "-q", "HEAD") != commit:
+                raise InputError(f"{remote}: cannot store the fetched copy in {destination}") from None
         return commit
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
