@@ -135,13 +135,18 @@ class Evaluator:
             extra = alongside() if alongside else None
             for clause in _take(rest, taken):
                 self.result(clause)
-            outcome = receiver.recv()
+            try:
+                outcome = receiver.recv()
+            except EOFError:  # the child died without an answer: its clauses are evaluated here
+                outcome = {}
         finally:
             child.join()
         if isinstance(outcome, BaseException):
             raise outcome
         for key, result in outcome.items():
             self._results.setdefault(key, result)
+        for clause in rest:
+            self.result(clause)  # a no-op for every clause the child answered
         return extra
 
     def result(self, clause: Clause) -> ClauseResult:
