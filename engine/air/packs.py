@@ -112,12 +112,12 @@ def resolve_pack(name_or_dir: str, relative_to: Path | None = None) -> Path:
     raise PackError(name_or_dir, f"no such pack (a directory with pack.yaml, or one of the shipped packs: {known})")
 
 
-def load_pack(name_or_dir: str) -> Pack:
+def load_pack(name_or_dir: str, fingerprint: str | None = None) -> Pack:
     """Load and validate a pack. Schema validation, the slowest step, is skipped for content
     that validated before (a marker per pack fingerprint in air's cache); every other check
-    still runs."""
+    still runs. A caller that has the pack's fingerprint already passes it in."""
     directory = resolve_pack(name_or_dir)
-    fingerprint = pack_fingerprint(directory)
+    fingerprint = fingerprint or pack_fingerprint(directory)
     validated = cache.is_validated(fingerprint)
     pack = _load(directory, chain=(), validate=not validated)
     if not validated:

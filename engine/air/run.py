@@ -59,12 +59,13 @@ def check_cached(root: Path, pack_name: str, options: IndexOptions | None = None
     source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
     index = _indexed(root, options, lines.append)
-    key = cache.cache_key(index, pack_fingerprint(pack_dir), repr((source, framework_version)))
+    fingerprint = pack_fingerprint(pack_dir)
+    key = cache.cache_key(index, fingerprint, repr((source, framework_version)))
     cached = cache.load(key, report_date())
     if cached is not None:
         say("unchanged since it was last checked with this pack: report from the cache")
         return cached
-    pack = load_pack(str(pack_dir))  # a broken pack fails here, before any progress is shown
+    pack = load_pack(str(pack_dir), fingerprint)  # a broken pack fails here, before any progress is shown
     for line in lines:
         say(line)
     report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
