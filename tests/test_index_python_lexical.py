@@ -56,6 +56,20 @@ def test_imports_resolve_like_the_parser():
     assert aliases["torch"] == "torch"
 
 
+def test_import_records_match_the_parser():
+    source = SOURCE + "import os.path, json as j\nfrom . import sibling\nfrom .pkg import *\n"
+    parsed = extract_python(source, "pkg.tests.test_thing", False).imports
+    read = LexicalPython(source, "pkg.tests.test_thing", False).imports
+    assert {(i.module, i.name, i.alias) for i in read} == {(i.module, i.name, i.alias) for i in parsed}
+    assert ("pkg.tests", "sibling", "sibling") in {(i.module, i.name, i.alias) for i in read}
+
+
+def test_the_first_binding_of_a_name_wins_as_in_the_parser():
+    source = "from a import x\nimport b as x\nx()\n"
+    parsed = extract_python(source, None).calls[0].qualname
+    assert LexicalPython(source, None, False).calls_of("x")[0].qualname == parsed == "a.x"
+
+
 def test_calls_match_the_parser():
     wanted = {"torch.save", "torch.load", "torch.testing._internal.common_device_type.ops",
               "torch.distributed.all_reduce", "torch.testing._internal.common_device_type.instantiate_device_type_tests",

@@ -1,7 +1,9 @@
 """The dependency graph: files as nodes; import, include and entry-point edges (networkx).
 
-Edges are added lazily, file by file, so a query parses only the files it walks through;
-`complete()` expands every file for callers that want the whole graph.
+Edges are added lazily, file by file, so a query reads only the files it walks through;
+`complete()` expands every file for callers that want the whole graph. Python imports are
+read lexically (see `air.index.python_lexical`): a walk through a large package then costs
+a scan of each file, not a parse.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class DependencyGraph:
 
     def _python_targets(self, source: SourceFile) -> set[str]:
         targets = set()
-        for imported in self.index.python_facts(source).imports:
+        for imported in self.index.python_lexical(source).imports:
             dotted = imported.module.split(".")
             candidates = [".".join(dotted[:i]) for i in range(1, len(dotted) + 1)]
             if imported.name:
@@ -98,14 +100,12 @@ class DependencyGraph:
     # --- queries ------------------------------------------------------------
 
     def reachable(self, starts: Iterable[str]) -> list[str]:
-        """Files reachable from `starts`, starts included, level by level (breadth-first);
-        the Python files of each level are parsed together, in parallel when there are many."""
+        """Files reachable from `starts`, starts included, level by level (breadth-first)."""
         order: list[str] = []
         seen: set[str] = set()
         level = sorted(set(starts))
         while level:
             seen.update(level)
-            self.index.prefetch_python(self.index.by_path[p] for p in level if p in self.index.by_path)
             following: set[str] = set()
             for node in level:
                 self.expand(node)

@@ -14,6 +14,10 @@ from air.evidence.base import Clause, Context, Coverage, Hit, hit_at
 from air.operators import Registrations, family, find_registrations
 
 
+def literals(spec: dict) -> list[str]:
+    return []  # registrations are found once for the whole tree (see `registrations`)
+
+
 def registrations(context: Context) -> Registrations:
     if context.operators is None:
         raise PackError("pack.yaml", "`ops` evidence needs an `operators` section in pack.yaml")

@@ -17,6 +17,7 @@ from air.evidence.base import (
     name_literals,
     python_sources,
 )
+from air.evidence.regex import PackPattern, compile_guarded
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -24,16 +25,16 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
 
 
 @lru_cache(maxsize=256)
-def assignment_hint(target: str) -> re.Pattern[str]:
+def assignment_hint(target: str) -> PackPattern:
     """A cheap textual test that a file may assign an attribute of `target`'s owner:
     `Owner.attr = ...`, `setattr(Owner, ...)` or `Owner.__setattr__(...)`, with the owner
     spelled out. Files failing it are not parsed."""
     parts = target.split(".")
     owner = parts[-2] if len(parts) > 1 else parts[0]
     if any(char in owner for char in "*?["):
-        return re.compile("")
+        return compile_guarded("")
     name = re.escape(owner)
-    return re.compile(rf"\b{name}\.\w+\s*=(?!=)|setattr\s*\(\s*[\w.]*\b{name}\s*,|\b{name}\.__setattr__\s*\(")
+    return compile_guarded(rf"\b{name}\.\w+\s*=(?!=)|setattr\s*\(\s*[\w.]*\b{name}\s*,|\b{name}\.__setattr__\s*\(")
 
 
 def prefilters(clause: Clause) -> tuple[list, list[Hint]]:

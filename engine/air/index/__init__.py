@@ -8,6 +8,8 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
+from ahocorasick_rs import AhoCorasick
+
 from air.index import build, cpp, python
 from air.index.files import FileListing, IndexOptions, read_files
 from air.index.model import (
@@ -45,6 +47,7 @@ class CodeIndex:
         self._lexical: dict[str, LexicalPython] = {}
         self.parallel = True  # whether parsing may use worker processes
         self._by_literal: dict[tuple, set[str]] = {}
+        self._scanned: dict[str, set[str]] = {}
         self._python: dict[str, PythonFacts] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._python_code: dict[str, str] = {}
@@ -74,8 +77,25 @@ class CodeIndex:
         matching = set().union(*(set.intersection(*(self._containing(kinds, part) for part in group)) for group in wanted))
         yield from (source for source in pool if source.path in matching)
 
+    def scan_literals(self, literals: Iterable[str]) -> None:
+        """Find which files contain each of `literals` in one multi-pattern pass over the tree,
+        so that `select` answers from it instead of searching every file once per literal."""
+        wanted = sorted({literal for literal in literals if literal and literal not in self._scanned})
+        if not wanted:
+            return
+        found: dict[str, set[str]] = {literal: set() for literal in wanted}
+        automaton = AhoCorasick(wanted)
+        for source in self.files:
+            for number in {match[0] for match in automaton.find_matches_as_indexes(source.text, overlapping=True)}:
+                found[wanted[number]].add(source.path)
+        self._scanned.update(found)
+
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
-        """Paths of the files of a selection whose text contains `literal`, found once."""
+        """Paths of files containing `literal`: of the whole tree when it was scanned for,
+        otherwise of the files of a selection, found once."""
+        scanned = self._scanned.get(literal)
+        if scanned is not None:
+            return scanned
         key = (kinds, literal)
         found = self._by_literal.get(key)
         if found is None:

@@ -212,7 +212,7 @@ def _alias_map(tree: ast.Module, imports: list[PyImport]) -> dict[str, str]:
     aliases: dict[str, str] = {}
     for item in imports:
         if item.name != "*":
-            aliases.setdefault(item.alias, _binding(item))
+            aliases.setdefault(item.alias, binding(item))
 
     for statement in _module_statements(tree.body):
         if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
@@ -224,7 +224,7 @@ def _alias_map(tree: ast.Module, imports: list[PyImport]) -> dict[str, str]:
     return aliases
 
 
-def _binding(item: PyImport) -> str:
+def binding(item: PyImport) -> str:
     """The dotted name that an import binds its alias to."""
     if item.name is not None:
         return _join(item.module, item.name)

@@ -16,8 +16,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property
 
-from air.index.model import PyAssign, PyCall, PyDef
-from air.index.python import absolute_module
+from air.index.model import PyAssign, PyCall, PyDef, PyImport
+from air.index.python import absolute_module, binding
 
 MAX_RENDERED = 200
 _STRING_OR_COMMENT = re.compile(
@@ -61,20 +61,31 @@ class LexicalPython:
         return bisect_right(self._line_starts, offset)
 
     @cached_property
-    def aliases(self) -> dict[str, str]:
-        aliases: dict[str, str] = {}
+    def imports(self) -> tuple[PyImport, ...]:
+        """`import` and `from ... import` statements that start a line, relative ones resolved."""
+        found = []
         for match in _IMPORT.finditer(self.code):
+            line = self.line_of(match.start())
             for part in match.group(1).split(","):
                 name, _, alias = (piece.strip() for piece in part.partition(" as "))
                 if _DOTTED.match(name):
-                    aliases.setdefault(alias or name.partition(".")[0], name if alias else name.partition(".")[0])
+                    found.append(PyImport(line, name, None, alias or name.partition(".")[0]))
         for match in _FROM_IMPORT.finditer(self.code):
+            line = self.line_of(match.start())
             dots = len(match.group(1)) - len(match.group(1).lstrip("."))
             source = absolute_module(match.group(1).lstrip(".") or None, dots, self.module, self.is_package)
             for part in match.group(2).strip("()").replace("\\\n", " ").split(","):
                 name, _, alias = (piece.strip() for piece in part.partition(" as "))
-                if name and name != "*" and _DOTTED.match(name):
-                    aliases.setdefault(alias or name, f"{source}.{name}" if source else name)
+                if name == "*" or _DOTTED.match(name):
+                    found.append(PyImport(line, source, name, alias or name))
+        return tuple(sorted(found, key=lambda item: item.line))
+
+    @cached_property
+    def aliases(self) -> dict[str, str]:
+        aliases: dict[str, str] = {}
+        for item in self.imports:
+            if item.name != "*":
+                aliases.setdefault(item.alias, binding(item))
         return aliases
 
     @cached_property
