@@ -81,6 +81,14 @@ def test_python_assign_and_def(tmp_path):
     assert [h.capture("NAME") for h in hits(tmp_path, {"python_def": {"class": "*", "bases": "Iface"}})] == ["I"]
 
 
+def test_python_def_reads_class_heads_through_imports(tmp_path):
+    tree(tmp_path, {"pkg/ops.py": 'from torch.autograd import Function as F\n"""\nclass InDocs(F):\n"""\n'
+                                  "class Mine(\n    F,\n    metaclass=Meta,\n):\n    def forward(ctx): ...\n"})
+    found = hits(tmp_path, {"python_def": {"class": "*", "bases": "torch.autograd.Function"}})
+    assert [(h.line, h.capture("NAME")) for h in found] == [(5, "Mine")]
+    assert [h.line for h in hits(tmp_path, {"python_def": {"function": "forward"}})] == [9]
+
+
 def test_cpp_macro_through_alias_and_wrapper(tmp_path):
     tree(tmp_path, {
         "key.h": "#define TPU PrivateUse1\n#define REG(name) \\\n  c10::register_privateuse1_backend(#name);\n",

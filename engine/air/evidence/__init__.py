@@ -39,7 +39,7 @@ from air.evidence import (
     structural,
     text,
 )
-from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where, python_candidates
+from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where, python_candidates, roles_for
 
 KINDS: dict[str, ModuleType] = {
     "text": text,
@@ -97,7 +97,7 @@ class Evaluator:
         )
         files = {}
         for clause in clauses:
-            prefilters = getattr(KINDS[clause.kind], "prefilters", None)
+            prefilters = getattr(KINDS[clause.kind], "prefilters", None)  # of the kinds that parse what they select
             if prefilters is not None and clause.scope != "tests":  # tests are read lexically, not parsed
                 files.update((s.path, s) for s in python_candidates(clause, self.context, *prefilters(clause)))
         self.context.index.prefetch_python(files.values())
@@ -124,7 +124,7 @@ class Evaluator:
         whichever process computes it. Returns what `alongside` returns."""
         pending = list({c.key: c for c in clauses if c.key not in self._results}.values())
         shared = [c for c in pending if c.kind in TREE_WIDE_KINDS]
-        rest = [c for c in pending if c.kind not in TREE_WIDE_KINDS]
+        rest = sorted((c for c in pending if c.kind not in TREE_WIDE_KINDS), key=self._weight, reverse=True)
         context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         if context is None or len(rest) < MIN_FORKED_CLAUSES or (os.cpu_count() or 1) < 2:
             for clause in pending:
@@ -155,6 +155,11 @@ class Evaluator:
         for clause in rest:
             self.result(clause)  # a no-op for every clause the child answered
         return extra
+
+    def _weight(self, clause: Clause) -> int:
+        """About what evaluating `clause` costs: the heaviest are taken first, so that neither
+        process is left with a long clause when the other has finished."""
+        return self.context.index.weight(KINDS[clause.kind].literals(clause.spec), roles_for(clause))
 
     def result(self, clause: Clause) -> ClauseResult:
         cached = self._results.get(clause.key)

@@ -1,8 +1,12 @@
-"""`python_def`: function or class definitions, optionally deriving from given bases."""
+"""`python_def`: function or class definitions, optionally deriving from given bases.
+
+Definitions are read lexically in every scope (see `air.index.python_lexical`): a `def` or
+`class` statement's head, with its bases resolved through the file's imports, is all this
+kind needs, and reading it costs a fraction of a parse.
+"""
 
 from __future__ import annotations
 
-import re
 from fnmatch import fnmatchcase, translate
 
 from air.evidence.base import (
@@ -15,8 +19,9 @@ from air.evidence.base import (
     hit_at,
     last_component,
     literal_of,
-    python_sources,
+    python_candidates,
 )
+from air.evidence.regex import PackPattern, compile_guarded
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -26,15 +31,15 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
     return [(keyword, literal_of(name)) for name in as_list(spec.get("function") or spec.get("class"))]
 
 
-def definition_hint(spec: dict) -> re.Pattern[str]:
-    """`def NAME(` / `class NAME` written somewhere in the file: a file without it is not parsed."""
+def definition_hint(spec: dict) -> PackPattern:
+    """`def NAME(` / `class NAME` written somewhere in the file: a file without it is not read."""
     keyword = "def" if "function" in spec else "class"
     names = as_list(spec.get("function" if keyword == "def" else "class") or "*")
     alternatives = "|".join(translate(name).removeprefix("(?s:").removesuffix(")\\Z") for name in names)
-    return re.compile(rf"\b{keyword}\s+(?:{alternatives})\b")
+    return compile_guarded(rf"\b{keyword}\s+(?:{alternatives})\b")
 
 
-def prefilters(clause: Clause) -> tuple[list, list[Hint]]:
+def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
     """The literals and textual hints a file must show to be read for this clause."""
     return literals(clause.spec), [definition_hint(clause.spec).search]
 
@@ -45,8 +50,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = as_list(spec.get(kind) or "*")
     bases = as_list(spec.get("bases", []))
     hits = []
-    for source, facts in python_sources(clause, context, *prefilters(clause)):
-        for definition in facts.defs:
+    for source in python_candidates(clause, context, *_prefilters(clause), parse=False):
+        for definition in context.index.python_lexical(source).defs:
             if definition.kind != kind:
                 continue
             if not any(fnmatchcase(last_component(definition.name), name) for name in names):

@@ -74,8 +74,21 @@ class CodeIndex:
         if not wanted:
             yield from pool
             return
-        matching = set().union(*(set.intersection(*(self._containing(kinds, part) for part in group)) for group in wanted))
+        matching = self._matching(kinds, wanted)
         yield from (source for source in pool if source.path in matching)
+
+    def weight(self, literals: Iterable[str | tuple[str, ...]], roles: Iterable[str]) -> int:
+        """Characters in the files of `roles` holding one of `literals` (as `select` takes
+        them; all files when there are none): about what reading them costs."""
+        wanted = [(item,) if isinstance(item, str) else tuple(item) for item in literals]
+        roles = frozenset(roles)
+        if not wanted:
+            return sum(len(source.text) for source in self.files if source.role in roles)
+        paths = self._matching((None, None, False), wanted)
+        return sum(len(self.by_path[path].text) for path in paths if self.by_path[path].role in roles)
+
+    def _matching(self, kinds: tuple, wanted: list[tuple[str, ...]]) -> set[str]:
+        return set().union(*(set.intersection(*(self._containing(kinds, part) for part in group)) for group in wanted))
 
     def scan_literals(self, literals: Iterable[str]) -> None:
         """Find which files contain each of `literals` in one multi-pattern pass over the tree,
