@@ -3,7 +3,8 @@ from textwrap import dedent
 
 import pytest
 from air.index.model import PyAssign, PyCall, PyDef, PyImport
-from air.index.python import extract_python, module_name, strip_python_comments
+from air.index.python import extract_python, module_name
+from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -283,7 +284,7 @@ def test_deep_nesting_does_not_raise(depth):
 @given(st.text())
 def test_arbitrary_text_never_raises(text):
     extract_python(text, "pkg.mod")
-    assert len(strip_python_comments(text)) == len(text)
+    assert len(without_comments(text)) == len(text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -322,14 +323,14 @@ def test_module_name_stops_at_a_package_tree_root():
 
 def test_strip_comments_keeps_strings_length_and_lines():
     text = 'x = "# not a comment"  # a comment\n# whole line\ny = 1\n'
-    stripped = strip_python_comments(text)
+    stripped = without_comments(text)
     assert stripped == 'x = "# not a comment"             \n            \ny = 1\n'
     assert len(stripped) == len(text)
 
 
 def test_strip_comments_survives_unclosed_strings():
     text = 'x = """never closed # here\ny = 1  # real\n'
-    stripped = strip_python_comments(text)
+    stripped = without_comments(text)
     assert len(stripped) == len(text)
     assert [i for i, c in enumerate(stripped) if c == "\n"] == [i for i, c in enumerate(text) if c == "\n"]
     assert "# real" not in stripped
@@ -352,3 +353,7 @@ def test_bare_decorator_is_recorded_as_a_call_on_the_definition():
         "from torch._dynamo import register_backend\n\n@register_backend\ndef my_backend(gm, inputs):\n    return gm\n", "m"
     )
     assert [(c.line, c.qualname, c.args) for c in facts.calls] == [(3, "torch._dynamo.register_backend", ("my_backend",))]
+
+
+def without_comments(text: str) -> str:
+    return LexicalPython(text, None, False).without_comments

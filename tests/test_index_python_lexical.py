@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from air.index.python import extract_python
-from air.index.python_lexical import LexicalPython, blank_literals
+from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,9 +43,14 @@ def lexical(source: str = SOURCE) -> LexicalPython:
 
 def test_blanking_keeps_offsets_and_lines():
     text = 'x = "a # b"  # comment\ny = 1\n'
-    blanked = blank_literals(text)
+    blanked = LexicalPython(text, None, False).code
     assert len(blanked) == len(text) and blanked.count("\n") == 2
     assert "comment" not in blanked and "a # b" not in blanked and "y = 1" in blanked
+
+
+def test_string_prefixes_are_blanked_with_their_strings():
+    text = "x = rb'a' + f\"{y}\" + bar('c')\n"
+    assert LexicalPython(text, None, False).code == "x = " + " " * 5 + " + " + " " * 6 + " + bar(   )\n"
 
 
 def test_imports_resolve_like_the_parser():

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any
 
-from air.evidence.regex import compile_guarded
+from air.evidence.regex import PackPattern, compile_guarded
 from air.index import CodeIndex
 from air.index.model import SourceFile
 from air.report.model import CiWorkflow, SkippedTest, TestInventory
@@ -29,7 +29,8 @@ _CPP_TEST = re.compile(r"(?m)^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\(")
 _DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
 _SKIP_CALL = re.compile(r"(?P<name>\b[A-Za-z_][\w.]*)[ \t]*\(")
 _REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
-_SKIP_WORD = re.compile(r"(?i)skip|fail")
+_SKIP_WORDS = ("skip", "fail")  # a line without one of them, in any ASCII case, is not a skip
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _STRING = re.compile(r"""[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
 
 
@@ -40,7 +41,7 @@ class TestSyntax:
     skip_names: tuple[str, ...]  # globs over the last component of a decorator or call
     markers: tuple[str, ...]
     ci_files: tuple[str, ...]
-    ci_signals: tuple[tuple[str, re.Pattern[str]], ...]
+    ci_signals: tuple[tuple[str, PackPattern], ...]
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TestSyntax:
@@ -52,8 +53,8 @@ class TestSyntax:
         )
 
     @cached_property
-    def marker_pattern(self) -> re.Pattern[str]:
-        return re.compile(r"\b(" + "|".join(map(re.escape, self.markers)) + r")\b") if self.markers else re.compile(r"(?!)")
+    def marker_pattern(self) -> PackPattern:
+        return compile_guarded(r"\b(" + "|".join(map(re.escape, self.markers)) + r")\b" if self.markers else r"(?!)")
 
     def is_skip(self, name: str) -> bool:
         last = name.rsplit(".", 1)[-1]
@@ -76,7 +77,7 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
         found = sum(1 for match in _PYTHON_TEST.finditer(code) if _at_line_start(code, match.start()))
         python_tests += found
         files += found > 0
-        markers.update(syntax.marker_pattern.findall(code))
+        markers.update(match.group(1) for match in syntax.marker_pattern.finditer(code))
         skips.extend(_skips(source, code, syntax))
     reasons = Counter(skip.reason or "(no reason given)" for skip in skips)
     return TestInventory(
@@ -103,6 +104,17 @@ def _line_numbers(code: str, positions) -> list[int]:
     return numbers
 
 
+def _positions(text: str, words: tuple[str, ...]) -> list[int]:
+    """Where any of `words` occurs in `text`, ascending."""
+    found = []
+    for word in words:
+        position = text.find(word)
+        while position >= 0:
+            found.append(position)
+            position = text.find(word, position + 1)
+    return sorted(found)
+
+
 def _at_line_start(code: str, position: int) -> bool:
     """Whether only indentation, or `async`, precedes `position` on its line."""
     before = code[code.rfind("\n", 0, position) + 1 : position].strip()
@@ -110,7 +122,7 @@ def _at_line_start(code: str, position: int) -> bool:
 
 
 def _skips(source: SourceFile, code: str, syntax: TestSyntax) -> list[SkippedTest]:
-    numbers = _line_numbers(code, (match.start() for match in _SKIP_WORD.finditer(code)))
+    numbers = _line_numbers(code, _positions(code.translate(_ASCII_LOWER), _SKIP_WORDS))
     if not numbers:
         return []
     lines = code.splitlines()

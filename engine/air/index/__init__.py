@@ -50,7 +50,6 @@ class CodeIndex:
         self._scanned: dict[str, set[str]] = {}
         self._python: dict[str, PythonFacts] = {}
         self._cpp: dict[str, CppFacts] = {}
-        self._python_code: dict[str, str] = {}
         self._pool: ProcessPoolExecutor | None = None
 
     # --- selection ----------------------------------------------------------
@@ -177,10 +176,7 @@ class CodeIndex:
         if source.language in ("cpp", "template"):
             return self.cpp_facts(source).stripped
         if source.language == "python":
-            stripped = self._python_code.get(source.path)
-            if stripped is None:
-                stripped = self._python_code[source.path] = python.strip_python_comments(source.text)
-            return stripped
+            return self.python_lexical(source).without_comments
         return source.text
 
     # --- tree-wide facts ----------------------------------------------------

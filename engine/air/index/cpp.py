@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
+from air.index.blanking import blank_spans
 from air.index.model import (
     CppBlockCall,
     CppCall,
@@ -48,7 +49,6 @@ _ARGUMENT_TOKEN = re.compile(
 )
 _COMMENT_KINDS = frozenset({"line_comment", "block_comment"})
 
-_LINE_CONTENT = re.compile(r"[^\r\n]+")
 _NEWLINE = re.compile(r"\n")
 _CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
 
@@ -75,26 +75,6 @@ def _lexeme_end(text: str, match: re.Match[str]) -> int:
     return len(text) if end < 0 else end + len(closing)
 
 
-def _blank(text: str) -> str:
-    """Spaces in place of every character except line breaks."""
-    if "\n" in text or "\r" in text:
-        return _LINE_CONTENT.sub(lambda run: " " * len(run.group()), text)
-    return " " * len(text)
-
-
-def _blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """Blank the given (start, end) spans, which are sorted by start and may overlap."""
-    pieces = []
-    last = 0
-    for start, end in spans:
-        start = max(start, last)
-        if start < end:
-            pieces += (text[last:start], _blank(text[start:end]))
-            last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
-
-
 def _collapse(text: str) -> str:
     """Join continuation lines and collapse runs of whitespace to one space."""
     return " ".join(_CONTINUATION.sub(" ", text).split())
@@ -105,7 +85,7 @@ def strip_comments(text: str) -> str:
     line breaks by a space. String and char literals (raw strings included) and line
     continuations are kept, so the result has the length and line breaks of `text`."""
     comments = ((start, end) for kind, start, end in _lexemes(text) if kind in _COMMENT_KINDS)
-    return _blank_spans(text, comments)
+    return blank_spans(text, comments)
 
 
 class _Lines:
@@ -610,7 +590,7 @@ def extract_cpp(text: str) -> CppFacts:
       written before `::name` is taken as the class, so a namespace-qualified
       free function definition is reported as well."""
     lexemes = list(_lexemes(text))
-    stripped = _blank_spans(text, ((start, end) for kind, start, end in lexemes if kind in _COMMENT_KINDS))
+    stripped = blank_spans(text, ((start, end) for kind, start, end in lexemes if kind in _COMMENT_KINDS))
     lines = _Lines(text)
     defines: list[CppDefine] = []
     includes: list[CppInclude] = []
@@ -626,7 +606,7 @@ def extract_cpp(text: str) -> CppFacts:
             if include is not None:
                 includes.append(include)
     # Code without comments, literals or directives: what classes and bodies are read from.
-    code = _blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans))
+    code = blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans))
     object_like = {define.name for define in defines if define.params is None}
     return CppFacts(
         stripped=stripped,

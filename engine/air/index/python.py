@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
+from air.index.blanking import blank_spans
 from air.index.model import PyAssign, PyCall, PyDef, PyImport, PythonFacts
 
 MAX_RENDERED = 200
@@ -63,17 +64,28 @@ def extract_python(text: str, module: str | None, is_package: bool = False) -> P
 
 _TRIPLE = r"\'\'\'(?:\\.|[^\\])*?\'\'\'" + "|" + r'"""(?:\\.|[^\\])*?"""'
 _SINGLE = r"'(?:\\.|[^'\\\n])*'" + "|" + r'"(?:\\.|[^"\\\n])*"'
-_STRING_OR_COMMENT = re.compile(rf"[rRbBuUfF]{{0,2}}(?:{_TRIPLE}|{_SINGLE})|#[^\n]*", re.DOTALL)
+_STRING_OR_COMMENT = re.compile(rf"{_TRIPLE}|{_SINGLE}|#[^\n]*", re.DOTALL)
+_STRING_PREFIX = frozenset("rRbBuUfF")
 
 
-def strip_python_comments(text: str) -> str:
-    """Blank out `#` comments with spaces, keeping length and line breaks.
-
-    One regular-expression pass that skips over string literals, so `"# not a comment"` stays.
-    """
-    if "#" not in text:
-        return text
-    return _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()) if m.group().startswith("#") else m.group(), text)
+def literal_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The (start, end) spans of the string literals (prefixes such as `rb` included) and of
+    the `#` comments of Python source, found in one pass. A literal ends where the tokenizer
+    ends it whatever its prefix, so the pattern starts at the quote: `re` then skips to the
+    next quote or `#` instead of trying every position."""
+    strings: list[tuple[int, int]] = []
+    comments: list[tuple[int, int]] = []
+    last = 0
+    for match in _STRING_OR_COMMENT.finditer(text):
+        start, end = match.span()
+        if text[start] == "#":
+            comments.append((start, end))
+        else:
+            while start > max(match.start() - 2, last) and text[start - 1] in _STRING_PREFIX:
+                start -= 1
+            strings.append((start, end))
+        last = end
+    return strings, comments
 
 
 def module_name(path: str, package_dirs: Collection[str]) -> str | None:

@@ -17,14 +17,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from air.index.model import PyAssign, PyCall, PyDef, PyImport
-from air.index.python import absolute_module, binding
+from air.index.blanking import blank_spans
+from air.index.python import absolute_module, binding, literal_spans
 
 MAX_RENDERED = 200
-_STRING_OR_COMMENT = re.compile(
-    r"""[rRbBuUfF]{0,2}(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
-    r"|#[^\n]*",
-    re.DOTALL,
-)
 _IMPORT = re.compile(r"(?m)^[ \t]*import[ \t]+([^\n;]+)")
 _FROM_IMPORT = re.compile(r"(?m)^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;]+)")
 _NAME_CHARS = re.compile(r"[\w.]")
@@ -36,11 +32,6 @@ _MODULE_ASSIGN = re.compile(r"(?m)^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[ \t]*=(?!=)
 _DEFINITION = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?")
 
 
-def blank_literals(text: str) -> str:
-    """Strings and comments replaced by spaces, keeping offsets and line breaks."""
-    return _STRING_OR_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
-
-
 @dataclass
 class LexicalPython:
     """A Python file read lexically: its code without literals, and its import aliases."""
@@ -50,8 +41,19 @@ class LexicalPython:
     is_package: bool
 
     @cached_property
+    def _literals(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        return literal_spans(self.text)
+
+    @cached_property
     def code(self) -> str:
-        return blank_literals(self.text)
+        """The text with strings and comments blanked."""
+        strings, comments = self._literals
+        return blank_spans(self.text, sorted(strings + comments))
+
+    @cached_property
+    def without_comments(self) -> str:
+        """The text with comments blanked, strings kept."""
+        return blank_spans(self.text, self._literals[1]) if self._literals[1] else self.text
 
     @cached_property
     def _line_starts(self) -> list[int]:

@@ -1,0 +1,29 @@
+"""Blanking parts of source text (comments, literals) while keeping its length and line
+breaks, so that offsets and line numbers found in the result hold for the original."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_LINE_CONTENT = re.compile(r"[^\r\n]+")
+
+
+def blank(text: str) -> str:
+    """Spaces in place of every character except line breaks."""
+    if "\n" in text or "\r" in text:
+        return _LINE_CONTENT.sub(lambda run: " " * len(run.group()), text)
+    return " " * len(text)
+
+
+def blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """Blank the given (start, end) spans, which are sorted by start and may overlap."""
+    pieces = []
+    last = 0
+    for start, end in spans:
+        start = max(start, last)
+        if start < end:
+            pieces += (text[last:start], blank(text[start:end]))
+            last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
