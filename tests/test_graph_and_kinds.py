@@ -180,3 +180,15 @@ def test_clauses_of_a_child_that_dies_are_evaluated_by_the_parent(tmp_path, monk
     report = check(tmp_path, pack)
     assert next(r for r in report.rows if r.id == "dev-rename-pu1").points == 2
     assert all(r.outcome != "unknown" or r.reason for r in report.rows)
+
+
+def test_shared_evidence_is_evaluated_once_and_keeps_each_description(tmp_path):
+    tree(tmp_path, {"a.py": "import torch\ntorch.utils.rename_privateuse1_backend('foo')\n"})
+    evaluator = Evaluator(Context(build_index(tmp_path), {}))
+    spec = {"python_call": {"name": "torch.utils.rename_privateuse1_backend"}}
+    first = clause_from_data("rename", {**spec, "describe": "the backend is renamed"})
+    second = clause_from_data("rename", {**spec, "describe": "a rename in Python"})
+    evaluator.evaluate_all([first, second])
+    assert evaluator.result(first).hits is evaluator.result(second).hits
+    assert [evaluator.result(c).clause.description() for c in (first, second)] == [
+        "the backend is renamed", "a rename in Python"]

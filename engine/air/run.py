@@ -86,13 +86,14 @@ def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeInd
 def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: Source | None,
               started: float, framework_version: str | None) -> Report:
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
-    clauses = [c for r in pack.rows for c in r.evidence.values()] + [d.clause for d in pack.upstream]
+    clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
+    clauses += [d.clause for d in pack.upstream]
     try:
-        evaluator.prepare(list(pack.framework.signals.values()) + clauses)
-        verdict, path = detect_path(pack.framework, evaluator)
+        evaluator.prepare(clauses)
         tests = evaluator.evaluate_all(
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
+        verdict, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         backend = describe_backend(index, root, pack, source, framework_version)
         target = backend.target_framework_version

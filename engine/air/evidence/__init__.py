@@ -175,7 +175,7 @@ class Evaluator:
             if measure is not None:
                 cached.coverage = measure(clause, cached.counted(), self.context)
             self._results[clause.key] = cached
-        if cached.clause.name != clause.name:
+        if cached.clause != clause:  # the same evidence under another name or description
             return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason, cached.coverage)
         return cached
 
