@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, matches_glob
 from air.evidence.regex import compile_guarded
 
 
@@ -14,11 +12,11 @@ def literals(spec: dict) -> list[str]:
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
-    globs = as_list(spec["glob"])
+    globs = tuple(as_list(spec["glob"]))
     regex = compile_guarded(spec["matches"]) if "matches" in spec else None
     hits = []
     for source in context.index.select(literals(spec), include_docs=clause.scope == "all"):
-        if not any(fnmatchcase(source.path, glob) for glob in globs) or not in_clause_files(source.path, clause):
+        if not matches_glob(source.path, globs) or not in_clause_files(source.path, clause):
             continue
         line = 1
         if "contains" in spec:
