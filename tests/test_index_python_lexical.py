@@ -98,10 +98,31 @@ def test_method_of_an_expression_is_not_resolved():
     assert [c.qualname for c in lexical().calls_of("backward")] == []
 
 
-def test_definitions():
+NESTED = '''\
+class A:
+    def m(self):
+        def inner():
+            pass
+
+    """
+def not_a_def():
+    """
+    def n(self, x=(
+        1)):
+        pass
+if X:
+    def b():
+        pass
+'''
+
+
+def test_definitions_are_named_as_the_parser_names_them():
     defs = {(d.kind, d.name, d.bases) for d in lexical().defs}
     assert ("class", "TestThing", ("torch.testing._internal.common_utils.TestCase",)) in defs
-    assert ("function", "test_a", ()) in defs
+    assert ("function", "TestThing.test_a", ()) in defs
+    parsed = [(d.line, d.kind, d.name) for d in extract_python(NESTED, None).defs]
+    assert [(d.line, d.kind, d.name) for d in LexicalPython(NESTED, None, False).defs] == parsed
+    assert [name for _line, _kind, name in parsed] == ["A", "A.m", "A.m.inner", "A.n", "b"]
 
 
 def test_assignments():

@@ -80,8 +80,9 @@ def _exports(clause: Clause, index: CodeIndex, graph: DependencyGraph, origin: d
 
 
 def _definition(index: CodeIndex, graph: DependencyGraph, path: str, name: str, depth: int) -> tuple[str, int] | None:
-    """Where the module at `path` gets `name`: its own definition, or the one it imports."""
-    facts = index.python_facts(index.by_path[path])
+    """Where the module at `path` gets `name`: its own definition, or the one it imports
+    (both read lexically: a module's definitions and imports need no parse)."""
+    facts = index.python_lexical(index.by_path[path])
     for definition in facts.defs:
         if definition.name == name:
             return path, definition.line

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from air.index.model import PyAssign, PyCall, PyDef, PyImport
 from air.index.blanking import blank_spans
@@ -29,7 +29,9 @@ _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
 _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
 _ANY_CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
 _MODULE_ASSIGN = re.compile(r"(?m)^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[ \t]*=(?!=)[ \t]*([^\n]*)")
-_DEFINITION = re.compile(r"(?m)^[ \t]*(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?")
+_DEFINITION = re.compile(
+    r"(?m)^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*(?:\((?P<bases>[^)]*)\))?"
+)
 
 
 @dataclass
@@ -92,17 +94,27 @@ class LexicalPython:
 
     @cached_property
     def defs(self) -> tuple[PyDef, ...]:
-        """Function and class definitions, by their own name (not nested in their scope),
-        classes with their bases resolved."""
+        """Function and class definitions, named as the parser names them (`Outer.method`):
+        a definition is nested in the one above it until a line of code is indented no
+        deeper than that one's head (a continuation line written further left ends the
+        body early). Classes come with their bases resolved."""
         found = []
+        scopes: list[list] = []  # [indentation, qualified name, offset read up to] of the enclosing ones
         for match in _DEFINITION.finditer(self.code):
+            indentation = len(match["indent"])
+            while scopes and (scopes[-1][0] >= indentation or _left(scopes[-1][0], self.code, scopes[-1][2], match.start())):
+                scopes.pop()
+            for scope in scopes:
+                scope[2] = match.start()  # each body goes on at least to here
+            name = f"{scopes[-1][1]}.{match['name']}" if scopes else match["name"]
+            scopes.append([indentation, name, match.end()])
             line = self.line_of(match.start())
-            if match.group(1) == "def":
-                found.append(PyDef(line, "function", match.group(2)))
+            if match["kind"] == "def":
+                found.append(PyDef(line, "function", name))
                 continue
-            bases = [part.strip() for part in (match.group(3) or "").split(",")]
+            bases = [part.strip() for part in (match["bases"] or "").split(",")]
             resolved = tuple(self._resolve("".join(b.split())) for b in bases if _DOTTED.match(b))
-            found.append(PyDef(line, "class", match.group(2), resolved))
+            found.append(PyDef(line, "class", name, resolved))
         return tuple(found)
 
     @cached_property
@@ -206,3 +218,14 @@ class LexicalPython:
             return f"{self._resolve(''.join(head.group(1).split()))}(...)"
         flat = " ".join(raw.split())
         return flat if len(flat) <= MAX_RENDERED else flat[: MAX_RENDERED - 3] + "..."
+
+
+@lru_cache(maxsize=64)
+def _code_at_most(indentation: int) -> re.Pattern[str]:
+    return re.compile(rf"(?m)^[ \t]{{0,{indentation}}}\S")
+
+
+def _left(indentation: int, code: str, start: int, end: int) -> bool:
+    """Whether a line of code between `start` and `end` is indented no deeper than
+    `indentation`: the body of a definition whose head is so indented has ended there."""
+    return _code_at_most(indentation).search(code, start, end) is not None
