@@ -129,7 +129,13 @@ def _required(items: list) -> list[str] | None:
         if inner:
             candidates.append(inner)
     candidates.append(["".join(run)])
-    usable = [c for c in candidates if c and min(map(len, c)) >= MIN_LITERAL]
+    return _most_selective([c for c in candidates if c and min(map(len, c)) >= MIN_LITERAL])
+
+
+def _most_selective(candidates: list[list[str] | None]) -> list[str] | None:
+    """Of sets of literals that each say where a match may be, the one that rules out most:
+    longer literals, and fewer of them."""
+    usable = [c for c in candidates if c]
     return max(usable, key=lambda c: (min(map(len, c)), -len(c))) if usable else None
 
 
@@ -200,8 +206,7 @@ def _first_line_literals(items: list) -> list[str] | None:
         else:
             consumed.append((op, value))
     candidates.append(_required(consumed))
-    usable = [c for c in candidates if c]
-    return max(usable, key=lambda c: (min(map(len, c)), -len(c))) if usable else None
+    return _most_selective(candidates)
 
 
 _NEWLINE_CATEGORIES = {"CATEGORY_SPACE", "CATEGORY_NOT_WORD", "CATEGORY_NOT_DIGIT", "CATEGORY_LINEBREAK"}

@@ -23,7 +23,6 @@ import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
-from air.index.blanking import blank_spans
 from air.index.model import PyAssign, PyCall, PyDef, PyImport, PythonFacts
 
 MAX_RENDERED = 200

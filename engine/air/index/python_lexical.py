@@ -16,8 +16,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from air.index.model import PyAssign, PyCall, PyDef, PyImport
 from air.index.blanking import blank_spans
+from air.index.model import PyAssign, PyCall, PyDef, PyImport
 from air.index.python import absolute_module, binding, literal_spans
 
 MAX_RENDERED = 200
