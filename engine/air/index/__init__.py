@@ -50,6 +50,7 @@ class CodeIndex:
         self._scanned: dict[str, set[str]] = {}
         self._python: dict[str, PythonFacts] = {}
         self._cpp: dict[str, CppFacts] = {}
+        self._cpp_stripped: dict[str, str] = {}
         self._pool: ProcessPoolExecutor | None = None
 
     # --- selection ----------------------------------------------------------
@@ -174,7 +175,13 @@ class CodeIndex:
     def code_text(self, source: SourceFile) -> str:
         """The file's text with comments blanked out (C/C++ and Python), offsets preserved."""
         if source.language in ("cpp", "template"):
-            return self.cpp_facts(source).stripped
+            facts = self._cpp.get(source.path)
+            if facts is not None:
+                return facts.stripped
+            stripped = self._cpp_stripped.get(source.path)
+            if stripped is None:  # reading the text needs no facts: they take ten times longer
+                stripped = self._cpp_stripped[source.path] = cpp.strip_comments(source.text)
+            return stripped
         if source.language == "python":
             return self.python_lexical(source).without_comments
         return source.text
