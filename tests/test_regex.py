@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from air.evidence.regex import UnsafePattern, compile_guarded
+from air.regex import UnsafePattern, compile_guarded
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

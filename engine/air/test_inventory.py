@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any
 
-from air.evidence.regex import PackPattern, compile_guarded
+from air.regex import GuardedPattern, compile_guarded
 from air.index import CodeIndex
 from air.index.model import SourceFile
 from air.report.model import CiWorkflow, SkippedTest, TestInventory
@@ -25,7 +25,7 @@ MAX_REASON = 160
 CONTINUATION_LINES = 4
 
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
-_CPP_TEST = re.compile(r"(?m)^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\(")
+_CPP_TEST = compile_guarded(r"^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\(")
 _DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
 _SKIP_CALL = re.compile(r"(?P<name>\b[A-Za-z_][\w.]*)[ \t]*\(")
 _REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
@@ -41,7 +41,7 @@ class TestSyntax:
     skip_names: tuple[str, ...]  # globs over the last component of a decorator or call
     markers: tuple[str, ...]
     ci_files: tuple[str, ...]
-    ci_signals: tuple[tuple[str, PackPattern], ...]
+    ci_signals: tuple[tuple[str, GuardedPattern], ...]
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TestSyntax:
@@ -53,7 +53,7 @@ class TestSyntax:
         )
 
     @cached_property
-    def marker_pattern(self) -> PackPattern:
+    def marker_pattern(self) -> GuardedPattern:
         return compile_guarded(r"\b(" + "|".join(map(re.escape, self.markers)) + r")\b" if self.markers else r"(?!)")
 
     def is_skip(self, name: str) -> bool:
@@ -70,7 +70,7 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
             continue
         code = index.code_text(source)
         if source.language == "cpp":
-            found = len(_CPP_TEST.findall(code))
+            found = sum(1 for _match in _CPP_TEST.finditer(code))
             cpp_tests += found
             files += found > 0
             continue

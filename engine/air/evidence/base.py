@@ -9,7 +9,7 @@ from fnmatch import translate
 from functools import cached_property, lru_cache
 from typing import Any, Literal
 
-from air.evidence.regex import compile_guarded
+from air.regex import compile_guarded
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.cpp import resolve_alias

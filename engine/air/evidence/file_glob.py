@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, matches_glob
-from air.evidence.regex import compile_guarded
+from air.regex import compile_guarded
 
 
 def literals(spec: dict) -> list[str]:

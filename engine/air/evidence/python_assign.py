@@ -17,7 +17,7 @@ from air.evidence.base import (
     name_literals,
     python_sources,
 )
-from air.evidence.regex import PackPattern, compile_guarded
+from air.regex import GuardedPattern, compile_guarded
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -25,7 +25,7 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
 
 
 @lru_cache(maxsize=256)
-def assignment_hint(target: str) -> PackPattern:
+def assignment_hint(target: str) -> GuardedPattern:
     """A cheap textual test that a file may assign an attribute of `target`'s owner:
     `Owner.attr = ...`, `setattr(Owner, ...)` or `Owner.__setattr__(...)`, with the owner
     spelled out. Files failing it are not parsed."""

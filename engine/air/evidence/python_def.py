@@ -21,7 +21,7 @@ from air.evidence.base import (
     literal_of,
     python_candidates,
 )
-from air.evidence.regex import PackPattern, compile_guarded
+from air.regex import GuardedPattern, compile_guarded
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -31,7 +31,7 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
     return [(keyword, literal_of(name)) for name in as_list(spec.get("function") or spec.get("class"))]
 
 
-def definition_hint(spec: dict) -> PackPattern:
+def definition_hint(spec: dict) -> GuardedPattern:
     """`def NAME(` / `class NAME` written somewhere in the file: a file without it is not read."""
     keyword = "def" if "function" in spec else "class"
     names = as_list(spec.get("function" if keyword == "def" else "class") or "*")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from air.evidence.base import Clause, Context, Hit, enough, hit_at, in_clause_files, roles_for
-from air.evidence.regex import compile_guarded, required_literals
+from air.regex import compile_guarded, required_literals
 
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
 

@@ -1,5 +1,6 @@
-"""Regular expressions from packs: compiled once, guarded against catastrophic backtracking,
-and searched from the only places a match can start when a literal says where those are."""
+"""Regular expressions, from packs and air's own readers: compiled once, guarded against
+catastrophic backtracking, and searched from the only places a match can start when a
+literal says where those are."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ class UnsafePattern(ValueError):
     """A pattern whose matching time can grow exponentially with the input."""
 
 
-class PackPattern:
-    """A compiled pack pattern. `re` scans for a match from every position, fast only when the
+class GuardedPattern:
+    """A compiled pattern. `re` scans for a match from every position, fast only when the
     pattern opens with a literal; pack patterns mostly open with `\\b`, a lookbehind or a `^(?=...)`
     line test instead. When every match starts with one of a few literals (after such zero-width
     tests), or at the start of a line holding one, only those positions are tried, with
@@ -69,12 +70,12 @@ class PackPattern:
 
 
 @lru_cache(maxsize=1024)
-def compile_guarded(pattern: str) -> PackPattern:
+def compile_guarded(pattern: str) -> GuardedPattern:
     """Compile `pattern`, refusing nested unbounded repeats such as `(a+)+` or `(a*)*`."""
     parsed = sre_parse.parse(pattern, re.MULTILINE)
     if _has_nested_repeat(parsed, inside_repeat=False):
         raise UnsafePattern(f"pattern {pattern!r} nests unbounded repeats and can backtrack catastrophically")
-    return PackPattern(pattern, parsed)
+    return GuardedPattern(pattern, parsed)
 
 
 def _has_nested_repeat(parsed, inside_repeat: bool) -> bool:
