@@ -97,14 +97,15 @@ def _has_nested_repeat(parsed, inside_repeat: bool) -> bool:
     return False
 
 
-def required_literals(pattern: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def required_literals(pattern: str) -> tuple[str, ...]:
     """Literals one of which every match contains: the longest literal run of the pattern, or
     one run per branch of an alternation (`\\.backward\\(|gradcheck` -> [".backward(", "gradcheck"]).
     Empty when no such set of literals of at least MIN_LITERAL characters exists."""
     parsed = sre_parse.parse(pattern)
     if parsed.state.flags & re.IGNORECASE:
-        return []
-    return _required(list(parsed)) or []
+        return ()
+    return tuple(_required(list(parsed)) or ())
 
 
 def _required(items: list) -> list[str] | None:

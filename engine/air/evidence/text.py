@@ -13,7 +13,7 @@ CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "
 def literals(spec: dict) -> list[str]:
     if "literal" in spec:
         return [spec["literal"]]
-    return spec.get("prefilter") or required_literals(spec["pattern"])
+    return spec.get("prefilter") or list(required_literals(spec["pattern"]))
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
