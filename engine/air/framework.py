@@ -9,8 +9,8 @@ from pathlib import Path
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
-from air.regex import UnsafePattern, compile_guarded
 from air.expr import ConditionError, Node, parse_condition, referenced_names
+from air.regex import UnsafePattern, compile_guarded
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.yamldoc import YamlDocument, load_yaml

@@ -15,9 +15,9 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any
 
-from air.regex import GuardedPattern, compile_guarded
 from air.index import CodeIndex
 from air.index.model import SourceFile
+from air.regex import GuardedPattern, compile_guarded
 from air.report.model import CiWorkflow, SkippedTest, TestInventory
 
 MAX_LISTED_SKIPS = 200

@@ -9,13 +9,13 @@ from fnmatch import translate
 from functools import cached_property, lru_cache
 from typing import Any, Literal
 
-from air.regex import compile_guarded
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.cpp import resolve_alias
 from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
 from air.operators import OperatorSyntax
+from air.regex import compile_guarded
 
 Scope = Literal["product", "tests", "all"]
 Hint = Callable[[str], object]  # a cheap test of a file's text: truthy when it may hold a finding

@@ -103,7 +103,10 @@ class LexicalPython:
         scopes: list[list] = []  # [indentation, qualified name, offset read up to] of the enclosing ones
         for match in _DEFINITION.finditer(self.code):
             indentation = len(match["indent"])
-            while scopes and (scopes[-1][0] >= indentation or _left(scopes[-1][0], self.code, scopes[-1][2], match.start())):
+            while scopes:
+                indented, _name, read_to = scopes[-1]
+                if indented < indentation and not _left(indented, self.code, read_to, match.start()):
+                    break
                 scopes.pop()
             for scope in scopes:
                 scope[2] = match.start()  # each body goes on at least to here
