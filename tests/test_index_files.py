@@ -92,6 +92,26 @@ def test_select_prefilters_literally_and_by_role(tmp_path):
     assert "docs/a.md" in [f.path for f in index.select(["utils"], include_docs=True)]
 
 
+def test_the_literal_scan_finds_the_same_files_in_workers_and_here(tmp_path, monkeypatch):
+    files = {f"pkg/m{n}.py": "import torch\n" + ("npu_format\n" if n % 3 else "") + ("x" * n) for n in range(40)}
+    write(tmp_path, {**files, "tests/test_x.py": "torch.npu.synchronize()\n", "a.cpp": "TORCH_LIBRARY_IMPL(aten, X, m)"})
+    literals = ["torch", "npu_format", "synchronize", "TORCH_LIBRARY_IMPL", "absent"]
+
+    def scanned(parallel: bool) -> dict[str, list[str]]:
+        index = build_index(tmp_path)
+        index.parallel = parallel
+        index.scan_literals(literals)
+        found = {literal: sorted(f.path for f in index.select([literal])) for literal in literals}
+        assert (index._pool is not None) == parallel  # the scan ran in workers exactly when allowed
+        index.close()
+        return found
+
+    monkeypatch.setattr("air.index.PARALLEL_SCAN_BYTES", 0)
+    here = scanned(parallel=False)
+    assert scanned(parallel=True) == here
+    assert len(here["npu_format"]) == 26 and here["absent"] == [] and here["synchronize"] == ["tests/test_x.py"]
+
+
 def test_aliases_and_modules(tmp_path):
     write(tmp_path, {
         "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",

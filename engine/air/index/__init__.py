@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -30,6 +31,8 @@ BUILD_EXTRACTORS = {
 
 PARALLEL_THRESHOLD = 4
 MAX_WORKERS = 4
+SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
+PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
 
@@ -97,10 +100,14 @@ class CodeIndex:
         if not wanted:
             return
         found: dict[str, set[str]] = {literal: set() for literal in wanted}
-        automaton = AhoCorasick(wanted)
-        for source in self.files:
-            for number in {match[0] for match in automaton.find_matches_as_indexes(source.text, overlapping=True)}:
-                found[wanted[number]].add(source.path)
+        pool = self._workers() if self.total_bytes >= PARALLEL_SCAN_BYTES else None
+        if pool is None:
+            pairs = _scan_texts([source.text for source in self.files], tuple(wanted), range(len(self.files)))
+        else:  # the workers hold the texts since they were forked: each job names only its files
+            jobs = [(tuple(wanted), range(start, len(self.files), SCAN_JOBS)) for start in range(SCAN_JOBS)]
+            pairs = [pair for found_in_job in pool.map(_scan_shared_texts, jobs) for pair in found_in_job]
+        for number, position in pairs:
+            found[wanted[number]].add(self.files[position].path)
         self._scanned.update(found)
 
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
@@ -150,14 +157,28 @@ class CodeIndex:
         """Parse the files of `sources` not parsed yet, in worker processes when there are
         enough of them to pay for it; `python_facts` then answers from the cache."""
         pending = [s for s in sources if s.language == "python" and s.path not in self._python]
-        workers = min(os.cpu_count() or 1, MAX_WORKERS) if self.parallel else 1
-        if len(pending) < PARALLEL_THRESHOLD or workers < 2:
+        pool = self._workers() if len(pending) >= PARALLEL_THRESHOLD else None
+        if pool is None:
             return
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=workers)
         jobs = [(s.text, python.module_name(s.path, self.package_dirs), _is_package(s)) for s in pending]
-        for source, facts in zip(pending, self._pool.map(_extract_python_job, jobs, chunksize=8)):
+        for source, facts in zip(pending, pool.map(_extract_python_job, jobs, chunksize=8)):
             self._python[source.path] = facts
+
+    def _workers(self) -> ProcessPoolExecutor | None:
+        """The pool of worker processes, started on first use; None when parsing stays in
+        this process. Workers are forked where the platform can, so they share the texts."""
+        workers = min(os.cpu_count() or 1, MAX_WORKERS) if self.parallel else 1
+        if workers < 2:
+            return None
+        if self._pool is None:
+            forking = "fork" in multiprocessing.get_all_start_methods()
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("fork") if forking else None,
+                initializer=_share_texts,
+                initargs=([source.text for source in self.files],),
+            )
+        return self._pool
 
     def close(self) -> None:
         """Stop the worker processes, if any were started."""
@@ -260,6 +281,28 @@ def _is_package(source: SourceFile) -> bool:
 
 def _extract_python_job(job: tuple[str, str | None, bool]) -> PythonFacts:
     return python.extract_python(*job)
+
+
+_shared_texts: list[str] = []  # in a worker process: the texts of the index, by position
+
+
+def _share_texts(texts: list[str]) -> None:
+    _shared_texts[:] = texts
+
+
+def _scan_shared_texts(job: tuple[tuple[str, ...], range]) -> list[tuple[int, int]]:
+    literals, positions = job
+    return _scan_texts(_shared_texts, literals, positions)
+
+
+def _scan_texts(texts: list[str], literals: tuple[str, ...], positions: range) -> list[tuple[int, int]]:
+    """(literal number, text position) for every literal each text of `positions` holds."""
+    automaton = AhoCorasick(literals)
+    return [
+        (number, position)
+        for position in positions
+        for number in {match[0] for match in automaton.find_matches_as_indexes(texts[position], overlapping=True)}
+    ]
 
 
 def _is_name(text: str) -> bool:
