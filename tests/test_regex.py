@@ -60,6 +60,17 @@ def test_where_a_pattern_is_searched_from(pattern, starts, line_literals):
     assert compiled._line_literals == line_literals
 
 
+def test_a_line_test_is_searched_for_instead_of_tried_at_every_line():
+    compiled = compile_guarded(r"^(?=[^\n]*?\d{4}|[ \t]*@)(?![^\n]*skip)\w+")
+    assert compiled._line_test.pattern == r"(?:\d{4})|^(?:[ \t]*@)"
+    text = "x = 1\nyear 2024\n@dec\nskip 2024\n  @y\n"
+    assert spans(compiled, text) == spans(re.compile(compiled.pattern, re.M), text) != []
+    tricky = compile_guarded(r"^(?=[^\n]*?[|)\]]x|[^\n]*?\(y\|)\w")  # `|` and `)` in a class or escaped
+    assert tricky._line_test.pattern == r"(?:[|)\]]x)|(?:\(y\|)"
+    assert compile_guarded(r"^(?=[\s\S]*?\d{4})\w+")._line_test is None  # the test may leave the line
+    assert compile_guarded(r"^(?=[^\n]*?torch)\w+")._line_test is None  # a literal says where already
+
+
 def test_matches_do_not_overlap_as_in_re():
     text = "aaaa_b aaaa_b"
     pattern = r"\b(?:aaa|aaaa)\w*|\baaa_b"

@@ -25,8 +25,9 @@ class GuardedPattern:
     """A compiled pattern. `re` scans for a match from every position, fast only when the
     pattern opens with a literal; pack patterns mostly open with `\\b`, a lookbehind or a `^(?=...)`
     line test instead. When every match starts with one of a few literals (after such zero-width
-    tests), or at the start of a line holding one, only those positions are tried, with
-    `re.match`: the matches are exactly those `re.finditer` gives, found in a fraction of the time."""
+    tests), or at the start of a line holding one, or at the start of a line that passes the
+    pattern's own line test, only those positions are tried, with `re.match`: the matches are
+    exactly those `re.finditer` gives, found in a fraction of the time."""
 
     def __init__(self, pattern: str, parsed) -> None:
         self.pattern = pattern
@@ -35,9 +36,11 @@ class GuardedPattern:
         plain = parsed.state.flags & (re.IGNORECASE | re.DOTALL) or _leading_literal(items) >= MIN_LITERAL
         self._starts = None if plain else _long_enough(_start_literals(items))  # re finds a leading literal fast itself
         self._line_literals = None if plain or self._starts else _first_line_literals(items)
+        searched = plain or self._starts or self._line_literals or parsed.state.flags & re.VERBOSE
+        self._line_test = None if searched else _line_test(pattern, items)
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        candidates = self._candidates(text) if self._starts or self._line_literals else None
+        candidates = self._candidates(text) if self._starts or self._line_literals or self._line_test else None
         if candidates is None:
             yield from self.regex.finditer(text)
             return
@@ -55,10 +58,16 @@ class GuardedPattern:
 
     def _candidates(self, text: str) -> list[int] | None:
         """Positions where a match may start, ascending: where a start literal occurs, or the
-        start of each line holding a first-line literal. None when there are so many that
-        re's own scan is faster."""
+        start of each line holding a first-line literal or passing the line test. None when
+        there are so many that re's own scan is faster."""
         found = set()
         limit = len(text) // CHARACTERS_PER_CANDIDATE
+        if self._line_test is not None:
+            for match in self._line_test.finditer(text):
+                found.add(text.rfind("\n", 0, match.start()) + 1)
+                if len(found) > limit:
+                    return None
+            return sorted(found)
         for literal in self._starts or self._line_literals:
             position = text.find(literal)
             while position >= 0:
@@ -249,3 +258,66 @@ def _may_match_newline(items, dotall: bool = False) -> bool:
         if found:
             return True
     return False
+
+
+_ANYTHING_ON_THE_LINE = ("[^\\n]*?", "[^\\n]*", ".*?", ".*")
+
+
+def _line_test(pattern: str, items: list) -> re.Pattern[str] | None:
+    """For a pattern opening with a line test `^(?=A|B...)` that cannot leave the line, a
+    pattern matching somewhere in exactly the lines that pass it: `(?=[^\\n]*?X)` holds at a
+    line's start when X matches anywhere on the line, so X is searched instead, which `re`
+    does without retrying the test from every line start. None for other patterns."""
+    if len(items) < 2 or str(items[0][1]) != "AT_BEGINNING" or str(items[1][0]) != "ASSERT":
+        return None
+    direction, body = items[1][1]
+    end = _group_end(pattern, 1) if pattern.startswith("^(?=") else None
+    if direction != 1 or end is None or _may_match_newline(body):
+        return None
+    tests = []
+    for branch in _alternatives(pattern[4 : end - 1]):
+        prefix = next((p for p in _ANYTHING_ON_THE_LINE if branch.startswith(p)), None)
+        tests.append(f"(?:{branch[len(prefix):]})" if prefix else f"^(?:{branch})")
+    try:
+        return re.compile("|".join(tests), re.MULTILINE)
+    except re.error:
+        return None
+
+
+def _structure(pattern: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of each `(`, `)` and `|` that is syntax: not escaped, not in a class."""
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += pattern.startswith("^", index + 1)
+            index += pattern.startswith("]", index + 1)  # a `]` first in a class is one of its characters
+        elif char in "()|":
+            yield index, char
+        index += 1
+
+
+def _group_end(pattern: str, start: int) -> int | None:
+    """The index just after the `)` that closes the group opened at `start`."""
+    depth = 0
+    for index, char in _structure(pattern[start:]):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return start + index + 1
+    return None
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of `pattern`."""
+    cuts, depth = [], 0
+    for index, char in _structure(pattern):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "|" and depth == 0:
+            cuts.append(index)
+    bounds = [-1, *cuts, len(pattern)]
+    return [pattern[left + 1 : right] for left, right in zip(bounds, bounds[1:])]
