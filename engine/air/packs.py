@@ -32,7 +32,7 @@ from air.schemas import validate_document
 from air.test_inventory import TestSyntax
 from air.upstream import Detector
 from air.versions import is_range, satisfies
-from air.yamldoc import YamlDocument, load_yaml
+from air.yamldoc import COMPOSER, YamlDocument, load_yaml
 
 DEFAULT_ROW_GLOBS = ("rows/*.yaml",)
 DEFAULT_FIXTURES = "fixtures"
@@ -114,8 +114,8 @@ def resolve_pack(name_or_dir: str, relative_to: Path | None = None) -> Path:
 
 def load_pack(name_or_dir: str, fingerprint: str | None = None) -> Pack:
     """Load and validate a pack. Schema validation, the slowest step, is skipped for content
-    that validated before (a marker per pack fingerprint in air's cache); every other check
-    still runs. A caller that has the pack's fingerprint already passes it in."""
+    that validated before (a marker per pack fingerprint in air's cache, which covers the
+    framework's files too); every other check still runs. A caller that has the pack's fingerprint already passes it in."""
     directory = resolve_pack(name_or_dir)
     fingerprint = fingerprint or pack_fingerprint(directory)
     validated = cache.is_validated(fingerprint)
@@ -162,7 +162,7 @@ def pack_framework(name_or_dir: str) -> str:
 
 def _raw_header(directory: Path) -> dict:
     try:
-        data = yaml.safe_load((directory / "pack.yaml").read_text(encoding="utf-8"))
+        data = yaml.load((directory / "pack.yaml").read_text(encoding="utf-8"), Loader=COMPOSER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -184,7 +184,7 @@ def _load(directory: Path, chain: tuple[Path, ...], validate: bool = True) -> Pa
     meta = header.data
     _check_versions(header)
     parent = _load(resolve_pack(meta["extends"], directory), chain + (directory,), validate) if "extends" in meta else None
-    framework = parent.framework if parent else load_framework(meta["framework"])
+    framework = parent.framework if parent else load_framework(meta["framework"], validate)
     if parent and parent.framework.id != meta["framework"]:
         raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
     inherited = parent.symbols if parent else framework.symbols
