@@ -118,12 +118,19 @@ def test_check_of_a_git_url_records_url_and_commit(bare, tmp_path):
     assert json.loads(result.stdout)["backend"]["name"] == "torch_url"
 
 
+def test_known_backends_are_read_only_for_a_bare_name(tmp_path):
+    def unread():
+        raise AssertionError("backends.yaml was read for a directory")
+
+    assert locate(str(tmp_path), known=unread).root == tmp_path
+
+
 def test_known_backend_by_alias(bare):
     from air.locate import KnownBackend
 
     known = (KnownBackend("demo", ("torch_demo",), "Demo Inc.", f"file://{bare}", ref="v1"),)
     messages = []
-    located = locate("TORCH_DEMO", known=known, progress=messages.append)
+    located = locate("TORCH_DEMO", known=lambda: known, progress=messages.append)
     assert (located.root / "marker.txt").read_text() == "first\n"
     assert located.source.location == f"file://{bare}" and located.source.branch == "v1"
     assert messages[0] == f"TORCH_DEMO: the Demo Inc. backend, file://{bare}"

@@ -14,6 +14,7 @@ import tempfile
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import click
@@ -126,7 +127,8 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
             yield Located(root, source)
         return
     tried = f"not an installed distribution ({', '.join(candidate_names(target))})" if is_bare_name(target) else ""
-    yield locate(target, ref, progress, known_backends(framework_dir(pack_framework(pack_name))), subdir, tried)
+    known = partial(known_backends, framework_dir(pack_framework(pack_name)))
+    yield locate(target, ref, progress, known, subdir, tried)
 
 
 def _checked(located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None,

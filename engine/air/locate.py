@@ -65,9 +65,11 @@ def known_backends(directory: Path) -> tuple[KnownBackend, ...]:
 
 
 def locate(target: str, ref: str | None = None, progress: Callable[[str], None] | None = None,
-           known: tuple[KnownBackend, ...] = (), subdir: str | None = None, also_tried: str = "") -> Located:
-    """The directory to analyse for `target`, fetched first when it names a git repository or a
-    known backend; `subdir` narrows it to one folder, keeping the repository's provenance."""
+           known: Callable[[], tuple[KnownBackend, ...]] = tuple, subdir: str | None = None,
+           also_tried: str = "") -> Located:
+    """The directory to analyse for `target`, fetched first when it names a git repository or
+    one of the `known()` backends (read only when no directory or URL matches); `subdir`
+    narrows it to one folder, keeping the repository's provenance."""
     say = progress or (lambda message: None)
     if target.startswith("-"):
         raise InputError(f"{target}: refusing a target that starts with '-'")
@@ -81,9 +83,10 @@ def locate(target: str, ref: str | None = None, progress: Callable[[str], None] 
     url, written_ref = _split_ref(target)
     if _SCHEME_URL.match(url) or _SCP_URL.match(url) or _is_bare_repository(Path(url)):
         return _narrowed(_fetch(url, ref or written_ref, say), subdir)
-    backend = next((b for b in known if target.lower() in (b.name, *b.aliases)), None)
+    backends = known()
+    backend = next((b for b in backends if target.lower() in (b.name, *b.aliases)), None)
     if backend is None:
-        names = ", ".join(b.name for b in known) or "none"
+        names = ", ".join(b.name for b in backends) or "none"
         tried = ", ".join(filter(None, ["not a directory", also_tried, "not a git URL"]))
         raise InputError(f"{target}: {tried}, and no known backend of that name (known: {names})")
     say(f"{target}: the {backend.vendor} backend, {backend.url}")
