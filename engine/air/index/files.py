@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
-from pathlib import Path, PurePosixPath
+from fnmatch import translate
+from functools import lru_cache
+from pathlib import Path
 
 from air.gitcmd import run_git
 from air.index.model import Role, SkippedFile, SourceFile
@@ -85,9 +87,9 @@ class FileListing:
 
 def role_of(path: str) -> Role:
     """Docs never count as implementation; tests are kept apart from product code."""
-    parts = PurePosixPath(path).parts
+    parts = path.split("/")
     name = parts[-1]
-    if PurePosixPath(name).suffix.lower() in DOC_SUFFIXES or "docs" in parts[:-1] or "doc" in parts[:-1]:
+    if _suffix(name) in DOC_SUFFIXES or "docs" in parts[:-1] or "doc" in parts[:-1]:
         return "docs"
     if TEST_DIRS.intersection(parts[:-1]) or EXERCISE_DIRS.intersection(parts[:-1]):
         return "tests"
@@ -99,18 +101,30 @@ def role_of(path: str) -> Role:
 
 
 def language_of(path: str) -> str | None:
-    name = PurePosixPath(path).name
+    name = path.rpartition("/")[2]
     if name in NAMED_LANGUAGES:
         return NAMED_LANGUAGES[name]
     if name.startswith("requirements") and name.endswith(".txt"):
         return "requirements"
     if name == "setup.py":
         return "python"
-    return LANGUAGES.get(PurePosixPath(name).suffix.lower())
+    return LANGUAGES.get(_suffix(name))
+
+
+def _suffix(name: str) -> str:
+    """The file name's last suffix, lowercased, as `PurePosixPath.suffix` finds it."""
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
 def is_excluded(path: str, excludes: tuple[str, ...]) -> bool:
-    return any(fnmatchcase(path, pattern) for pattern in excludes)
+    return _globs(excludes).match(path) is not None
+
+
+@lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern matching what any of the globs matches (as `fnmatchcase` does)."""
+    return re.compile("|".join(translate(pattern) for pattern in patterns) or "(?!)")
 
 
 def list_paths(root: Path) -> list[str]:
@@ -151,7 +165,7 @@ def read_files(root: Path, options: IndexOptions) -> FileListing:
         language = language_of(rel)
         if language is None:
             continue
-        text, reason = _read_text(root / rel, resolved_root, options.max_file_bytes)
+        text, reason = _read_text(os.path.join(root, rel), resolved_root, options.max_file_bytes)
         if reason:
             listing.skipped.append(SkippedFile(rel, reason))
             continue
@@ -160,11 +174,11 @@ def read_files(root: Path, options: IndexOptions) -> FileListing:
     return listing
 
 
-def _read_text(path: Path, root: Path, max_bytes: int) -> tuple[str, str]:
+def _read_text(path: str, root: Path, max_bytes: int) -> tuple[str, str]:
     try:
-        info = path.lstat()
+        info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
-            target = path.resolve()
+            target = Path(path).resolve()
             if not target.is_relative_to(root):
                 return "", "symlink leaving the tree"
             info = target.stat()
