@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 try:
     import re._parser as sre_parse  # Python 3.11+
@@ -31,13 +31,16 @@ class GuardedPattern:
 
     def __init__(self, pattern: str, parsed) -> None:
         self.pattern = pattern
-        self.regex = re.compile(pattern, re.MULTILINE)
         items = list(parsed)
         plain = parsed.state.flags & (re.IGNORECASE | re.DOTALL) or _leading_literal(items) >= MIN_LITERAL
         self._starts = None if plain else _long_enough(_start_literals(items))  # re finds a leading literal fast itself
         self._line_literals = None if plain or self._starts else _first_line_literals(items)
         searched = plain or self._starts or self._line_literals or parsed.state.flags & re.VERBOSE
         self._line_test = None if searched else _line_test(pattern, items)
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.MULTILINE)  # when first searched: loading a pack only parses it
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         candidates = self._candidates(text) if self._starts or self._line_literals or self._line_test else None
