@@ -177,16 +177,32 @@ def test_an_interrupted_write_keeps_the_old_report(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file left
 
 
+def test_an_interrupt_while_the_cli_loads_exits_130_in_one_line():
+    interrupting_import = (
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def load(name, *args, **kwargs):\n"
+        "    if name == 'air.cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = load\n"
+        "from air.__main__ import run\n"
+        "run()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", interrupting_import], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stderr) == (130, "air: interrupted\n")
+
+
 def test_an_interrupt_during_a_check_exits_130_and_writes_nothing(tmp_path):
     import signal
-    import time
 
     process = subprocess.Popen([sys.executable, "-m", "air", "check", "--no-cache", "--format", "json",
                                 "--output", str(tmp_path / "r.json"), str(FULL)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.3)
+    first = process.stderr.readline()  # the check has begun: it has indexed the tree
     process.send_signal(signal.SIGINT)
-    _out, err = process.communicate(timeout=60)
+    _out, rest = process.communicate(timeout=60)
+    err = first + rest
     if process.returncode == 0:
         pytest.skip("the check finished before the interrupt arrived")
     assert process.returncode == 130 and "air: interrupted" in err and "Traceback" not in err
