@@ -32,6 +32,7 @@ BUILD_EXTRACTORS = {
 PARALLEL_THRESHOLD = 4
 MAX_WORKERS = 4
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
+FORKING = "fork" in multiprocessing.get_all_start_methods()
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
@@ -100,7 +101,7 @@ class CodeIndex:
         if not wanted:
             return
         found: dict[str, set[str]] = {literal: set() for literal in wanted}
-        pool = self._workers() if self.total_bytes >= PARALLEL_SCAN_BYTES else None
+        pool = self._workers() if self.total_bytes >= PARALLEL_SCAN_BYTES and FORKING else None
         if pool is None:
             pairs = _scan_texts([source.text for source in self.files], tuple(wanted), range(len(self.files)))
         else:  # the workers hold the texts since they were forked: each job names only its files
@@ -165,18 +166,17 @@ class CodeIndex:
             self._python[source.path] = facts
 
     def _workers(self) -> ProcessPoolExecutor | None:
-        """The pool of worker processes, started on first use; None when parsing stays in
-        this process. Workers are forked where the platform can, so they share the texts."""
+        """The pool of worker processes, started on first use; None when the work stays in
+        this process. Workers are forked where the platform can, and then share the texts."""
         workers = min(os.cpu_count() or 1, MAX_WORKERS) if self.parallel else 1
         if workers < 2:
             return None
         if self._pool is None:
-            forking = "fork" in multiprocessing.get_all_start_methods()
             self._pool = ProcessPoolExecutor(
                 max_workers=workers,
-                mp_context=multiprocessing.get_context("fork") if forking else None,
+                mp_context=multiprocessing.get_context("fork") if FORKING else None,
                 initializer=_share_texts,
-                initargs=([source.text for source in self.files],),
+                initargs=([source.text for source in self.files] if FORKING else [],),
             )
         return self._pool
 
