@@ -40,6 +40,7 @@ from air.evidence import (
     text,
 )
 from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where, python_candidates, roles_for
+from air.index import FORKING
 
 KINDS: dict[str, ModuleType] = {
     "text": text,
@@ -125,7 +126,7 @@ class Evaluator:
         pending = list({c.key: c for c in clauses if c.key not in self._results}.values())
         shared = [c for c in pending if c.kind in TREE_WIDE_KINDS]
         rest = sorted((c for c in pending if c.kind not in TREE_WIDE_KINDS), key=self._weight, reverse=True)
-        context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+        context = multiprocessing.get_context("fork") if FORKING else None
         if context is None or len(rest) < MIN_FORKED_CLAUSES or (os.cpu_count() or 1) < 2:
             for clause in pending:
                 self.result(clause)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from fnmatch import translate
 from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.cpp import resolve_alias
+from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
 from air.operators import OperatorSyntax
@@ -180,16 +180,6 @@ def in_clause_files(path: str, clause: Clause) -> bool:
     if clause.files and not matches_glob(path, clause.files):
         return False
     return not (clause.exclude and matches_glob(path, clause.exclude))
-
-
-def matches_glob(path: str, globs: tuple[str, ...]) -> bool:
-    """Whether `path` matches one of `globs` (as `fnmatchcase` matches them)."""
-    return _glob_regex(globs).match(path) is not None
-
-
-@lru_cache(maxsize=1024)
-def _glob_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(translate(glob) for glob in globs))
 
 
 def as_list(value: str | Iterable[str]) -> list[str]:

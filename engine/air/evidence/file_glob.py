@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, matches_glob
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files
+from air.index.files import matches_glob
 from air.regex import compile_guarded
 
 

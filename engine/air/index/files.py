@@ -118,13 +118,17 @@ def _suffix(name: str) -> str:
 
 
 def is_excluded(path: str, excludes: tuple[str, ...]) -> bool:
-    return _globs(excludes).match(path) is not None
+    return matches_glob(path, excludes)
 
 
-@lru_cache(maxsize=64)
-def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern matching what any of the globs matches (as `fnmatchcase` does)."""
-    return re.compile("|".join(translate(pattern) for pattern in patterns) or "(?!)")
+def matches_glob(path: str, globs: tuple[str, ...]) -> bool:
+    """Whether `path` matches one of `globs` (as `fnmatchcase` matches them)."""
+    return _glob_regex(globs).match(path) is not None
+
+
+@lru_cache(maxsize=1024)
+def _glob_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(translate(glob) for glob in globs) or "(?!)")
 
 
 def list_paths(root: Path) -> list[str]:
