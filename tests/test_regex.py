@@ -1,4 +1,5 @@
-"""Pack patterns: searched only where a match can start, with exactly the matches `re` gives."""
+"""Pack patterns: matched by PCRE2 on ASCII text or searched only where a match can start, with
+exactly the matches `re` gives either way."""
 
 from __future__ import annotations
 
@@ -71,15 +72,18 @@ def test_a_line_test_is_searched_for_instead_of_tried_at_every_line():
     assert compile_guarded(r"^(?=[^\n]*?torch)\w+")._line_test is None  # a literal says where already
 
 
-def test_matches_do_not_overlap_as_in_re():
+@pytest.mark.parametrize("native", [True, False], ids=["pcre2", "re"])
+def test_matches_do_not_overlap_as_in_re(native):
     text = "aaaa_b aaaa_b"
     pattern = r"\b(?:aaa|aaaa)\w*|\baaa_b"
-    assert spans(compile_guarded(pattern), text) == spans(re.compile(pattern, re.M), text)
+    assert spans(compile_guarded(pattern, native), text) == spans(re.compile(pattern, re.M), text)
 
 
-def test_search_finds_the_first_match():
-    found = compile_guarded(r"\bnpu_\w+").search("x = 1\ny = torch_npu_x + npu_format(1)\n")
-    assert found is not None and found.group() == "npu_format"
+@pytest.mark.parametrize("native", [True, False], ids=["pcre2", "re"])
+def test_search_finds_the_first_match(native):
+    found = compile_guarded(r"\bnpu_\w+", native).search("x = 1\ny = torch_npu_x + npu_format(1)\n")
+    assert found is not None and found.group() == "npu_format" and found.span() == (24, 34)
+    assert compile_guarded(r"\bnpu_\w+", native).search("nothing here") is None
 
 
 def test_nested_unbounded_repeats_are_refused():
@@ -87,10 +91,16 @@ def test_nested_unbounded_repeats_are_refused():
         compile_guarded(r"(?:\w+\s*)+;")
 
 
-def test_pack_patterns_find_in_the_fixtures_what_re_finds():
+def test_most_pack_patterns_are_matched_natively():
+    native = [p for p in PACK_PATTERNS if compile_guarded(p)._native is not None]
+    assert len(native) > 0.9 * len(PACK_PATTERNS)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["pcre2", "re"])
+def test_pack_patterns_find_in_the_fixtures_what_re_finds(native):
     found = 0
     for pattern in PACK_PATTERNS:
-        fast, plain = compile_guarded(pattern), re.compile(pattern, re.M)
+        fast, plain = compile_guarded(pattern, native), re.compile(pattern, re.M)
         for text in FIXTURE_TEXTS:
             expected = spans(plain, text)
             assert spans(fast, text) == expected, pattern
@@ -99,6 +109,10 @@ def test_pack_patterns_find_in_the_fixtures_what_re_finds():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(PACK_PATTERNS), st.lists(st.sampled_from(FIXTURE_LINES), max_size=60).map("\n".join))
-def test_pack_patterns_find_what_re_finds_in_shuffled_fixture_lines(pattern, text):
-    assert spans(compile_guarded(pattern), text) == spans(re.compile(pattern, re.M), text)
+@given(
+    st.sampled_from(PACK_PATTERNS),
+    st.lists(st.sampled_from(FIXTURE_LINES), max_size=60).map("\n".join),
+    st.booleans(),
+)
+def test_pack_patterns_find_what_re_finds_in_shuffled_fixture_lines(pattern, text, native):
+    assert spans(compile_guarded(pattern, native), text) == spans(re.compile(pattern, re.M), text)

@@ -1,12 +1,16 @@
 """Regular expressions, from packs and air's own readers: compiled once, guarded against
-catastrophic backtracking, and searched from the only places a match can start when a
-literal says where those are."""
+catastrophic backtracking, matched by PCRE2 where that gives `re`'s results (ASCII text), and
+otherwise searched from the only places a match can start when a literal says where those are."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from functools import cached_property, lru_cache
+
+import pcre2
+
+from air.native_regex import AsciiMatch, compile_native
 
 try:
     import re._parser as sre_parse  # Python 3.11+
@@ -27,10 +31,12 @@ class GuardedPattern:
     line test instead. When every match starts with one of a few literals (after such zero-width
     tests), or at the start of a line holding one, or at the start of a line that passes the
     pattern's own line test, only those positions are tried, with `re.match`: the matches are
-    exactly those `re.finditer` gives, found in a fraction of the time."""
+    exactly those `re.finditer` gives, found in a fraction of the time. ASCII text is matched
+    by PCRE2 (see `air.native_regex`) unless `native` is off, with the same results again."""
 
-    def __init__(self, pattern: str, parsed) -> None:
+    def __init__(self, pattern: str, parsed, native: bool = True) -> None:
         self.pattern = pattern
+        self._parsed = parsed if native else None
         items = list(parsed)
         plain = parsed.state.flags & (re.IGNORECASE | re.DOTALL) or _leading_literal(items) >= MIN_LITERAL
         self._starts = None if plain else _long_enough(_start_literals(items))  # re finds a leading literal fast itself
@@ -42,7 +48,28 @@ class GuardedPattern:
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern, re.MULTILINE)  # when first searched: loading a pack only parses it
 
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+    @cached_property
+    def _native(self) -> pcre2.Pattern | None:
+        return compile_native(self._parsed) if self._parsed is not None else None
+
+    def finditer(self, text: str) -> Iterator[re.Match[str] | AsciiMatch]:
+        if text.isascii() and self._native is not None:
+            try:  # every match is found before the first is given: a PCRE2 limit falls back to re
+                return iter([AsciiMatch(match) for match in self._native.finditer(text.encode("ascii"))])
+            except pcre2.LibraryError:
+                pass
+        return self._guarded(text)
+
+    def search(self, text: str) -> re.Match[str] | AsciiMatch | None:
+        if text.isascii() and self._native is not None:
+            try:
+                match = self._native.search(text.encode("ascii"))
+                return None if match is None else AsciiMatch(match)
+            except pcre2.LibraryError:
+                pass
+        return next(self._guarded(text), None)
+
+    def _guarded(self, text: str) -> Iterator[re.Match[str]]:
         candidates = self._candidates(text) if self._starts or self._line_literals or self._line_test else None
         if candidates is None:
             yield from self.regex.finditer(text)
@@ -55,9 +82,6 @@ class GuardedPattern:
             if match is not None:
                 resume = max(match.end(), start + 1)
                 yield match
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return next(self.finditer(text), None)
 
     def _candidates(self, text: str) -> list[int] | None:
         """Positions where a match may start, ascending: where a start literal occurs, or the
@@ -82,12 +106,14 @@ class GuardedPattern:
 
 
 @lru_cache(maxsize=1024)
-def compile_guarded(pattern: str) -> GuardedPattern:
-    """Compile `pattern`, refusing nested unbounded repeats such as `(a+)+` or `(a*)*`."""
+def compile_guarded(pattern: str, native: bool = True) -> GuardedPattern:
+    """Compile `pattern`, refusing nested unbounded repeats such as `(a+)+` or `(a*)*`. With
+    `native` off the pattern stays with `re`, which builds match objects faster: right for
+    patterns that match on many lines (every import of a file), not for those that seldom do."""
     parsed = sre_parse.parse(pattern, re.MULTILINE)
     if _has_nested_repeat(parsed, inside_repeat=False):
         raise UnsafePattern(f"pattern {pattern!r} nests unbounded repeats and can backtrack catastrophically")
-    return GuardedPattern(pattern, parsed)
+    return GuardedPattern(pattern, parsed, native)
 
 
 def _has_nested_repeat(parsed, inside_repeat: bool) -> bool:

@@ -20,6 +20,7 @@ from air.evidence.base import (
     hit_at,
     in_clause_files,
     name_literals,
+    roles_for,
 )
 from air.graph import DependencyGraph
 from air.index import CodeIndex
@@ -63,7 +64,7 @@ def _exports(clause: Clause, index: CodeIndex, graph: DependencyGraph, origin: d
     names = as_list(origin["call"])
     position = origin.get("arg", 0)
     hits = []
-    for source in index.select([name_literals(n) for n in names], languages=["python"]):
+    for source in index.select([name_literals(n) for n in names], languages=["python"], roles=roles_for(clause)):
         for call in index.python_facts(source).calls:
             if position >= len(call.args) or not any(fnmatchcase(call.qualname, n) for n in names):
                 continue

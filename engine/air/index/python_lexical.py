@@ -22,8 +22,8 @@ from air.index.python import absolute_module, binding, literal_spans
 from air.regex import compile_guarded
 
 MAX_RENDERED = 200
-_IMPORT = compile_guarded(r"^[ \t]*import[ \t]+([^\n;]+)")
-_FROM_IMPORT = compile_guarded(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;]+)")
+_IMPORT = compile_guarded(r"^[ \t]*import[ \t]+([^\n;]+)", native=False)
+_FROM_IMPORT = compile_guarded(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;]+)", native=False)
 _NAME_CHARS = re.compile(r"[\w.]")
 _STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
@@ -31,7 +31,8 @@ _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
 _ANY_CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
 _MODULE_ASSIGN = re.compile(r"(?m)^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[ \t]*=(?!=)[ \t]*([^\n]*)")
 _DEFINITION = compile_guarded(
-    r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*(?:\((?P<bases>[^)]*)\))?"
+    r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*(?:\((?P<bases>[^)]*)\))?",
+    native=False,
 )
 
 
