@@ -61,8 +61,8 @@ def extract_python(text: str, module: str | None, is_package: bool = False) -> P
     )
 
 
-_TRIPLE = r"\'\'\'(?:\\.|[^\\])*?\'\'\'" + "|" + r'"""(?:\\.|[^\\])*?"""'
-_SINGLE = r"'(?:\\.|[^'\\\n])*'" + "|" + r'"(?:\\.|[^"\\\n])*"'
+_TRIPLE = r"'''[^'\\]*+(?:(?:\\.|'(?!''))[^'\\]*+)*+'''" + "|" + r'"""[^"\\]*+(?:(?:\\.|"(?!""))[^"\\]*+)*+"""'
+_SINGLE = r"'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'" + "|" + r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 _STRING_OR_COMMENT = re.compile(rf"{_TRIPLE}|{_SINGLE}|#[^\n]*", re.DOTALL)
 _STRING_PREFIX = frozenset("rRbBuUfF")
 
