@@ -9,7 +9,7 @@ from air.index import build_index
 from air.packs import pack_fingerprint
 from air.provenance import local_source
 from air.report.json_report import render_json
-from air.run import check_cached
+from air.run import check_tree
 from conftest import FIXTURES
 
 
@@ -20,7 +20,7 @@ def copy_of(tmp_path, name="pu1_full"):
 
 
 def checked(root, pack, messages):
-    return check_cached(root, str(pack.directory), progress=messages.append)
+    return check_tree(root, str(pack.directory), progress=messages.append)
 
 
 def entry_of(root, pack):
@@ -76,11 +76,11 @@ def test_a_changed_pack_misses(tmp_path, pack, monkeypatch):
     pack_copy = tmp_path / "pack"
     shutil.copytree(pack.directory, pack_copy, ignore=shutil.ignore_patterns("fixtures"))
     root = copy_of(tmp_path)
-    check_cached(root, str(pack_copy))
+    check_tree(root, str(pack_copy))
     before = pack_fingerprint(pack_copy)
     rows = pack_copy / "rows" / "03-device-guard.yaml"
     rows.write_text(rows.read_text().replace("priority: 2", "priority: 3", 1))
     assert pack_fingerprint(pack_copy) != before
     messages = []
-    check_cached(root, str(pack_copy), progress=messages.append)
+    check_tree(root, str(pack_copy), progress=messages.append)
     assert not any("from the cache" in m for m in messages)

@@ -133,7 +133,7 @@ def test_internal_errors_and_interrupts(monkeypatch, capsys, raised, code, messa
     def explode(*args, **kwargs):
         raise raised
 
-    monkeypatch.setattr(air.cli, "check_cached", explode)
+    monkeypatch.setattr(air.cli, "check_tree", explode)
     monkeypatch.setattr(sys, "argv", ["air", "check", "-q", str(FULL)])
     with pytest.raises(SystemExit) as exit_info:
         air.cli.main()

@@ -112,6 +112,34 @@ def test_the_literal_scan_finds_the_same_files_in_workers_and_here(tmp_path, mon
     assert len(here["npu_format"]) == 26 and here["absent"] == [] and here["synchronize"] == ["tests/test_x.py"]
 
 
+def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch):
+    files = {
+        "pkg/a.py": "x = 'a # not a comment'  # a comment\ns = '''\n# inside\n'''\n",
+        "pkg/b.py": "def f():\n    return 1\n",
+        "tests/test_c.py": "# only a comment\nimport torch\n",
+        "csrc/k.cpp": "int x; // note\n/* block\n */ int y;\n",
+        "csrc/k.h": "#define X 1\n",
+        "docs/d.py": "# docs are not read\n",
+    }
+    write(tmp_path, files)
+    here = build_index(tmp_path)
+    expected = {s.path: (here.code_text(s), here.python_lexical(s).code if s.language == "python" else None)
+                for s in here.files}
+    monkeypatch.setattr("air.index.PARALLEL_SCAN_BYTES", 0)
+    ahead = build_index(tmp_path)
+    ahead.read_ahead()
+    assert ahead._reading is not None  # the workers read the code
+    ahead.scan_literals(["torch"])
+    assert ahead._reading is None
+    assert set(ahead._lexical) == {"pkg/a.py", "pkg/b.py", "tests/test_c.py"}  # docs are not read
+    assert set(ahead._cpp_stripped) == {"csrc/k.cpp", "csrc/k.h"}
+    read = {s.path: (ahead.code_text(s), ahead.python_lexical(s).code if s.language == "python" else None)
+            for s in ahead.files}
+    ahead.close()
+    assert read == expected
+    assert expected["pkg/a.py"][0].startswith("x = 'a # not a comment'" + " " * 13 + "\n")
+
+
 def test_aliases_and_modules(tmp_path):
     write(tmp_path, {
         "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",

@@ -36,7 +36,7 @@ from air.packtest import FixtureResult, run_pack_tests
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
 from air.report.model import Report
-from air.run import check, check_cached
+from air.run import check_tree
 from air.versions import is_release
 
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
@@ -133,10 +133,7 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
 
 def _checked(located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None,
              no_cache: bool) -> Report:
-    if no_cache:
-        return check(located.root, load_pack(pack_name), options, progress, located.source,
-                     framework_version=framework_version)
-    return check_cached(located.root, pack_name, options, progress, located.source, framework_version)
+    return check_tree(located.root, pack_name, options, progress, located.source, framework_version, use_cache=not no_cache)
 
 
 def _default_targets(formats: tuple[str, ...], backend: str) -> list[tuple[str, Path]]:

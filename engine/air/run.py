@@ -50,26 +50,33 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     return _evaluate(root, pack, index, say, source, started, framework_version)
 
 
-def check_cached(root: Path, pack_name: str, options: IndexOptions | None = None, progress: Progress | None = None,
-                 source: Source | None = None, framework_version: str | None = None) -> Report:
-    """`check`, answered from the result cache when the tree and the pack are unchanged since
-    they were last checked together (see `air.cache`): the pack is then not even loaded."""
+def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, progress: Progress | None = None,
+               source: Source | None = None, framework_version: str | None = None, use_cache: bool = True) -> Report:
+    """`check` with the pack named `pack_name`, answered from the result cache when the tree
+    and the pack are unchanged since they were last checked together (see `air.cache`; the
+    pack is then not even loaded), unless `use_cache` is off. Worker processes start reading
+    the tree's code while the pack loads."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
     source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
     index = _indexed(root, options, lines.append)
     fingerprint = pack_fingerprint(pack_dir)
-    key = cache.cache_key(index, fingerprint, repr((source, framework_version)))
-    cached = cache.load(key, report_date())
+    key = cache.cache_key(index, fingerprint, repr((source, framework_version))) if use_cache else None
+    cached = cache.load(key, report_date()) if key else None
     if cached is not None:
         say("unchanged since it was last checked with this pack: report from the cache")
         return cached
-    pack = load_pack(str(pack_dir), fingerprint)  # a broken pack fails here, before any progress is shown
+    index.read_ahead()
+    try:
+        pack = load_pack(str(pack_dir), fingerprint)  # a broken pack fails here, before any progress is shown
+    except BaseException:
+        index.close()
+        raise
     for line in lines:
         say(line)
     report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
-    note = cache.store(key, report)
+    note = cache.store(key, report) if key else None
     if note:
         say(note)
     return report

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from ahocorasick_rs import AhoCorasick
 
 from air.index import build, cpp, python
+from air.index.blanking import blank_spans
 from air.index.files import FileListing, IndexOptions, read_files
 from air.index.model import (
     BuildFacts,
@@ -34,6 +35,7 @@ MAX_WORKERS = 4
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
 FORKING = "fork" in multiprocessing.get_all_start_methods()
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
+_VIEWED_LANGUAGES = ("python", "cpp", "template")
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
 
@@ -56,6 +58,7 @@ class CodeIndex:
         self._cpp: dict[str, CppFacts] = {}
         self._cpp_stripped: dict[str, str] = {}
         self._pool: ProcessPoolExecutor | None = None
+        self._reading: list | None = None
 
     # --- selection ----------------------------------------------------------
 
@@ -99,6 +102,7 @@ class CodeIndex:
         so that `select` answers from it instead of searching every file once per literal."""
         wanted = sorted({literal for literal in literals if literal and literal not in self._scanned})
         if not wanted:
+            self._take_read_ahead()
             return
         found: dict[str, set[str]] = {literal: set() for literal in wanted}
         pool = self._workers() if self.total_bytes >= PARALLEL_SCAN_BYTES and FORKING else None
@@ -107,9 +111,36 @@ class CodeIndex:
         else:  # the workers hold the texts since they were forked: each job names only its files
             jobs = [(tuple(wanted), range(start, len(self.files), SCAN_JOBS)) for start in range(SCAN_JOBS)]
             pairs = [pair for found_in_job in pool.map(_scan_shared_texts, jobs) for pair in found_in_job]
+            self._take_read_ahead()
         for number, position in pairs:
             found[wanted[number]].add(self.files[position].path)
         self._scanned.update(found)
+
+    def read_ahead(self) -> None:
+        """Start reading the code of the product and the tests as the evaluation will (see
+        `code_text`) in worker processes, while the caller goes on (loading a pack, say): a large
+        tree where the platform can fork. `scan_literals` takes what they read."""
+        if self.total_bytes < PARALLEL_SCAN_BYTES or not FORKING or self._reading is not None:
+            return
+        pool = self._workers()
+        if pool is None:
+            return
+        read = [(n, s.language) for n, s in enumerate(self.files) if s.role != "docs" and s.language in _VIEWED_LANGUAGES]
+        self._reading = [pool.submit(_read_shared_texts, read[start::SCAN_JOBS]) for start in range(SCAN_JOBS)]
+
+    def _take_read_ahead(self) -> None:
+        """Keep what the workers started by `read_ahead` have read, once they have."""
+        for job in self._reading or ():
+            self._take_views(job.result())
+        self._reading = None
+
+    def _take_views(self, views: list[tuple[int, str | None, str | None]]) -> None:
+        for position, without_comments, code in views:
+            source = self.files[position]
+            if source.language == "python":
+                self.python_lexical(source).take_views(without_comments or source.text, code)
+            else:
+                self._cpp_stripped[source.path] = without_comments or source.text
 
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
         """Paths of files containing `literal`: of the whole tree when it was scanned for,
@@ -183,8 +214,9 @@ class CodeIndex:
     def close(self) -> None:
         """Stop the worker processes, if any were started."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(cancel_futures=True)
             self._pool = None
+            self._reading = None
 
     def cpp_facts(self, source: SourceFile) -> CppFacts:
         facts = self._cpp.get(source.path)
@@ -293,6 +325,20 @@ def _share_texts(texts: list[str]) -> None:
 def _scan_shared_texts(job: tuple[tuple[str, ...], range]) -> list[tuple[int, int]]:
     literals, positions = job
     return _scan_texts(_shared_texts, literals, positions)
+
+
+def _read_shared_texts(read: list[tuple[int, str]]) -> list[tuple[int, str | None, str | None]]:
+    return [_views(n, language) for n, language in read]
+
+
+def _views(position: int, language: str) -> tuple[int, str | None, str | None]:
+    """(position, comments blanked, literals blanked too) of a shared text; None for "as is"."""
+    text = _shared_texts[position]
+    if language == "python":
+        strings, comments = python.literal_spans(text)
+        return position, blank_spans(text, comments) if comments else None, blank_spans(text, sorted(strings + comments))
+    stripped = cpp.strip_comments(text)
+    return position, None if stripped == text else stripped, None
 
 
 def _scan_texts(texts: list[str], literals: tuple[str, ...], positions: range) -> list[tuple[int, int]]:

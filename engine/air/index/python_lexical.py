@@ -59,6 +59,10 @@ class LexicalPython:
         """The text with comments blanked, strings kept."""
         return blank_spans(self.text, self._literals[1]) if self._literals[1] else self.text
 
+    def take_views(self, without_comments: str, code: str) -> None:
+        """Take `without_comments` and `code` as read elsewhere (by a worker process)."""
+        self.__dict__.update(without_comments=without_comments, code=code)
+
     @cached_property
     def _line_starts(self) -> list[int]:
         return [0] + [match.end() for match in re.finditer("\n", self.code)]
