@@ -58,6 +58,18 @@ def test_graph_bound_module_exports_through_star_import(tmp_path):
     assert hits(tmp_path, missing) == []
 
 
+def test_graph_bound_module_counts_registrations_of_the_clause_scope_only(tmp_path):
+    tree(tmp_path, {
+        "foo/__init__.py": "",
+        "foo/dev.py": "def is_available():\n    return True\n",
+        "tests/test_dev.py": "import torch\nimport foo.dev as dev\n\ntorch._register_device_module('foo', dev)\n",
+    })
+    spec = {"graph": {"from": {"call_arg": {"call": "torch._register_device_module", "arg": 1}}, "exports": "is_available"}}
+    assert hits(tmp_path, spec) == []  # a test that registers the product's module is not the product registering it
+    everywhere = [(h.path, h.line) for h in hits(tmp_path, {**spec, "scope": "all"})]
+    assert everywhere == [("foo/dev.py", 1)]
+
+
 def test_graph_module_that_binds_itself(tmp_path):
     tree(tmp_path, {"foo/__init__.py": "import sys\nimport torch\n\ndef device_count():\n    return 1\n\n"
                                         "torch.__setattr__('foo', sys.modules[__name__])\n"})

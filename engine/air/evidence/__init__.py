@@ -170,7 +170,9 @@ class Evaluator:
                 return self.result(clause)
             hits = self._hits(clause)
             if clause.scope == "product" and not any(hit.role == "product" for hit in hits):
-                hits = self._hits(replace(clause, scope="tests"))  # to say "found only in tests"
+                # to say "found only in tests"; what it finds in product files (a module a test
+                # registers, say) is no more the product's than before
+                hits = [hit for hit in self._hits(replace(clause, scope="tests")) if hit.role == "tests"]
             cached = ClauseResult(clause, _sorted(hits))
             measure = getattr(KINDS[clause.kind], "measure", None)
             if measure is not None:
