@@ -64,7 +64,8 @@ def test_graph_bound_module_counts_registrations_of_the_clause_scope_only(tmp_pa
         "foo/dev.py": "def is_available():\n    return True\n",
         "tests/test_dev.py": "import torch\nimport foo.dev as dev\n\ntorch._register_device_module('foo', dev)\n",
     })
-    spec = {"graph": {"from": {"call_arg": {"call": "torch._register_device_module", "arg": 1}}, "exports": "is_available"}}
+    origin = {"call_arg": {"call": "torch._register_device_module", "arg": 1}}
+    spec = {"graph": {"from": origin, "exports": "is_available"}}
     assert hits(tmp_path, spec) == []  # a test that registers the product's module is not the product registering it
     everywhere = [(h.path, h.line) for h in hits(tmp_path, {**spec, "scope": "all"})]
     assert everywhere == [("foo/dev.py", 1)]

@@ -133,7 +133,8 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
 
 def _checked(located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None,
              no_cache: bool) -> Report:
-    return check_tree(located.root, pack_name, options, progress, located.source, framework_version, use_cache=not no_cache)
+    return check_tree(located.root, pack_name, options, progress, located.source, framework_version,
+                      use_cache=not no_cache)
 
 
 def _default_targets(formats: tuple[str, ...], backend: str) -> list[tuple[str, Path]]:

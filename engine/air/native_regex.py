@@ -14,14 +14,9 @@ and byte semantics agree. A pattern that holds non-ASCII characters is not trans
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from re._constants import MAXREPEAT
 
 import pcre2
-
-try:
-    import re._constants as sre_constants  # Python 3.11+
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants  # type: ignore[no-redef]
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": [(0x30, 0x39)],
@@ -29,6 +24,8 @@ _CATEGORIES = {
     "CATEGORY_SPACE": [(0x09, 0x0D), (0x1C, 0x20)],
 }
 _FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
+_ANCHORS = {"AT_END": "$", "AT_BEGINNING_STRING": "\\A", "AT_END_STRING": "\\z", "AT_BOUNDARY": "\\b",
+            "AT_NON_BOUNDARY": "\\B"}
 _REPEATS = {"MAX_REPEAT": "", "MIN_REPEAT": "?", "POSSESSIVE_REPEAT": "+"}
 MAX_PCRE_REPEAT = 65535
 
@@ -79,9 +76,9 @@ def _item(op, value, names: dict[int, str], leading: bool) -> str:
         return _anchor(str(value), leading)
     if name in _REPEATS:
         low, high, body = value
-        if low > MAX_PCRE_REPEAT or (high != sre_constants.MAXREPEAT and high > MAX_PCRE_REPEAT):
+        if low > MAX_PCRE_REPEAT or (high != MAXREPEAT and high > MAX_PCRE_REPEAT):
             raise Untranslatable("repeat count beyond PCRE2's limit")
-        upper = "" if high == sre_constants.MAXREPEAT else str(high)
+        upper = "" if high == MAXREPEAT else str(high)
         body = list(body)
         repeated = _sequence(body, names)
         if len(body) != 1 or str(body[0][0]) in ("AT", "ASSERT", "ASSERT_NOT", "GROUPREF"):
@@ -114,13 +111,9 @@ def _item(op, value, names: dict[int, str], leading: bool) -> str:
 def _anchor(at: str, leading: bool) -> str:
     if at == "AT_BEGINNING":
         return "^" if leading else "(?<![^\\n])"  # `re` also matches after a final line break
-    return {
-        "AT_END": "$",
-        "AT_BEGINNING_STRING": "\\A",
-        "AT_END_STRING": "\\z",
-        "AT_BOUNDARY": "\\b",
-        "AT_NON_BOUNDARY": "\\B",
-    }.get(at) or _untranslatable(at)
+    if at not in _ANCHORS:
+        raise Untranslatable(at)
+    return _ANCHORS[at]
 
 
 def _class(items: list) -> str:
@@ -173,15 +166,13 @@ def _modifiers(added: int, removed: int) -> str:
     return on + (f"-{off}" if off else "")
 
 
-def _untranslatable(what: str) -> str:
-    raise Untranslatable(what)
-
-
-@dataclass(frozen=True)
 class AsciiMatch:
     """A PCRE2 match over ASCII bytes, read as the `re.Match` over the text it was found in."""
 
-    match: pcre2.Match
+    __slots__ = ("match",)
+
+    def __init__(self, match: pcre2.Match) -> None:
+        self.match = match
 
     def start(self, group: int | str = 0) -> int:
         return self.match.start(group)
@@ -199,4 +190,5 @@ class AsciiMatch:
     __getitem__ = group
 
     def groupdict(self) -> dict[str, str | None]:
-        return {name: None if value is None else value.decode("ascii") for name, value in self.match.groupdict().items()}
+        found = self.match.groupdict().items()
+        return {name: None if value is None else value.decode("ascii") for name, value in found}

@@ -35,7 +35,7 @@ MAX_WORKERS = 4
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
 FORKING = "fork" in multiprocessing.get_all_start_methods()
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
-_VIEWED_LANGUAGES = ("python", "cpp", "template")
+_READ_AHEAD_LANGUAGES = ("python", "cpp", "template")
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
 
@@ -125,7 +125,8 @@ class CodeIndex:
         pool = self._workers()
         if pool is None:
             return
-        read = [(n, s.language) for n, s in enumerate(self.files) if s.role != "docs" and s.language in _VIEWED_LANGUAGES]
+        read = [(n, source.language) for n, source in enumerate(self.files)
+                if source.role != "docs" and source.language in _READ_AHEAD_LANGUAGES]
         self._reading = [pool.submit(_read_shared_texts, read[start::SCAN_JOBS]) for start in range(SCAN_JOBS)]
 
     def _take_read_ahead(self) -> None:
@@ -135,12 +136,12 @@ class CodeIndex:
         self._reading = None
 
     def _take_views(self, views: list[tuple[int, str | None, str | None]]) -> None:
-        for position, without_comments, code in views:
+        for position, code_text, python_code in views:
             source = self.files[position]
             if source.language == "python":
-                self.python_lexical(source).take_views(without_comments or source.text, code)
+                self.python_lexical(source).take_views(code_text or source.text, python_code)
             else:
-                self._cpp_stripped[source.path] = without_comments or source.text
+                self._cpp_stripped[source.path] = code_text or source.text
 
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
         """Paths of files containing `literal`: of the whole tree when it was scanned for,
@@ -332,11 +333,13 @@ def _read_shared_texts(read: list[tuple[int, str]]) -> list[tuple[int, str | Non
 
 
 def _views(position: int, language: str) -> tuple[int, str | None, str | None]:
-    """(position, comments blanked, literals blanked too) of a shared text; None for "as is"."""
+    """(position, `code_text`, Python code with its literals blanked too) of a shared text;
+    None where the text is read as it is."""
     text = _shared_texts[position]
     if language == "python":
         strings, comments = python.literal_spans(text)
-        return position, blank_spans(text, comments) if comments else None, blank_spans(text, sorted(strings + comments))
+        without_comments = blank_spans(text, comments) if comments else None
+        return position, without_comments, blank_spans(text, sorted(strings + comments))
     stripped = cpp.strip_comments(text)
     return position, None if stripped == text else stripped, None
 

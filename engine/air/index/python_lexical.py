@@ -31,7 +31,8 @@ _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
 _ANY_CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
 _MODULE_ASSIGN = re.compile(r"(?m)^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[ \t]*=(?!=)[ \t]*([^\n]*)")
 _DEFINITION = compile_guarded(
-    r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*(?:\((?P<bases>[^)]*)\))?",
+    r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*"
+    r"(?:\((?P<bases>[^)]*)\))?",
     native=False,
 )
 
