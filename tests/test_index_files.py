@@ -132,11 +132,13 @@ def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch)
     ahead.scan_literals(["torch"])
     assert ahead._reading is None
     assert set(ahead._lexical) == {"pkg/a.py", "pkg/b.py", "tests/test_c.py"}  # docs are not read
-    assert set(ahead._cpp_stripped) == {"csrc/k.cpp", "csrc/k.h"}
+    assert set(ahead._cpp) == {"csrc/k.cpp", "csrc/k.h"}
     read = {s.path: (ahead.code_text(s), ahead.python_lexical(s).code if s.language == "python" else None)
             for s in ahead.files}
     ahead.close()
     assert read == expected
+    assert [ahead.cpp_facts(s) for s in ahead.files if s.path.startswith("csrc/")] == [
+        here.cpp_facts(s) for s in here.files if s.path.startswith("csrc/")]
     assert expected["pkg/a.py"][0].startswith("x = 'a # not a comment'" + " " * 13 + "\n")
 
 

@@ -117,9 +117,10 @@ class CodeIndex:
         self._scanned.update(found)
 
     def read_ahead(self) -> None:
-        """Start reading the code of the product and the tests as the evaluation will (see
-        `code_text`) in worker processes, while the caller goes on (loading a pack, say): a large
-        tree where the platform can fork. `scan_literals` takes what they read."""
+        """Start reading the code of the product and the tests as the evaluation will in worker
+        processes, while the caller goes on (loading a pack, say): Python with its comments and
+        literals blanked, the facts of C/C++. On a large tree where the platform can fork: the
+        evaluating processes then share what was read. `scan_literals` takes it."""
         if self.total_bytes < PARALLEL_SCAN_BYTES or not FORKING or self._reading is not None:
             return
         pool = self._workers()
@@ -132,16 +133,14 @@ class CodeIndex:
     def _take_read_ahead(self) -> None:
         """Keep what the workers started by `read_ahead` have read, once they have."""
         for job in self._reading or ():
-            self._take_views(job.result())
+            for position, read in job.result():
+                source = self.files[position]
+                if isinstance(read, CppFacts):
+                    self._cpp[source.path] = read
+                else:
+                    without_comments, code = read
+                    self.python_lexical(source).take_views(without_comments or source.text, code)
         self._reading = None
-
-    def _take_views(self, views: list[tuple[int, str | None, str | None]]) -> None:
-        for position, code_text, python_code in views:
-            source = self.files[position]
-            if source.language == "python":
-                self.python_lexical(source).take_views(code_text or source.text, python_code)
-            else:
-                self._cpp_stripped[source.path] = code_text or source.text
 
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
         """Paths of files containing `literal`: of the whole tree when it was scanned for,
@@ -328,20 +327,17 @@ def _scan_shared_texts(job: tuple[tuple[str, ...], range]) -> list[tuple[int, in
     return _scan_texts(_shared_texts, literals, positions)
 
 
-def _read_shared_texts(read: list[tuple[int, str]]) -> list[tuple[int, str | None, str | None]]:
-    return [_views(n, language) for n, language in read]
+def _read_shared_texts(read: list[tuple[int, str]]) -> list[tuple[int, CppFacts | tuple[str | None, str]]]:
+    return [(position, _read(_shared_texts[position], language)) for position, language in read]
 
 
-def _views(position: int, language: str) -> tuple[int, str | None, str | None]:
-    """(position, `code_text`, Python code with its literals blanked too) of a shared text;
-    None where the text is read as it is."""
-    text = _shared_texts[position]
-    if language == "python":
-        strings, comments = python.literal_spans(text)
-        without_comments = blank_spans(text, comments) if comments else None
-        return position, without_comments, blank_spans(text, sorted(strings + comments))
-    stripped = cpp.strip_comments(text)
-    return position, None if stripped == text else stripped, None
+def _read(text: str, language: str) -> CppFacts | tuple[str | None, str]:
+    """The facts of C/C++; of Python, the text with comments blanked (None: there are none)
+    and with literals blanked too."""
+    if language != "python":
+        return cpp.extract_cpp(text)
+    strings, comments = python.literal_spans(text)
+    return blank_spans(text, comments) if comments else None, blank_spans(text, sorted(strings + comments))
 
 
 def _scan_texts(texts: list[str], literals: tuple[str, ...], positions: range) -> list[tuple[int, int]]:
