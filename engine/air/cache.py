@@ -5,8 +5,7 @@ was skipped and why), the pack's fingerprint (its files and its framework's), ai
 and the source description. It holds
 the report as JSON with a checksum; an entry that cannot be read, does not verify or does not
 load is deleted and the check runs afresh. Entries are written to a temporary file and renamed.
-The cache lives in `$AIR_CACHE`, else `$XDG_CACHE_HOME/air`, else `~/.cache/air`. It also
-remembers which pack contents passed schema validation, so they are not validated again.
+The cache lives in `$AIR_CACHE`, else `$XDG_CACHE_HOME/air`, else `~/.cache/air`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from air.report.json_report import from_dict, to_dict
 from air.report.model import Report
 
 ENTRY_DIR = "results"
-VALIDATED_DIR = "validated-packs"
 
 
 def cache_dir() -> Path:
@@ -88,21 +86,6 @@ def store(key: str, report: Report) -> str | None:
             Path(temporary).unlink(missing_ok=True)
         return f"result not cached ({error.strerror or error}: {cache_dir()})"
     return None
-
-
-def is_validated(pack_fingerprint: str) -> bool:
-    """Whether a pack with this fingerprint passed schema validation before."""
-    return (cache_dir() / VALIDATED_DIR / pack_fingerprint).is_file()
-
-
-def mark_validated(pack_fingerprint: str) -> None:
-    """Remember that a pack passed validation; a marker that cannot be written is no loss."""
-    try:
-        marker = cache_dir() / VALIDATED_DIR / pack_fingerprint
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:
-        return
 
 
 def _entry(key: str) -> Path:

@@ -69,9 +69,8 @@ def framework_dir(name: str) -> Path:
     return data_dir("frameworks") / name
 
 
-def load_framework(name: str, validate: bool = True) -> Framework:
-    """Load a framework; `validate` checks it against its schema, which a caller may skip
-    for content that validated before."""
+def load_framework(name: str) -> Framework:
+    """Load a framework and validate it against its schema."""
     directory = framework_dir(name)
     main = directory / "framework.yaml"
     if not main.is_file():
@@ -89,8 +88,7 @@ def load_framework(name: str, validate: bool = True) -> Framework:
                 raise part.error((key,), f"key {key!r} is already defined in {origins[key].source}")
             merged[key], origins[key] = value, part
     combined = _Combined(document.source, merged, origins)
-    if validate:
-        validate_document(combined, "framework")
+    validate_document(combined, "framework")
     return _build(combined)
 
 

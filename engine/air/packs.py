@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from air import __version__, cache
+from air import __version__
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
@@ -112,17 +112,9 @@ def resolve_pack(name_or_dir: str, relative_to: Path | None = None) -> Path:
     raise PackError(name_or_dir, f"no such pack (a directory with pack.yaml, or one of the shipped packs: {known})")
 
 
-def load_pack(name_or_dir: str, fingerprint: str | None = None) -> Pack:
-    """Load and validate a pack. Schema validation, the slowest step, is skipped for content
-    that validated before (a marker per pack fingerprint in air's cache, which covers the
-    framework's files too); every other check still runs. A caller that has the pack's fingerprint already passes it in."""
-    directory = resolve_pack(name_or_dir)
-    fingerprint = fingerprint or pack_fingerprint(directory)
-    validated = cache.is_validated(fingerprint)
-    pack = _load(directory, chain=(), validate=not validated)
-    if not validated:
-        cache.mark_validated(fingerprint)
-    return pack
+def load_pack(name_or_dir: str) -> Pack:
+    """Load and validate a pack."""
+    return _load(resolve_pack(name_or_dir), chain=())
 
 
 def pack_fingerprint(directory: Path) -> str:
@@ -174,17 +166,16 @@ def _hash_files(digest, directory: Path, skip: Path | None = None) -> None:
         digest.update(hashlib.sha256(path.read_bytes()).digest())
 
 
-def _load(directory: Path, chain: tuple[Path, ...], validate: bool = True) -> Pack:
+def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     if directory in chain:
         cycle = " -> ".join(str(p) for p in chain + (directory,))
         raise PackError(str(directory / "pack.yaml"), f"`extends` forms a cycle: {cycle}")
     header = load_yaml(directory / "pack.yaml")
-    if validate:
-        validate_document(header, "pack")
+    validate_document(header, "pack")
     meta = header.data
     _check_versions(header)
-    parent = _load(resolve_pack(meta["extends"], directory), chain + (directory,), validate) if "extends" in meta else None
-    framework = parent.framework if parent else load_framework(meta["framework"], validate)
+    parent = _load(resolve_pack(meta["extends"], directory), chain + (directory,)) if "extends" in meta else None
+    framework = parent.framework if parent else load_framework(meta["framework"])
     if parent and parent.framework.id != meta["framework"]:
         raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
     inherited = parent.symbols if parent else framework.symbols
@@ -198,8 +189,7 @@ def _load(directory: Path, chain: tuple[Path, ...], validate: bool = True) -> Pa
     for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header):
         document = load_yaml(row_file, _shown(row_file))
         _score_levels_as_text(document)
-        if validate:
-            validate_document(document, "row")
+        validate_document(document, "row")
         documents.append(document)
         for name, clause in document.data.get("evidence", {}).items():
             if name in shared:

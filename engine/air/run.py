@@ -69,7 +69,7 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
         return cached
     index.read_ahead()
     try:
-        pack = load_pack(str(pack_dir), fingerprint)  # a broken pack fails here, before any progress is shown
+        pack = load_pack(str(pack_dir))  # a broken pack fails here, before any progress is shown
     except BaseException:
         index.close()
         raise

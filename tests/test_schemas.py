@@ -1,0 +1,68 @@
+"""Schema validation: the native check never accepts a document that `jsonschema` rejects."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+from pathlib import Path
+
+import pytest
+from air.errors import PackError
+from air.packs import _score_levels_as_text
+from air.schemas import _natively_valid, validate_document, validator
+from air.yamldoc import load_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = sorted((ROOT / "rulepacks" / "pytorch-2.x" / "rows").glob("*.yaml"))
+
+
+def rows_document(path: Path):
+    document = load_yaml(path)
+    _score_levels_as_text(document)
+    return document
+
+
+def mutations(row: dict) -> list[dict]:
+    """Ways to break a row: each breaks the row schema somewhere different."""
+    broken = []
+    for change in (
+        lambda r: r.pop("id"),
+        lambda r: r.update(id="Not An Id"),
+        lambda r: r.update(priority="urgent"),
+        lambda r: r.update(typo=1),
+        lambda r: r.update(docs="https://example.org"),
+        lambda r: r.update(title=""),
+        lambda r: r.update(score={"3": "x"}),
+        lambda r: r.update(evidence={"x": {"text": {"literal": "a"}, "python_call": {"name": "a"}}}),
+        lambda r: r.update(evidence={"x": {"text": {}}}),
+        lambda r: r.update(title=datetime.date(2024, 1, 1)),  # a YAML date: not a JSON value
+    ):
+        mutated = copy.deepcopy(row)
+        change(mutated)
+        broken.append(mutated)
+    return broken
+
+
+@pytest.mark.parametrize("path", ROWS, ids=[p.stem for p in ROWS])
+def test_native_and_jsonschema_agree_on_the_pack_and_its_mutations(path):
+    document = rows_document(path)
+    assert _natively_valid(document.data, "row") and validator("row").is_valid(document.data)
+    for row in document.data["rows"][:3]:
+        for mutated in mutations(row):
+            data = {**document.data, "rows": [mutated]}
+            assert not validator("row").is_valid(data), mutated
+            assert not _natively_valid(data, "row"), mutated
+
+
+def test_where_the_engines_differ_jsonschema_decides(tmp_path):
+    document = rows_document(ROWS[0])
+    document.data["rows"][0]["id"] += "\n"  # `re`'s `$` accepts a final line break; the native engine does not
+    assert not _natively_valid(document.data, "row") and validator("row").is_valid(document.data)
+    validate_document(document, "row")  # valid, as jsonschema says
+
+
+def test_a_document_the_native_check_rejects_is_reported_by_jsonschema(tmp_path):
+    path = tmp_path / "rows.yaml"
+    path.write_text(ROWS[0].read_text().replace("priority:", "priority_typo:", 1))
+    with pytest.raises(PackError, match="unknown key 'priority_typo'"):
+        validate_document(rows_document(path), "row")
