@@ -38,15 +38,9 @@ def compile_native(parsed) -> pcre2.Pattern | None:
     """`parsed` (an `re` parse, compiled with MULTILINE) as a PCRE2 pattern over ASCII bytes
     that matches exactly where `re` does on ASCII text; None when no such translation is known."""
     try:
-        source = translate(parsed)
-        compiled = pcre2.compile(source.encode("ascii"), pcre2.MULTILINE)
+        return pcre2.compile(translate(parsed).encode("ascii"), pcre2.MULTILINE)  # JIT-compiled
     except (Untranslatable, pcre2.LibraryError):
         return None
-    try:
-        compiled.jit_compile()
-    except pcre2.LibraryError:
-        pass  # a platform without the JIT still matches, by interpretation
-    return compiled
 
 
 def translate(parsed) -> str:

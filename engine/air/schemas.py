@@ -35,7 +35,7 @@ def _schemas() -> dict[str, dict]:
 
 @lru_cache(maxsize=1)
 def _registry() -> tuple[Registry, dict[str, dict]]:
-    from referencing import Registry, Resource  # imported when validating: a cached check never does
+    from referencing import Registry, Resource  # imported only when jsonschema must decide
 
     schemas = _schemas()
     resources = []
