@@ -27,6 +27,7 @@ _FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
 _ANCHORS = {"AT_END": "$", "AT_BEGINNING_STRING": "\\A", "AT_END_STRING": "\\z", "AT_BOUNDARY": "\\b",
             "AT_NON_BOUNDARY": "\\B"}
 _REPEATS = {"MAX_REPEAT": "", "MIN_REPEAT": "?", "POSSESSIVE_REPEAT": "+"}
+_LOOKAROUNDS = {("ASSERT", 1): "=", ("ASSERT", -1): "<=", ("ASSERT_NOT", 1): "!", ("ASSERT_NOT", -1): "<!"}
 MAX_PCRE_REPEAT = 65535
 
 
@@ -90,8 +91,7 @@ def _item(op, value, names: dict[int, str], leading: bool) -> str:
         return "(?:" + "|".join(_sequence(list(branch), names, leading) for branch in value[1]) + ")"
     if name in ("ASSERT", "ASSERT_NOT"):
         direction, body = value
-        kind = {("ASSERT", 1): "=", ("ASSERT", -1): "<=", ("ASSERT_NOT", 1): "!", ("ASSERT_NOT", -1): "<!"}
-        return f"(?{kind[name, direction]}{_sequence(list(body), names)})"
+        return f"(?{_LOOKAROUNDS[name, direction]}{_sequence(list(body), names)})"
     if name == "ATOMIC_GROUP":
         return f"(?>{_sequence(list(value), names)})"
     if name == "GROUPREF":
@@ -123,8 +123,6 @@ def _class(items: list) -> str:
             ranges.extend(_category(str(value)))
         else:
             raise Untranslatable(name)
-    if any(high > 0x7F for _low, high in ranges):
-        raise Untranslatable("a non-ASCII character")
     if not ranges:
         return "[\\x00-\\xff]" if negated else "(?!)"
     body = "".join(_character(low) if low == high else f"{_character(low)}-{_character(high)}" for low, high in ranges)

@@ -61,8 +61,7 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
     index = _indexed(root, options, lines.append)
-    fingerprint = pack_fingerprint(pack_dir)
-    key = cache.cache_key(index, fingerprint, repr((source, framework_version))) if use_cache else None
+    key = cache.cache_key(index, pack_fingerprint(pack_dir), repr((source, framework_version))) if use_cache else None
     cached = cache.load(key, report_date()) if key else None
     if cached is not None:
         say("unchanged since it was last checked with this pack: report from the cache")
