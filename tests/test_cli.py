@@ -162,7 +162,7 @@ def test_torch_version_makes_rows_of_other_releases_not_applicable(tmp_path):
 
 
 def test_an_interrupted_write_keeps_the_old_report(tmp_path, monkeypatch):
-    import air.cli
+    import air.report.output
 
     target = tmp_path / "report.md"
     target.write_text("the old report\n")
@@ -170,9 +170,9 @@ def test_an_interrupted_write_keeps_the_old_report(tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(air.cli.os, "replace", interrupted)
+    monkeypatch.setattr(air.report.output.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        air.cli.write_atomic(target, "a new report\n")
+        air.report.output.write_atomic(target, "a new report\n")
     assert target.read_text() == "the old report\n"
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file left
 

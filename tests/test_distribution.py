@@ -39,6 +39,8 @@ def interpreter(tmp_path_factory):
     record = "".join(f"{relative},,\n" for relative in files) + "torch_fake-1.2.3.dist-info/RECORD,,\n"
     with open(os.path.join(info, "RECORD"), "w") as handle:
         handle.write(record)
+    with open(os.path.join(site, "zz_startup.pth"), "w") as handle:  # site runs it at every start-up
+        handle.write(f"import os; open({str(root / 'started')!r}, 'w').close()\n")
     return python, root / "imported"
 
 
@@ -59,6 +61,21 @@ def test_binary_distribution_is_checked_honestly_and_never_imported(interpreter)
     assert rows["guard-register-pu1"]["outcome"] == "unknown"
     assert rows["guard-register-pu1"]["reason"] == "binary distribution: source not available"
     assert not marker.exists()
+
+
+def test_the_other_interpreter_runs_no_startup_code_of_its_environment(interpreter, tmp_path):
+    python, marker = interpreter
+    result = air("check", "-q", "--no-cache", "--dist", "fake", "--python", str(python), "--format", "json",
+                 "--output", str(tmp_path / "report.json"))
+    assert result.returncode == 0, result.stderr
+    assert not (marker.parent / "started").exists()  # the environment's .pth file never ran
+
+
+def test_python_without_dist_is_a_usage_error(interpreter):
+    python, _marker = interpreter
+    result = air("check", ".", "--python", str(python))
+    assert result.returncode == 2
+    assert "--python applies only with --dist" in result.stderr
 
 
 def test_missing_distribution_is_one_line(interpreter):

@@ -91,14 +91,14 @@ def test_unreadable_files_are_counted(tmp_path, pack, monkeypatch):
     root.mkdir()
     (root / "secret.py").write_text("x = 1\n")
     (root / "fine.py").write_text("y = 2\n")
-    real_open = open
+    real_open = os.open
 
     def refusing(path, *args, **kwargs):
         if Path(path).name == "secret.py":
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(files, "open", refusing, raising=False)
+    monkeypatch.setattr(files.os, "open", refusing)
     report = checked(root, pack)
     assert skipped(report) == {"unreadable": 1} and report.index.files == 1
 

@@ -171,3 +171,11 @@ def test_an_interrupted_fetch_leaves_no_temporary_clone(bare, tmp_path, monkeypa
         locate(f"file://{bare}@v1")
     clones = tmp_path / "cache" / "clones"
     assert not clones.exists() or list(clones.iterdir()) == []
+
+
+def test_a_cache_that_is_not_a_directory_fails_a_fetch_in_one_line(bare, tmp_path, monkeypatch):
+    blocker = tmp_path / "cache-file"
+    blocker.write_text("")
+    monkeypatch.setenv("AIR_CACHE", str(blocker))
+    with pytest.raises(InputError, match="cannot keep fetched repositories there"):
+        locate(f"file://{bare}")

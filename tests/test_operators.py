@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,7 @@ def test_coverage_counts_families_and_alternatives_and_leaves_out_composites(tmp
 CATALOG = Path(__file__).resolve().parent.parent / "rulepacks" / "pytorch-2.x" / "data" / "aten-ops.json"
 OPS_HEADER = HEADER + """\
 operators:
-  catalog: {catalog}
+  catalog: data/aten-ops.json
   namespace: aten
   blocks: [TORCH_LIBRARY_IMPL]
   fallback: fallback
@@ -137,7 +138,7 @@ operators:
   python_library: torch.library.Library
   op_list_default_key: PrivateUse1
   kernel_keys: device_key
-""".format(catalog=CATALOG)
+"""
 
 
 @pytest.mark.parametrize(
@@ -153,6 +154,9 @@ operators:
     ],
 )
 def test_broken_operator_packs(tmp_path, header, rows, fragment):
+    pack = write_pack(tmp_path, header=header, rows=rows)
+    (pack / "data").mkdir()
+    shutil.copyfile(CATALOG, pack / "data" / "aten-ops.json")  # a catalog is named inside its pack
     with pytest.raises(PackError) as error:
-        load_pack(str(write_pack(tmp_path, header=header, rows=rows)))
+        load_pack(str(pack))
     assert fragment in str(error.value)

@@ -1,23 +1,27 @@
-"""`python -m air` and the `air` command. The CLI is imported inside `run`, so that an
-interrupt while it loads ends like one during a check: one line and exit code 130."""
+"""`python -m air` and the `air` command. SIGINT and SIGTERM are taken over first (see
+`air.interrupts`) and the CLI is imported inside `run`, so that a signal while it loads ends
+like one during a check: one line and exit code 130 (interrupted) or 143 (terminated)."""
 
 import os
 import sys
 from typing import NoReturn
 
-from air.errors import EXIT_INTERRUPTED
+from air import interrupts
+from air.errors import interruption
 
 
 def run() -> None:
+    interrupts.install()
     try:
         from air.cli import main
-    except KeyboardInterrupt:
-        sys.stderr.write("air: interrupted\n")
-        raise SystemExit(EXIT_INTERRUPTED) from None
-    try:
+
         main()
     except SystemExit as exit:
         _leave(exit.code)
+    except KeyboardInterrupt as interrupt:  # before the command line could report it
+        message, code = interruption(interrupt)
+        sys.stderr.write(f"air: {message}\n")
+        _leave(code)
     _leave(0)
 
 
@@ -25,7 +29,9 @@ def _leave(code: object) -> NoReturn:
     """End the process with `code` as `SystemExit` would, without the interpreter's teardown:
     freeing a large check's objects one by one takes longer than some checks (0.07 s of
     torch_npu's 1.7 s). By now reports are written and closed, temporary trees removed and
-    worker processes joined; only the standard streams are left to flush."""
+    worker processes ended; only the standard streams are left to flush, which a late signal
+    does not interrupt."""
+    interrupts.settle()
     if code is None:
         status = 0
     elif isinstance(code, int):

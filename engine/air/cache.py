@@ -2,28 +2,50 @@
 
 An entry is keyed by a content hash of the index (every file's path, role and text, and what
 was skipped and why), the pack's fingerprint (its files and its framework's), air's version
-and the source description. It holds
-the report as JSON with a checksum; an entry that cannot be read, does not verify or does not
-load is deleted and the check runs afresh. Entries are written to a temporary file and renamed.
-The cache lives in `$AIR_CACHE`, else `$XDG_CACHE_HOME/air`, else `~/.cache/air`.
+and the source description. It holds the report as JSON after an HMAC-SHA256 of its key and
+that JSON, made with a random key kept beside the entries (`key`, a user-only regular file of
+32 bytes, created once and never replaced). An entry written without that key, such as one
+copied from another cache, does not verify.
+
+The cache is trusted only as far as its directory is: whoever can write there could plant
+reports or change a fetched copy of a repository (`air.locate` keeps those in `clones`). So
+the cache directory and every directory air uses in it must be owned by the user and not
+writable by group or others, else the check stops with an error naming the fix; air creates
+them user-only (0700). A key file that is not a user-only regular file of the right size
+stops the check too (removing it is safe: every entry is then rebuilt). A path that cannot
+be a directory, or cannot be created, only leaves results uncached, with a note.
+
+An entry is opened without following a symbolic link and without blocking, and read only
+when it is a regular file; one that is anything else, cannot be read, does not verify or
+does not load is deleted and the check runs afresh. Entries are written to a temporary file
+and renamed. The cache lives in `$AIR_CACHE`, else `$XDG_CACHE_HOME/air`, else `~/.cache/air`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import hmac
 import json
 import os
+import secrets
+import stat
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from air import __version__
+from air.errors import InputError
 from air.index import CodeIndex
 from air.report.json_report import from_dict, to_dict
 from air.report.model import Report
 
 ENTRY_DIR = "results"
+KEY_FILE = "key"
+KEY_BYTES = 32
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+_READ_IN_PLACE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a link is not followed, a FIFO not waited on
 
 
 def cache_dir() -> Path:
@@ -31,6 +53,32 @@ def cache_dir() -> Path:
         return Path(os.environ["AIR_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "air"
+
+
+def private_dir(*parts: str, bypass: str = "check with --no-cache") -> Path:
+    """`cache_dir()` joined with `parts`, each level created user-only when missing. Raises
+    InputError, suggesting `bypass` as the way round, when a level is owned by another user or
+    writable by group or others; OSError when one cannot be created or is not a directory."""
+    directory = cache_dir()
+    _ensure_private(directory, bypass)
+    for part in parts:
+        directory = directory / part
+        _ensure_private(directory, bypass)
+    return directory
+
+
+def _ensure_private(directory: Path, bypass: str) -> None:
+    with contextlib.suppress(FileExistsError):
+        directory.mkdir(mode=0o700, parents=True)
+    info = directory.stat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(directory))
+    if info.st_uid != os.geteuid():
+        raise InputError(f"{directory}: refusing a cache directory owned by another user (uid {info.st_uid}); "
+                         f"set AIR_CACHE to a directory of your own, or {bypass}")
+    if info.st_mode & _WRITABLE_BY_OTHERS:
+        raise InputError(f"{directory}: refusing a cache directory writable by group or others; "
+                         f"run `chmod go-w {directory}`, or {bypass}")
 
 
 def cache_key(index: CodeIndex, pack_fingerprint: str, settings: str) -> str:
@@ -48,19 +96,34 @@ def cache_key(index: CodeIndex, pack_fingerprint: str, settings: str) -> str:
 
 def load(key: str, date: str) -> Report | None:
     """The cached report for `key`, dated `date`; None (and a removed entry) when there is
-    no entry or it is corrupt."""
-    path = _entry(key)
+    no entry or it is not a regular file, corrupt or not signed with this cache's key."""
     try:
-        envelope = json.loads(path.read_text(encoding="utf-8"))
-        payload = envelope["report"]
-        if envelope.get("checksum") != _checksum(payload):
-            raise ValueError("checksum mismatch")
-        return replace(from_dict(payload), date=date)
-    except (FileNotFoundError, NotADirectoryError):
+        path, secret = _entry(key), _secret()
+    except OSError:
+        return None  # no usable cache: `store` says why
+    try:
+        body = _verified(_read_entry(path), secret, key)
+        return replace(from_dict(json.loads(body)), date=date)
+    except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         _remove(path)
         return None
+
+
+def _read_entry(path: Path) -> bytes:
+    handle = os.open(path, _READ_IN_PLACE)
+    with os.fdopen(handle, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise ValueError("not a regular file")
+        return stream.read()
+
+
+def _verified(entry: bytes, secret: bytes, key: str) -> bytes:
+    signature, newline, body = entry.partition(b"\n")
+    if not newline or not hmac.compare_digest(signature, _signature(secret, key, body)):
+        raise ValueError("signature mismatch")
+    return body
 
 
 def _remove(path: Path) -> None:
@@ -71,15 +134,13 @@ def _remove(path: Path) -> None:
 def store(key: str, report: Report) -> str | None:
     """Write the entry atomically. A failure does not fail the check: it is returned as a
     one-line note for the caller to show."""
-    payload = to_dict(report)
-    text = json.dumps({"checksum": _checksum(payload), "report": payload}, sort_keys=True, ensure_ascii=False)
-    path = _entry(key)
+    body = json.dumps(to_dict(report), sort_keys=True).encode()  # ASCII: file names may hold undecodable bytes
     temporary = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path, secret = _entry(key), _secret()
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(_signature(secret, key, body) + b"\n" + body)
         os.replace(temporary, path)
     except OSError as error:
         if temporary is not None:
@@ -89,8 +150,51 @@ def store(key: str, report: Report) -> str | None:
 
 
 def _entry(key: str) -> Path:
-    return cache_dir() / ENTRY_DIR / key[:2] / f"{key}.json"
+    return private_dir(ENTRY_DIR, key[:2]) / f"{key}.json"
 
 
-def _checksum(payload: dict) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+def _signature(secret: bytes, key: str, body: bytes) -> bytes:
+    return hmac.new(secret, key.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode()
+
+
+def _secret() -> bytes:
+    """This cache's signing key, made when there is none yet."""
+    path = private_dir() / KEY_FILE
+    try:
+        return _read_key(path)
+    except FileNotFoundError:
+        _create_key(path)
+        return _read_key(path)
+
+
+def _read_key(path: Path) -> bytes:
+    try:
+        handle = os.open(path, _READ_IN_PLACE)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _unusable_key(path) from None
+        raise
+    with os.fdopen(handle, "rb") as stream:
+        info = os.fstat(handle)
+        user_only = info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+        if not stat.S_ISREG(info.st_mode) or not user_only or info.st_size != KEY_BYTES:
+            raise _unusable_key(path)
+        return stream.read()
+
+
+def _unusable_key(path: Path) -> InputError:
+    return InputError(f"{path}: the cache key must be a regular file of {KEY_BYTES} bytes that only you can read "
+                      "and write; remove it (air makes a new one and rebuilds every entry), or check with --no-cache")
+
+
+def _create_key(path: Path) -> None:
+    """Write a new key beside `path` (created exclusively, mode 0600) and link it into place:
+    linking never replaces, so when checks race, every one reads the key that won."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".key-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(secrets.token_bytes(KEY_BYTES))
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        os.unlink(temporary)

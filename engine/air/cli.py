@@ -1,7 +1,9 @@
 """The `air` command line.
 
 Exit codes: 0 done; 1 readiness below --fail-under; 2 usage, pack or input error;
-3 internal error; 130 interrupted.
+3 internal error; 130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM).
+Everything printed passes through `air.printable`, so text from the analysed tree (file and
+package names) cannot carry terminal controls.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import gc
 import os
 import re
 import sys
-import tempfile
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -23,19 +25,22 @@ from air import __version__
 from air.errors import (
     EXIT_BELOW_THRESHOLD,
     EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
     EXIT_USAGE,
     AirError,
     InputError,
+    interrupt_behind,
+    interruption,
 )
 from air.framework import framework_dir
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
-from air.locate import Located, is_bare_name, known_backends, locate
+from air.locate import Located, is_bare_name, known_backends, locate, path_exists
 from air.packs import load_pack, pack_framework, shipped_packs
 from air.packtest import FixtureResult, run_pack_tests
+from air.printable import printable
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
 from air.report.model import Report
+from air.report.output import is_standard_output, write_atomic
 from air.run import check_tree
 from air.versions import is_release
 
@@ -80,11 +85,15 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
     a known backend) against a rule pack and write its readiness report."""
     if sum(given is not None for given in (target, dist_name, sdist_name)) != 1:
         raise click.UsageError("give one of TARGET, --dist NAME or --sdist NAME")
-    if target is not None and Path(target).exists() and not Path(target).is_dir():
+    if python is not None and dist_name is None:
+        raise click.UsageError("--python applies only with --dist")
+    if target is not None and path_exists(target) and not Path(target).is_dir():
         raise InputError(f"{target}: not a directory")
     if outputs and len(outputs) != len(formats):
         raise click.UsageError("give one --output per --format")
-    progress = None if quiet else (lambda message: click.echo(f"air: {message}", err=True))
+    if not outputs and Path(DEFAULT_OUTPUT_DIR).is_symlink():
+        raise InputError(f"{DEFAULT_OUTPUT_DIR}: a symbolic link, not a directory; remove it or give --output")
+    progress = None if quiet else (lambda message: _say(f"air: {message}", err=True))
     options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
     if framework_version is not None and not is_release(framework_version):
@@ -96,9 +105,9 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
         render, _suffix = RENDERERS[fmt]
         written = write_atomic(destination, render(report))
         if written and not quiet:
-            click.echo(f"air: wrote {written}", err=True)
-    if all(str(t) != "-" for _f, t in targets):
-        click.echo(summary_line(report))
+            _say(f"air: wrote {written}", err=True)
+    if not any(is_standard_output(t) for _f, t in targets):
+        _say(summary_line(report))
     if fail_under is not None and report.readiness < fail_under:
         sys.exit(EXIT_BELOW_THRESHOLD)
 
@@ -116,7 +125,7 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
             yield Located(root, source)
         return
     dist = find_distribution(dist_name, python) if dist_name is not None else None
-    if dist is None and is_bare_name(target) and not Path(target).exists():
+    if dist is None and is_bare_name(target) and not path_exists(target):
         dist = installed_distribution(target)
         if dist is not None and progress:
             progress(f"{target}: the installed distribution {dist.name} {dist.version}")
@@ -148,24 +157,8 @@ def summary_line(report) -> str:
             f"({report.integration_path.title}; evidence coverage {report.coverage:.1f} %, {unknown} rows unknown)")
 
 
-def write_atomic(target: Path, text: str) -> Path | None:
-    """Write through a temporary file and rename, so an old report is never left half-replaced."""
-    if str(target) == "-":
-        sys.stdout.write(text)
-        return None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-                stream.write(text)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-    except OSError as error:
-        raise InputError(f"{target}: cannot write report: {error.strerror or error}") from None
-    return target
+def _say(line: str, err: bool = False) -> None:
+    click.echo(printable(line), err=err)
 
 
 @cli.group("pack")
@@ -178,7 +171,8 @@ def pack_list() -> None:
     """List the shipped packs."""
     for name in shipped_packs():
         pack = load_pack(name)
-        click.echo(f"{pack.id}\t{pack.version}\t{len(pack.rows)} rows\t{pack.framework.name}")
+        fields = (pack.id, pack.version, f"{len(pack.rows)} rows", pack.framework.name)
+        click.echo("\t".join(map(printable, fields)))
 
 
 @pack_group.command("validate")
@@ -187,7 +181,7 @@ def pack_validate(pack_name: str) -> None:
     """Load and validate a pack (name or directory); report the first problem and exit 2."""
     pack = load_pack(pack_name)
     encoded = sum(1 for row in pack.rows if row.encoded)
-    click.echo(f"{pack.id} {pack.version}: valid, {len(pack.rows)} rows ({encoded} encoded), digest {pack.digest}")
+    _say(f"{pack.id} {pack.version}: valid, {len(pack.rows)} rows ({encoded} encoded), digest {pack.digest}")
 
 
 @pack_group.command("test")
@@ -198,17 +192,17 @@ def pack_test(pack_name: str, only: str | None) -> None:
     pack = load_pack(pack_name)
 
     def show(result: FixtureResult) -> None:
-        click.echo(f"{'ok  ' if result.passed else 'FAIL'} {result.name} ({len(result.outcomes)} rows)")
+        _say(f"{'ok  ' if result.passed else 'FAIL'} {result.name} ({len(result.outcomes)} rows)")
         for failure in result.failures:
-            click.echo(f"     {failure}")
+            _say(f"     {failure}")
 
     outcome = run_pack_tests(pack, only, progress=show)
     if only and not outcome.fixtures:
         raise InputError(f"no fixture named {only!r} in {pack.fixtures}")
     for line in outcome.untested:
-        click.echo(f"UNTESTED {line}")
+        _say(f"UNTESTED {line}")
     failed = sum(not f.passed for f in outcome.fixtures)
-    click.echo(f"{len(outcome.fixtures)} fixtures, {failed} failed, {len(outcome.untested)} rows untested")
+    _say(f"{len(outcome.fixtures)} fixtures, {failed} failed, {len(outcome.untested)} rows untested")
     if not outcome.passed:
         sys.exit(EXIT_BELOW_THRESHOLD)
 
@@ -216,20 +210,27 @@ def pack_test(pack_name: str, only: str | None) -> None:
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("air: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.Abort as abort:  # click's form of an interrupt (and of the end of input)
+        _interrupted(abort.__cause__)
     except click.ClickException as error:
         error.show()
         sys.exit(EXIT_USAGE)
     except AirError as error:
-        click.echo(f"air: error: {error}", err=True)
+        _say(f"air: error: {error}", err=True)
         sys.exit(error.exit_code)
-    except KeyboardInterrupt:
-        click.echo("air: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as interrupt:
+        _interrupted(interrupt)
     except Exception as error:  # the last line of defence: one line, never a traceback
+        interrupt = interrupt_behind(error)
+        if interrupt is not None:
+            _interrupted(interrupt)
         if os.environ.get("AIR_DEBUG"):
             traceback.print_exc()
-        click.echo(f"air: internal error: {type(error).__name__}: {error} (set AIR_DEBUG=1 for details)", err=True)
+        _say(f"air: internal error: {type(error).__name__}: {error} (set AIR_DEBUG=1 for details)", err=True)
         sys.exit(EXIT_INTERNAL)
+
+
+def _interrupted(cause: BaseException | None) -> NoReturn:
+    message, code = interruption(cause)
+    click.echo(f"air: {message}", err=True)
+    sys.exit(code)

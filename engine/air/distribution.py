@@ -1,8 +1,9 @@
 """An installed distribution as a tree to analyse: its files, copied out of site-packages.
 
-The distribution is found with `importlib.metadata`, in this interpreter or in another one
-(`--python PATH`, asked with a short script run in isolated mode). Neither imports the
-distribution: metadata is read from its `.dist-info` files. Its text files are copied into a
+The distribution is found with `importlib.metadata` in the site-packages of this interpreter or
+another one (`--python PATH`). That interpreter is only asked where its site-packages are, started
+with `-I -S` so that no `site` and no `.pth` file of its environment runs; the metadata is then
+read here, from the `.dist-info` files. Nothing of the distribution is imported. Its text files are copied into a
 temporary directory (so the index sees exactly them); compiled files are counted, and when they
 make up most of the distribution it is a binary distribution, whose C/C++ rows cannot be
 decided.
@@ -13,33 +14,35 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from air.errors import InputError
+from air.index.files import TreeReader, Unsuitable
 from air.report.model import Source
 
 BINARY_DIST = "binary dist"  # the source kind of a mostly compiled distribution
 COMPILED_SUFFIXES = (".so", ".pyd", ".dll", ".dylib", ".a", ".lib")
 BINARY_SHARE = 0.5
 PROBE_TIMEOUT = 60
-_PROBE = r"""
-import json, sys
-from importlib import metadata
-for name in sys.argv[1:]:
-    try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        continue
-    files = [str(f) for f in (dist.files or [])]
-    print(json.dumps({"name": dist.metadata["Name"], "version": dist.version,
-                      "location": str(dist.locate_file("")), "files": files}))
-    break
+_SITE_DIRS_PROBE = r"""
+import json, os, site, sys
+bin_dir = os.path.dirname(os.path.abspath(sys.executable))
+configs = [os.path.join(d, "pyvenv.cfg") for d in (bin_dir, os.path.dirname(bin_dir))]
+config = next((c for c in configs if os.path.isfile(c)), None)
+system = config is None
+if config:
+    with open(config, encoding="utf-8") as lines:
+        settings = dict((k.strip().lower(), v.strip().lower()) for k, _, v in (l.partition("=") for l in lines))
+    system = settings.get("include-system-site-packages") == "true"
+found = site.getsitepackages([os.path.dirname(bin_dir)]) if config else []
+print(json.dumps(found + (site.getsitepackages() if system else [])))
 """
-
 
 @dataclass(frozen=True)
 class Distribution:
@@ -76,16 +79,31 @@ def find_distribution(name: str, python: str | None = None) -> Distribution:
 
 def installed_distribution(name: str, python: str | None = None) -> Distribution | None:
     """`find_distribution`, or None when no such distribution is installed."""
-    command = [python or _this_python(), "-I", "-c", _PROBE, *candidate_names(name)]
+    directories = site_directories(python or sys.executable)
+    for candidate in candidate_names(name):
+        found = next(iter(metadata.distributions(name=candidate, path=directories)), None)
+        if found is not None:
+            return Distribution(found.metadata["Name"], found.version, Path(str(found.locate_file(""))),
+                                tuple(str(file) for file in found.files or ()))
+    return None
+
+
+def site_directories(python: str) -> list[str]:
+    """The site-packages directories of the interpreter `python`, as its `site` would set them up
+    (a virtual environment's, and the system's when the environment includes them). Asked with
+    `-I -S`: the interpreter starts without `site`, so no `.pth` file of that environment runs."""
+    command = [python, "-I", "-S", "-c", _SITE_DIRS_PROBE]
     try:
         result = subprocess.run(command, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise InputError(f"{python or 'python'}: cannot ask it for installed distributions ({error})") from None
-    found = result.stdout.decode("utf-8", "replace").strip()
-    if result.returncode != 0 or not found:
-        return None
-    data = json.loads(found.splitlines()[-1])
-    return Distribution(data["name"], data["version"], Path(data["location"]), tuple(data["files"]))
+        raise InputError(f"{python}: cannot ask it for its site-packages ({error})") from None
+    try:
+        directories = json.loads(result.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        directories = None
+    if result.returncode != 0 or not isinstance(directories, list):
+        raise InputError(f"{python}: not a Python interpreter that can list its site-packages")
+    return [directory for directory in directories if isinstance(directory, str)]
 
 
 @contextmanager
@@ -94,15 +112,20 @@ def materialised(dist: Distribution) -> Iterator[tuple[Path, Source]]:
     provenance; removed afterwards, also when interrupted."""
     scratch = Path(tempfile.mkdtemp(prefix="air-dist-"))
     root = scratch / dist.name  # the tree, and the backend, are named after the distribution
+    site_packages = TreeReader(dist.location)  # no listed file is read from outside it
     try:
         for relative in dist.files:
             if relative.endswith(COMPILED_SUFFIXES) or ".." in Path(relative).parts or Path(relative).is_absolute():
                 continue
-            origin = dist.location / relative
-            if origin.is_file() and not origin.is_symlink():
-                target = root / relative
+            try:
+                descriptor, _status = site_packages.open(relative)
+            except Unsuitable:
+                continue
+            target = root / relative
+            with open(descriptor, "rb") as origin:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(origin, target)
+                with open(target, "wb") as copy:
+                    shutil.copyfileobj(origin, copy)
         root.mkdir(exist_ok=True)
         kind = BINARY_DIST if dist.is_binary else "dist"
         yield root, Source(kind, f"{dist.name} {dist.version} ({dist.location})", version=dist.version)
@@ -115,9 +138,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def _this_python() -> str:
-    import sys
-
-    return sys.executable

@@ -10,12 +10,13 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import ConditionError, Node, parse_condition, referenced_names
-from air.regex import UnsafePattern, compile_guarded
+from air.regex import UnsafePattern, compile_guarded, distrust
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.yamldoc import YamlDocument, load_yaml
 
 COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")  # in a verdict's note
+FRAMEWORK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # as the pack schema has it: never a path
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,14 @@ class Framework:
         return next((p.short for p in self.paths if p.id == path_id), path_id)
 
 
+def is_framework_name(name: object) -> bool:
+    return isinstance(name, str) and FRAMEWORK_NAME.fullmatch(name) is not None
+
+
 def framework_dir(name: str) -> Path:
+    """The directory of the shipped framework `name`; a name that is a path is refused."""
+    if not is_framework_name(name):
+        raise PackError("framework", f"{name!r} is not the name of a shipped framework")
     return data_dir("frameworks") / name
 
 
@@ -153,13 +161,21 @@ def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:
 
 
 def checked_pattern(document: YamlDocument, path: tuple, pattern: str) -> None:
-    """Compile a regular expression with the backtracking guard, or fail at its line."""
+    """Compile a regular expression with the backtracking guard, or fail at its line. A
+    pattern air does not ship is kept off PCRE2 (see `air.regex.distrust`)."""
+    if not _shipped(document):
+        distrust(pattern)
     try:
         compile_guarded(pattern)
     except UnsafePattern as error:
         raise document.error(path, str(error)) from None
     except Exception as error:  # re.error and its kin
         raise document.error(path, f"invalid regular expression: {error}") from None
+
+
+def _shipped(document: YamlDocument) -> bool:
+    path = Path(document.source).resolve()
+    return any(path.is_relative_to(data_dir(kind).resolve()) for kind in ("rulepacks", "frameworks"))
 
 
 def checked_condition(document: YamlDocument, path: tuple, text: str, names) -> Node:

@@ -5,12 +5,15 @@ framework's list of known backends (`backends.yaml`: name, aliases, vendor, git 
 `file://`, or the path of a bare repository), optionally ending in `@ref`, is fetched shallowly
 into air's cache and reused on the next run. Transports that run commands (`ext::`, `fd::`,
 any `transport::address` form) and anything starting with `-` are refused. The fetch never
-runs hooks, never recurses into submodules, times out, and leaves nothing behind when it fails.
+runs hooks or filters (the user's git configuration is not read: see `air.gitcmd`), never
+recurses into submodules, times out, and leaves nothing behind when it fails.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
 import shutil
 import tempfile
@@ -18,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from air.cache import cache_dir
+from air.cache import cache_dir, private_dir
 from air.errors import InputError
-from air.gitcmd import git, run_git
+from air.gitcmd import run_git
+from air.gitdir import find_repository, read_head
 from air.provenance import local_source
 from air.report.model import Source
 from air.schemas import validate_document
@@ -76,7 +80,7 @@ def locate(target: str, ref: str | None = None, progress: Callable[[str], None] 
     if _TRANSPORT.match(target):
         raise InputError(f"{target}: refusing the '{target.split('::', 1)[0]}::' transport, which runs commands")
     path = Path(target)
-    if path.is_dir() and not _is_bare_repository(path):
+    if path_exists(target) and path.is_dir() and not _is_bare_repository(path):
         if ref:
             raise InputError(f"{target}: --ref applies to git URLs, not to a local directory")
         return _narrowed(Located(path, local_source(path)), subdir)
@@ -93,6 +97,18 @@ def locate(target: str, ref: str | None = None, progress: Callable[[str], None] 
     return _narrowed(_fetch(backend.url, ref or backend.ref, say), subdir or backend.subdir)
 
 
+def path_exists(target: str) -> bool:
+    """Whether something exists at `target` read as a path. A target too long to be a path is
+    refused, unless it is a URL, which is never a path."""
+    try:
+        os.stat(target)
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG and not (_SCHEME_URL.match(target) or _SCP_URL.match(target)):
+            raise InputError(f"{target[:40]}...: too long to be a path ({len(target)} characters)") from None
+        return False
+    return True
+
+
 def is_bare_name(target: str | None) -> bool:
     """A name such as `npu` or `torch_npu`: no path separator, no URL."""
     return bool(target) and re.fullmatch(r"[A-Za-z0-9][\w.-]*", target) is not None
@@ -105,7 +121,7 @@ def _narrowed(located: Located, subdir: str | None) -> Located:
     narrowed = (root / subdir).resolve()
     if narrowed != root and root not in narrowed.parents:
         raise InputError(f"--subdir {subdir}: leaves the checked-out tree")
-    if not narrowed.is_dir():
+    if not path_exists(str(narrowed)) or not narrowed.is_dir():
         raise InputError(f"--subdir {subdir}: no such directory in {located.source.location}")
     return Located(narrowed, replace(located.source, subdir=narrowed.relative_to(root).as_posix()))
 
@@ -113,7 +129,7 @@ def _narrowed(located: Located, subdir: str | None) -> Located:
 def _split_ref(target: str) -> tuple[str, str | None]:
     """`url@ref` -> (url, ref). The `@` of a ref comes after the host: `git@host:org/repo` and
     `ssh://git@host/org/repo` name a user, not a ref."""
-    if Path(target).exists():
+    if path_exists(target):
         return target, None
     scheme = re.match(r"^([A-Za-z][\w+.-]*://[^/]*)(/.*)?$", target)
     if scheme:
@@ -130,7 +146,8 @@ def _split_ref(target: str) -> tuple[str, str | None]:
 
 
 def _is_bare_repository(path: Path) -> bool:
-    return path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+    return (path_exists(str(path)) and path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
+            and (path / "refs").is_dir())
 
 
 def _fetch(url: str, ref: str | None, say: Callable[[str], None]) -> Located:
@@ -138,8 +155,12 @@ def _fetch(url: str, ref: str | None, say: Callable[[str], None]) -> Located:
         raise InputError(f"{ref}: not a branch, tag or commit name")
     remote = str(Path(url).resolve()) if _is_bare_repository(Path(url)) else url
     key = hashlib.sha256(f"{remote}\0{ref or ''}".encode()).hexdigest()[:32]
-    destination = cache_dir() / CLONES_DIR / key
-    commit = git(destination, "rev-parse", "--verify", "-q", "HEAD") if (destination / ".git").is_dir() else None
+    try:
+        destination = private_dir(CLONES_DIR, bypass="check a local checkout of the repository instead") / key
+    except OSError as error:
+        raise InputError(f"{error.filename or cache_dir()}: cannot keep fetched repositories there "
+                         f"({error.strerror or error})") from None
+    commit = _fetched_commit(destination)
     if commit is None:
         say(f"fetching {url}" + (f" at {ref}" if ref else ""))
         commit = _shallow_fetch(remote, ref, destination)
@@ -153,28 +174,34 @@ def _shallow_fetch(remote: str, ref: str | None, destination: Path) -> str:
     scratch = Path(tempfile.mkdtemp(prefix=".fetch-", dir=destination.parent))
     try:
         steps = [
-            ("init", "-q", "--template=", "."),
+            ("init", "-q", "--template="),
             ("fetch", "-q", "--depth", "1", "--no-tags", "--no-recurse-submodules", "--", remote, ref or "HEAD"),
             ("-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "FETCH_HEAD"),
         ]
         for step in steps:
-            result = run_git(scratch, *step, timeout=FETCH_TIMEOUT)
+            result = run_git(scratch, scratch / ".git", *step, timeout=FETCH_TIMEOUT, fetching=True)
             if result is None:
                 raise InputError(f"{remote}: git did not answer within {FETCH_TIMEOUT} s, or could not be run")
             if result.returncode != 0:
                 raise InputError(f"{remote}: {_last_line(result.stderr)}")
-        commit = git(scratch, "rev-parse", "HEAD")
+        commit = _fetched_commit(scratch)
         if commit is None:
             raise InputError(f"{remote}: fetched, but no commit could be read")
         shutil.rmtree(destination, ignore_errors=True)
         try:
             scratch.rename(destination)
         except OSError:  # another check fetched the same commit into place meanwhile
-            if git(destination, "rev-parse", "--verify", "-q", "HEAD") != commit:
+            if _fetched_commit(destination) != commit:
                 raise InputError(f"{remote}: cannot store the fetched copy in {destination}") from None
         return commit
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _fetched_commit(directory: Path) -> str | None:
+    """The commit checked out in a copy air fetched, read without git; None when there is none."""
+    repository = find_repository(directory) if (directory / ".git").is_dir() else None
+    return read_head(repository)[0] if repository is not None and repository.worktree == directory.resolve() else None
 
 
 def _last_line(stderr: bytes) -> str:

@@ -233,7 +233,7 @@ def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[
 
 # --- Codegen op lists -------------------------------------------------------
 
-_OP_LIST_HINT = re.compile(r"(?m)^\s*(?:-\s+)?(?:func|schema)\s*:|^\s*supported\s*:")
+_OP_LIST_HINT = re.compile(r"(?m)^[^\S\n]*(?:-\s+)?(?:func|schema)\s*:|^[^\S\n]*supported\s*:")
 
 
 def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:

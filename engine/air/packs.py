@@ -2,14 +2,20 @@
 
 A pack is a directory with `pack.yaml` and row files (`rows/*.yaml` by default). Every
 problem is reported as one line naming the file, the line and the YAML path.
+
+The paths a pack names stay inside it: row globs, `fixtures` and `operators.catalog` are
+relative paths without `..` whose files, links resolved, lie in the pack directory. `extends`
+names a shipped pack, or a pack beside this one (`../base`) or inside it; `framework` names a
+shipped framework.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
@@ -24,6 +30,7 @@ from air.framework import (
     checked_condition,
     checked_pattern,
     framework_dir,
+    is_framework_name,
     load_framework,
 )
 from air.operators import OperatorSyntax
@@ -97,19 +104,26 @@ def shipped_packs() -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / "pack.yaml").is_file()) if root.is_dir() else []
 
 
-def resolve_pack(name_or_dir: str, relative_to: Path | None = None) -> Path:
-    """A pack directory from a shipped pack's name or a path."""
-    candidates = [Path(name_or_dir)]
-    if relative_to is not None:
-        candidates.insert(0, relative_to / name_or_dir)
-    for candidate in candidates:
-        if (candidate / "pack.yaml").is_file():
-            return candidate.resolve()
-    shipped = data_dir("rulepacks") / name_or_dir
-    if "/" not in name_or_dir and (shipped / "pack.yaml").is_file():
+def resolve_pack(name_or_dir: str) -> Path:
+    """A pack directory from a path or a shipped pack's name."""
+    if _is_pack(Path(name_or_dir)):
+        return Path(name_or_dir).resolve()
+    return _shipped_pack(name_or_dir)
+
+
+def _shipped_pack(name: str) -> Path:
+    shipped = data_dir("rulepacks") / name
+    if "/" not in name and _is_pack(shipped):
         return shipped
     known = ", ".join(shipped_packs()) or "none"
-    raise PackError(name_or_dir, f"no such pack (a directory with pack.yaml, or one of the shipped packs: {known})")
+    raise PackError(name, f"no such pack (a directory with pack.yaml, or one of the shipped packs: {known})")
+
+
+def _is_pack(directory: Path) -> bool:
+    try:
+        return (directory / "pack.yaml").is_file()
+    except OSError:  # a name too long to be a path, say
+        return False
 
 
 def load_pack(name_or_dir: str) -> Pack:
@@ -132,12 +146,12 @@ def pack_fingerprint(directory: Path) -> str:
         header = _raw_header(current)
         _hash_files(digest, current, skip=current / DEFAULT_FIXTURES)
         framework = header.get("framework")
-        if isinstance(framework, str):
+        if is_framework_name(framework):
             _hash_files(digest, framework_dir(framework))
         if isinstance(header.get("extends"), str):
             try:
-                pending.append(resolve_pack(header["extends"], current))
-            except PackError:
+                pending.append(_extended_pack(current, header["extends"]))
+            except (PackError, _Refused):  # loading the pack says what is wrong
                 digest.update(b"unresolved:" + header["extends"].encode())
     _hash_files(digest, data_dir("schemas"))
     return digest.hexdigest()
@@ -147,8 +161,9 @@ def pack_framework(name_or_dir: str) -> str:
     """The framework a pack names, read without loading the pack."""
     directory = resolve_pack(name_or_dir)
     framework = _raw_header(directory).get("framework")
-    if not isinstance(framework, str):
-        raise PackError(str(directory / "pack.yaml"), "names no framework")
+    if not is_framework_name(framework):
+        raise PackError(str(directory / "pack.yaml"), f"{framework!r} is not the name of a shipped framework",
+                        yaml_path="framework")
     return framework
 
 
@@ -161,7 +176,10 @@ def _raw_header(directory: Path) -> dict:
 
 
 def _hash_files(digest, directory: Path, skip: Path | None = None) -> None:
-    for path in sorted(p for p in directory.rglob("*") if p.is_file() and (skip is None or skip not in p.parents)):
+    """The names and contents of the files in `directory` (but `skip`), leaving out links out of it."""
+    home = os.path.realpath(directory)
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and (skip is None or skip not in p.parents)
+                       and _is_within(os.path.realpath(p), home)):
         digest.update(str(path.relative_to(directory)).encode("utf-8", "surrogateescape") + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
 
@@ -174,7 +192,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     validate_document(header, "pack")
     meta = header.data
     _check_versions(header)
-    parent = _load(resolve_pack(meta["extends"], directory), chain + (directory,)) if "extends" in meta else None
+    parent = _load(_parent_pack(header, directory), chain + (directory,)) if "extends" in meta else None
     framework = parent.framework if parent else load_framework(meta["framework"])
     if parent and parent.framework.id != meta["framework"]:
         raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
@@ -219,7 +237,8 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
-        fixtures=directory / meta.get("fixtures", DEFAULT_FIXTURES), operators=operators, test_syntax=test_syntax, upstream=upstream,
+        fixtures=_path_in_pack(header, ("fixtures",), directory, meta.get("fixtures", DEFAULT_FIXTURES)),
+        operators=operators, test_syntax=test_syntax, upstream=upstream,
         symbols=symbols,
         rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
         digest="sha256:" + hashlib.sha256(
@@ -250,10 +269,56 @@ def _check_versions(header: YamlDocument) -> None:
 
 
 def _row_files(directory: Path, globs, header: YamlDocument) -> list[Path]:
-    files = sorted({path for glob in globs for path in directory.glob(glob) if path.is_file()})
+    files = set()
+    for number, glob in enumerate(globs):
+        _path_in_pack(header, ("rows", number), directory, glob)
+        for path in directory.glob(glob):
+            if path.is_file():
+                files.add(_path_in_pack(header, ("rows", number), directory, str(path.relative_to(directory))))
     if not files:
         raise header.error(("rows",), f"no row files match {', '.join(globs)}")
-    return files
+    return sorted(files)
+
+
+class _Refused(Exception):
+    """A path a pack names that leads out of it."""
+
+
+def _parent_pack(header: YamlDocument, directory: Path) -> Path:
+    """The pack `extends` names (see `_extended_pack`), or the error at its line."""
+    try:
+        return _extended_pack(directory, header.data["extends"])
+    except _Refused as refused:
+        raise header.error(("extends",), str(refused)) from None
+
+
+def _extended_pack(directory: Path, extends: str) -> Path:
+    """A pack inside `directory` or beside it (`../base`), links resolved; else a shipped pack."""
+    written = PurePosixPath(extends)
+    if written.is_absolute():
+        raise _Refused(f"{extends!r} is an absolute path; name a shipped pack or a pack beside this one (../NAME)")
+    if ".." in written.parts and (written.parts[0] != ".." or len(written.parts) != 2 or written.name == ".."):
+        raise _Refused(f"{extends!r} climbs out of the directory holding this pack")
+    home = os.path.realpath(directory)
+    resolved = os.path.realpath(directory / extends)
+    if os.path.dirname(resolved) != os.path.dirname(home) and not _is_within(resolved, home):
+        raise _Refused(f"{extends!r} leads through a link out of the directory holding this pack")
+    return Path(resolved) if _is_pack(Path(resolved)) else _shipped_pack(extends)
+
+
+def _path_in_pack(document: YamlDocument, key: tuple, directory: Path, written: str) -> Path:
+    """`written`, a path relative to the pack that `key` names, as a path in the pack directory.
+    An absolute path, a `..` or a link resolving outside the pack directory is an error at `key`."""
+    if PurePosixPath(written).is_absolute() or ".." in PurePosixPath(written).parts:
+        raise document.error(key, f"{written!r} leaves the pack directory (give a path inside it, without '..')")
+    path = directory / written
+    if not _is_within(os.path.realpath(path), os.path.realpath(directory)):
+        raise document.error(key, f"{written!r} leads through a link out of the pack directory")
+    return path
+
+
+def _is_within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(os.path.join(directory, ""))
 
 
 def _shown(path: Path) -> str:
@@ -298,6 +363,7 @@ def _row(document, path, data, section, framework, symbols, shared, operators) -
 
 
 def _operators(header: YamlDocument, directory: Path, symbols: dict) -> OperatorSyntax:
+    _path_in_pack(header, ("operators", "catalog"), directory, header.data["operators"]["catalog"])
     syntax = OperatorSyntax.from_data(header.data["operators"], directory)
     if syntax.kernel_keys not in symbols:
         raise header.error(("operators", "kernel_keys"), f"unknown symbol set {syntax.kernel_keys!r}")

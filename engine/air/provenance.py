@@ -1,24 +1,37 @@
 """Where the analysed code came from: for a local path inside a git checkout, the commit, the
-branch, whether tracked files differ from it, and `git describe` (git run as `air.gitcmd` runs it)."""
+branch, whether tracked files differ from the index, and `git describe`.
+
+The repository is found and its HEAD, refs and index are read by air itself (`air.gitdir`,
+`air.gitindex`), never through a git command that could run the checkout's filters or hooks;
+only `git describe --tags --always` runs, as `air.gitcmd` runs git, and `-dirty` is appended
+here. A repository that borrows another's objects (`objects/info/alternates`) is not described.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from air.gitcmd import git
+from air.gitdir import Repository, find_repository, read_head
+from air.gitindex import worktree_differs
 from air.report.model import Source
 
 
 def local_source(root: Path) -> Source:
-    """The provenance of a local directory: git facts when it lies in a work tree."""
-    location = str(root.resolve())
-    if git(root, "rev-parse", "--is-inside-work-tree") != "true":
-        return Source("local", location)
-    commit = git(root, "rev-parse", "--verify", "-q", "HEAD")
-    status = git(root, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all", "--", ".")
-    return Source(
-        "local", location, commit,
-        branch=git(root, "symbolic-ref", "--short", "-q", "HEAD") or None,
-        dirty=None if status is None else bool(status),
-        describe=git(root, "describe", "--tags", "--always", "--dirty") if commit else None,
-    )
+    """The provenance of a local directory: git facts when it lies in a work tree air accepts."""
+    location = root.resolve()
+    repository = find_repository(location)
+    if repository is None:
+        return Source("local", str(location))
+    commit, branch = read_head(repository)
+    folder = location.relative_to(repository.worktree).as_posix()
+    dirty = worktree_differs(repository, "" if folder == "." else folder)
+    return Source("local", str(location), commit, branch=branch, dirty=dirty,
+                  describe=_described(repository, commit, dirty) if commit else None)
+
+
+def _described(repository: Repository, commit: str, dirty: bool | None) -> str | None:
+    if repository.borrows_objects:
+        return None
+    described = git(repository.worktree, repository.gitdir, "describe", "--tags", "--always", commit)
+    return f"{described}-dirty" if described and dirty else described

@@ -1,15 +1,30 @@
 """Regular expressions, from packs and air's own readers: compiled once, guarded against
 catastrophic backtracking, matched by PCRE2 where that gives `re`'s results (ASCII text), and
-otherwise searched from the only places a match can start when a literal says where those are."""
+otherwise searched from the only places a match can start when a literal says where those are.
+
+Every search has a time budget (SEARCH_BUDGET seconds, or AIR_REGEX_BUDGET from the
+environment): a search that runs past it ends with PatternTimeout, which leaves the clause that
+ran it undecided. The deadline is a SIGALRM timer, honoured by `re` inside a search (it looks
+for signals every few thousand steps, so a step that scans far delays it) and between the calls
+a PCRE2 search makes. Within one call PCRE2's match limit (its default, which the JIT honours)
+ends exponential backtracking, and `re` then searches instead; but a call that scans the text
+from each of many positions, quadratic time, cannot be interrupted. So only patterns air ships
+run on PCRE2 (tests/test_security_regex.py runs each on adversarial text); a pack's own
+patterns are `distrust`ed when it is loaded, and run on `re`."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property, lru_cache
 
 import pcre2
 
+from air.backtracking import backtracking_risk
 from air.native_regex import AsciiMatch, compile_native
 
 try:
@@ -19,10 +34,37 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 MIN_LITERAL = 3
 CHARACTERS_PER_CANDIDATE = 64  # re scans about this many characters in the time of one match attempt
+SEARCH_BUDGET = 5.0  # seconds one pattern may search one text
+BUDGET_VARIABLE = "AIR_REGEX_BUDGET"
+_DISTRUSTED: set[str] = set()
 
 
 class UnsafePattern(ValueError):
-    """A pattern whose matching time can grow exponentially with the input."""
+    """A pattern whose matching time can grow exponentially, or as a high power, with the input."""
+
+
+class PatternTimeout(Exception):
+    """A search that ran past its time budget; `where` names the text (a file) once known."""
+
+    def __init__(self, pattern: str, where: str = "") -> None:
+        super().__init__(f"pattern timed out on {where or 'a text'}")
+        self.pattern = pattern
+        self.where = where
+
+
+def distrust(pattern: str) -> None:
+    """Keep `pattern` off PCRE2, whose searches cannot be interrupted: a pattern air does not
+    ship may take quadratic time on a hostile text, and only `re` ends such a search on time."""
+    _DISTRUSTED.add(pattern)
+
+
+@contextmanager
+def searching(where: str) -> Iterator[None]:
+    """Name `where` (the file searched) in a PatternTimeout raised within."""
+    try:
+        yield
+    except PatternTimeout as timeout:
+        raise PatternTimeout(timeout.pattern, where) from None
 
 
 class GuardedPattern:
@@ -50,24 +92,30 @@ class GuardedPattern:
 
     @cached_property
     def _native(self) -> pcre2.Pattern | None:
-        return compile_native(self._parsed) if self._parsed is not None else None
+        if self._parsed is None or self.pattern in _DISTRUSTED:
+            return None
+        return compile_native(self._parsed)
 
     def finditer(self, text: str) -> Iterator[re.Match[str] | AsciiMatch]:
-        if text.isascii() and self._native is not None:
-            try:  # every match is found before the first is given: a PCRE2 limit falls back to re
-                return iter([AsciiMatch(match) for match in self._native.finditer(text.encode("ascii"))])
-            except pcre2.LibraryError:
-                pass
-        return self._guarded(text)
+        """The matches of `finditer`, all found within the time budget."""
+        with _deadline(self.pattern):
+            if text.isascii() and self._native is not None:
+                try:  # a PCRE2 limit falls back to re
+                    return iter([AsciiMatch(match) for match in self._native.finditer(text.encode("ascii"))])
+                except pcre2.LibraryError:
+                    pass
+            return iter(list(self._guarded(text)))
 
     def search(self, text: str) -> re.Match[str] | AsciiMatch | None:
-        if text.isascii() and self._native is not None:
-            try:
-                match = self._native.search(text.encode("ascii"))
-                return None if match is None else AsciiMatch(match)
-            except pcre2.LibraryError:
-                pass
-        return next(self._guarded(text), None)
+        """The first match, found within the time budget."""
+        with _deadline(self.pattern):
+            if text.isascii() and self._native is not None:
+                try:
+                    match = self._native.search(text.encode("ascii"))
+                    return None if match is None else AsciiMatch(match)
+                except pcre2.LibraryError:
+                    pass
+            return next(self._guarded(text), None)
 
     def _guarded(self, text: str) -> Iterator[re.Match[str]]:
         candidates = self._candidates(text) if self._starts or self._line_literals or self._line_test else None
@@ -90,10 +138,12 @@ class GuardedPattern:
         found = set()
         limit = len(text) // CHARACTERS_PER_CANDIDATE
         if self._line_test is not None:
-            for match in self._line_test.finditer(text):
+            match = self._line_test.search(text)
+            while match is not None:
                 found.add(text.rfind("\n", 0, match.start()) + 1)
                 if len(found) > limit:
                     return None
+                match = self._line_test.search(text, _next_line(text, match.start()))
             return sorted(found)
         for literal in self._starts or self._line_literals:
             position = text.find(literal)
@@ -101,38 +151,66 @@ class GuardedPattern:
                 found.add(position if self._starts else text.rfind("\n", 0, position) + 1)
                 if len(found) > limit:
                     return None
-                position = text.find(literal, position + 1)
+                position = text.find(literal, position + 1 if self._starts else _next_line(text, position))
         return sorted(found)
+
+
+def _next_line(text: str, position: int) -> int:
+    """The start of the line after the one holding `position`; the text's end on its last line.
+    Once a line is a candidate, the rest of it is not searched again."""
+    end = text.find("\n", position)
+    return len(text) if end < 0 else end + 1
+
+
+@lru_cache(maxsize=1)
+def search_budget() -> float:
+    """SEARCH_BUDGET, or the positive number of seconds AIR_REGEX_BUDGET holds."""
+    try:
+        budget = float(os.environ.get(BUDGET_VARIABLE, SEARCH_BUDGET))
+    except ValueError:
+        return SEARCH_BUDGET
+    return budget if 0 < budget < float("inf") else SEARCH_BUDGET
+
+
+@contextmanager
+def _deadline(pattern: str) -> Iterator[None]:
+    """Raise PatternTimeout in the searching code once the budget is spent. Signals reach only
+    the main thread, which is where air searches (in each of its processes); elsewhere a
+    search runs without a deadline."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _Alarm.pattern = pattern
+    if signal.getsignal(signal.SIGALRM) is not _Alarm.ring:
+        signal.signal(signal.SIGALRM, _Alarm.ring)
+    signal.setitimer(signal.ITIMER_REAL, search_budget())
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+class _Alarm:
+    """The SIGALRM handler: it ends the search under way."""
+
+    pattern = ""
+
+    @staticmethod
+    def ring(_signal: int, _frame) -> None:
+        raise PatternTimeout(_Alarm.pattern)
 
 
 @lru_cache(maxsize=1024)
 def compile_guarded(pattern: str, native: bool = True) -> GuardedPattern:
-    """Compile `pattern`, refusing nested unbounded repeats such as `(a+)+` or `(a*)*`. With
-    `native` off the pattern stays with `re`, which builds match objects faster: right for
-    patterns that match on many lines (every import of a file), not for those that seldom do."""
+    """Compile `pattern`, refusing one that can backtrack catastrophically (see
+    `air.backtracking`: `(a+)+`, `(a|aa)*`, `\\w*\\w*!`). With `native` off the pattern stays
+    with `re`, which builds match objects faster: right for patterns that match on many lines
+    (every import of a file), not for those that seldom do."""
     parsed = sre_parse.parse(pattern, re.MULTILINE)
-    if _has_nested_repeat(parsed, inside_repeat=False):
-        raise UnsafePattern(f"pattern {pattern!r} nests unbounded repeats and can backtrack catastrophically")
+    risk = backtracking_risk(parsed)
+    if risk is not None:
+        raise UnsafePattern(f"pattern {pattern!r} can backtrack catastrophically: {risk}")
     return GuardedPattern(pattern, parsed, native)
-
-
-def _has_nested_repeat(parsed, inside_repeat: bool) -> bool:
-    for op, value in parsed:
-        name = str(op)
-        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            low, high, sub = value
-            unbounded = high == sre_parse.MAXREPEAT
-            if unbounded and inside_repeat:
-                return True
-            if _has_nested_repeat(sub, inside_repeat or unbounded):
-                return True
-        elif name == "SUBPATTERN":
-            if _has_nested_repeat(value[-1], inside_repeat):
-                return True
-        elif name == "BRANCH":
-            if any(_has_nested_repeat(branch, inside_repeat) for branch in value[1]):
-                return True
-    return False
 
 
 @lru_cache(maxsize=1024)

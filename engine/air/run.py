@@ -55,7 +55,7 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     """`check` with the pack named `pack_name`, answered from the result cache when the tree
     and the pack are unchanged since they were last checked together (see `air.cache`; the
     pack is then not even loaded), unless `use_cache` is off. Worker processes start reading
-    the tree's code while the pack loads."""
+    the tree's code while the pack loads; they are ended at once when the check stops early."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
     source = source or local_source(root)  # part of the key: the same files at another commit report it
@@ -69,12 +69,12 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     index.read_ahead()
     try:
         pack = load_pack(str(pack_dir))  # a broken pack fails here, before any progress is shown
+        for line in lines:
+            say(line)
+        report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
     except BaseException:
-        index.close()
+        index.close(abandon=True)
         raise
-    for line in lines:
-        say(line)
-    report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
     note = cache.store(key, report) if key else None
     if note:
         say(note)
@@ -108,8 +108,10 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         operators = operator_coverage(pack, evaluator)
         names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
-    finally:
-        index.close()
+    except BaseException:
+        index.close(abandon=True)
+        raise
+    index.close()
     result = score(pack.framework.sections, rows)
     say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
     return Report(
@@ -201,7 +203,7 @@ def index_stats(index: CodeIndex) -> IndexStats:
     )
 
 
-_SUBMODULE_PATH = re.compile(r"(?m)^\s*path\s*=\s*(\S[^\n]*?)\s*$")
+_SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")
 
 
 def absent_submodules(index: CodeIndex) -> tuple[str, ...]:

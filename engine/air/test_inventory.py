@@ -17,7 +17,7 @@ from typing import Any
 
 from air.index import CodeIndex
 from air.index.model import SourceFile
-from air.regex import GuardedPattern, compile_guarded
+from air.regex import GuardedPattern, PatternTimeout, compile_guarded
 from air.report.model import CiWorkflow, SkippedTest, TestInventory
 
 MAX_LISTED_SKIPS = 200
@@ -27,11 +27,11 @@ CONTINUATION_LINES = 4
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
 _CPP_TEST = compile_guarded(r"^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\(")
 _DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
-_SKIP_CALL = re.compile(r"(?P<name>\b[A-Za-z_][\w.]*)[ \t]*\(")
+_SKIP_CALL = re.compile(r"(?P<name>(?<![\w.])[A-Za-z_][\w.]*)[ \t]*\(")
 _REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
 _SKIP_WORDS = ("skip", "fail")  # a line without one of them, in any ASCII case, is not a skip
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_STRING = re.compile(r"""[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
+_STRING = re.compile(r"""[rRuUfF]{0,2}(?<!\\)(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
 
 
 @dataclass(frozen=True)
@@ -163,5 +163,13 @@ def _workflows(index: CodeIndex, syntax: TestSyntax):
     for source in index.files:
         if not any(fnmatchcase(source.path, pattern) for pattern in syntax.ci_files):
             continue
-        signals = tuple(label for label, pattern in syntax.ci_signals if pattern.search(source.text))
+        signals = tuple(label for label, pattern in syntax.ci_signals if _shows(pattern, source.text))
         yield CiWorkflow(source.path, signals)
+
+
+def _shows(signal: GuardedPattern, text: str) -> bool:
+    """Whether a CI file shows a pack's signal; a search past its time budget counts as no."""
+    try:
+        return signal.search(text) is not None
+    except PatternTimeout:
+        return False

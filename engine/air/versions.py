@@ -14,7 +14,7 @@ OPERATORS = {
     "<": operator.lt,
     "~=": operator.ge,
 }
-CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)\s*([0-9]+(?:\.[0-9]+)*)(?:[.*A-Za-z0-9+-]*)\s*$")
+CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)\s*((?>[0-9]+(?:\.[0-9]+)*))(?:[.*A-Za-z0-9+-]*)\s*$")
 
 
 def parse_release(text: str) -> tuple[int, ...]:

@@ -1,4 +1,8 @@
-"""Safe YAML loading that remembers the line of every value, for one-line error messages."""
+"""Safe YAML loading that remembers the line of every value, for one-line error messages.
+
+Aliases are expanded into plain data, within two bounds that keep a small file from growing
+into a huge document: the number of nodes visited and the characters of scalar text built.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from air.errors import PackError
 
 MAX_NODES = 200_000
 MAX_BYTES = 4 * 1024 * 1024
+MAX_EXPANDED_CHARS = 4 * MAX_BYTES
 
 YamlPath = tuple[Any, ...]
 COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: same nodes, faster
@@ -71,13 +76,15 @@ def parse_yaml(text: str, shown: str) -> YamlDocument:
 
 
 class _Builder:
-    """Turns composed nodes into plain data. Aliases are expanded, but every node visited is
-    counted, so an exponential alias structure (a "billion laughs") is refused early."""
+    """Turns composed nodes into plain data. Aliases are expanded, but every node visited and
+    every character of scalar text built is counted, so an exponential alias structure (a
+    "billion laughs") or a large scalar aliased many times is refused before the data is used."""
 
     def __init__(self, shown: str, lines: dict[YamlPath, int]) -> None:
         self.shown = shown
         self.lines = lines
         self.visited = 0
+        self.expanded_chars = 0
         self.constructor = yaml.SafeLoader("")
 
     def build(self, node: yaml.Node, path: YamlPath) -> Any:
@@ -90,10 +97,17 @@ class _Builder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        self._count_text(node)
         try:
             return self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
             raise PackError(self.shown, f"invalid value: {error}".splitlines()[0], node.start_mark.line + 1) from None
+
+    def _count_text(self, node: yaml.ScalarNode) -> None:
+        self.expanded_chars += len(node.value)
+        if self.expanded_chars > MAX_EXPANDED_CHARS:
+            raise PackError(self.shown, f"expands to more than {MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text "
+                            "(a large value aliased many times?)", node.start_mark.line + 1)
 
     def _mapping(self, node: yaml.MappingNode, path: YamlPath) -> dict:
         self.constructor.flatten_mapping(node)

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
 from types import ModuleType
 from typing import TypeVar
 
@@ -41,6 +44,8 @@ from air.evidence import (
 )
 from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where, python_candidates, roles_for
 from air.index import FORKING
+from air.interrupts import stop
+from air.regex import PatternTimeout
 
 KINDS: dict[str, ModuleType] = {
     "text": text,
@@ -100,7 +105,10 @@ class Evaluator:
         for clause in clauses:
             prefilters = getattr(KINDS[clause.kind], "prefilters", None)  # of the kinds that parse what they select
             if prefilters is not None and clause.scope != "tests":  # tests are read lexically, not parsed
-                files.update((s.path, s) for s in python_candidates(clause, self.context, *prefilters(clause)))
+                try:
+                    files.update((s.path, s) for s in python_candidates(clause, self.context, *prefilters(clause)))
+                except PatternTimeout as timeout:
+                    self._results[clause.key] = _timed_out(clause, timeout)
         self.context.index.prefetch_python(files.values())
         pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
         if not pending:
@@ -132,23 +140,7 @@ class Evaluator:
                 self.result(clause)
             return alongside() if alongside else None
         self.context.index.close()  # no parse pool across a fork; both processes parse in-process
-        taken = context.Value("i", 0)  # the next clause of `rest` to take
-        receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=_evaluate_in_child, args=(self, rest, taken, sender), daemon=True)
-        child.start()
-        sender.close()
-        try:
-            for clause in shared:
-                self.result(clause)
-            extra = alongside() if alongside else None
-            for clause in _take(rest, taken):
-                self.result(clause)
-            try:
-                outcome = receiver.recv()
-            except EOFError:  # the child died without an answer: its clauses are evaluated here
-                outcome = {}
-        finally:
-            child.join()
+        extra, outcome = self._with_child(context, shared, rest, alongside)
         if isinstance(outcome, BaseException):
             raise outcome
         for key, result in outcome.items():
@@ -156,6 +148,33 @@ class Evaluator:
         for clause in rest:
             self.result(clause)  # a no-op for every clause the child answered
         return extra
+
+    def _with_child(self, context: BaseContext, shared: list[Clause], rest: list[Clause],
+                    alongside: Callable[[], T] | None) -> tuple[T | None, dict[tuple, ClauseResult] | BaseException]:
+        """Evaluate `shared` and run `alongside`, then take clauses of `rest`, while a forked child
+        takes clauses of `rest` too; what `alongside` returned, and the child's answer. Should
+        anything stop this (an interrupt, an error), the child is ended, not waited for: it may
+        be blocked writing an answer that nobody reads."""
+        taken = context.Value("i", 0)  # the next clause of `rest` to take
+        receiver, sender = context.Pipe(duplex=False)
+        child = context.Process(target=_evaluate_in_child, args=(self, rest, taken, receiver, sender), daemon=True)
+        try:
+            child.start()
+            sender.close()
+            for clause in shared:
+                self.result(clause)
+            extra = alongside() if alongside else None
+            for clause in _take(rest, taken):
+                self.result(clause)
+            outcome = _answer(receiver)
+            child.join()
+        except BaseException:
+            stop([child])
+            raise
+        finally:
+            sender.close()
+            receiver.close()
+        return extra, outcome
 
     def _weight(self, clause: Clause) -> int:
         """About what evaluating `clause` costs: the heaviest are taken first, so that neither
@@ -168,19 +187,26 @@ class Evaluator:
             if clause.kind in BATCHED_KINDS:
                 self.prepare([clause])
                 return self.result(clause)
-            hits = self._hits(clause)
-            if clause.scope == "product" and not any(hit.role == "product" for hit in hits):
-                # to say "found only in tests"; what it finds in product files (a module a test
-                # registers, say) is no more the product's than before
-                hits = [hit for hit in self._hits(replace(clause, scope="tests")) if hit.role == "tests"]
-            cached = ClauseResult(clause, _sorted(hits))
-            measure = getattr(KINDS[clause.kind], "measure", None)
-            if measure is not None:
-                cached.coverage = measure(clause, cached.counted(), self.context)
+            try:
+                cached = self._evaluated(clause)
+            except PatternTimeout as timeout:
+                cached = _timed_out(clause, timeout)
             self._results[clause.key] = cached
         if cached.clause != clause:  # the same evidence under another name or description
             return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason, cached.coverage)
         return cached
+
+    def _evaluated(self, clause: Clause) -> ClauseResult:
+        hits = self._hits(clause)
+        if clause.scope == "product" and not any(hit.role == "product" for hit in hits):
+            # to say "found only in tests"; what it finds in product files (a module a test
+            # registers, say) is no more the product's than before
+            hits = [hit for hit in self._hits(replace(clause, scope="tests")) if hit.role == "tests"]
+        result = ClauseResult(clause, _sorted(hits))
+        measure = getattr(KINDS[clause.kind], "measure", None)
+        if measure is not None:
+            result.coverage = measure(clause, result.counted(), self.context)
+        return result
 
     def _hits(self, clause: Clause) -> list[Hit]:
         return apply_where(KINDS[clause.kind].evaluate(clause, self.context), clause, self.context)
@@ -196,15 +222,47 @@ def _take(clauses: list[Clause], taken) -> Iterable[Clause]:
         yield clauses[number]
 
 
-def _evaluate_in_child(evaluator: Evaluator, clauses: list[Clause], taken, sender) -> None:
+def _answer(receiver: Connection) -> dict[tuple, ClauseResult] | BaseException:
+    try:
+        return receiver.recv()
+    except EOFError:  # the child died without an answer: its clauses are evaluated here
+        return {}
+
+
+def _evaluate_in_child(evaluator: Evaluator, clauses: list[Clause], taken, receiver: Connection,
+                       sender: Connection) -> None:
+    """Evaluate clauses nobody has taken and send their results, or the error that stopped
+    them, to the parent, which raises it: nothing is printed here. Should the parent be gone,
+    sending fails (this process holds no reading end of the pipe) and the child ends."""
+    receiver.close()
     evaluator.context.index.parallel = False  # a daemonic process may not start workers
     try:
-        found = {clause.key: evaluator.result(clause) for clause in _take(clauses, taken)}
-        sender.send(found)
-    except BaseException as error:  # handed to the parent, which raises it
-        sender.send(error)
+        _send(sender, {clause.key: evaluator.result(clause) for clause in _take(clauses, taken)})
+    except BaseException as error:
+        _send(sender, _portable(error))
     finally:
         sender.close()
+
+
+def _send(sender: Connection, answer: object) -> None:
+    try:
+        sender.send(answer)
+    except OSError:  # the parent has gone: nobody is left to tell
+        pass
+
+
+def _portable(error: BaseException) -> BaseException:
+    """`error`, if it can be rebuilt on the other side of the pipe; else an error naming it."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return error
+
+
+def _timed_out(clause: Clause, timeout: PatternTimeout) -> ClauseResult:
+    """A clause a regular expression search of which ran past its budget: undecided."""
+    return ClauseResult(clause, [], decided=False, undecided_reason=str(timeout))
 
 
 def _sorted(hits: Iterable[Hit]) -> list[Hit]:

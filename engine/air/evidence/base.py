@@ -15,7 +15,7 @@ from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
 from air.operators import OperatorSyntax
-from air.regex import compile_guarded
+from air.regex import compile_guarded, searching
 
 Scope = Literal["product", "tests", "all"]
 Hint = Callable[[str], object]  # a cheap test of a file's text: truthy when it may hold a finding
@@ -168,11 +168,12 @@ def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[H
     kept = []
     for hit in hits:
         captures = dict(hit.captures)
-        if all(
-            name in captures and constraint_holds(captures[name], constraint, context)
-            for name, constraint in clause.where.items()
-        ):
-            kept.append(hit)
+        with searching(hit.path):
+            if all(
+                name in captures and constraint_holds(captures[name], constraint, context)
+                for name, constraint in clause.where.items()
+            ):
+                kept.append(hit)
     return kept
 
 
@@ -254,8 +255,13 @@ def python_sources(
 def _candidates(clause: Clause, context: Context, literals, hints) -> Iterator[SourceFile]:
     hints = list(hints)
     for source in context.index.select(literals, languages=["python"], roles=roles_for(clause)):
-        if in_clause_files(source.path, clause) and any(hint(source.text) for hint in hints):
+        if in_clause_files(source.path, clause) and _shows_any(source, hints):
             yield source
+
+
+def _shows_any(source: SourceFile, hints: list[Hint]) -> bool:
+    with searching(source.path):
+        return any(hint(source.text) for hint in hints)
 
 
 def enough(clause: Clause, hits: list[Hit]) -> bool:

@@ -127,5 +127,6 @@ def _named_in(text: str, classes: dict[str, list[ClassSite]]) -> set[str]:
 
 def _definers(index: CodeIndex, function: str) -> list[SourceFile]:
     """Files that define a function `function(...) {`."""
-    pattern = re.compile(rf"\b{re.escape(function)}\s*\([^;{{}}]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{")
+    call = rf"\b{re.escape(function)}\s*\("  # a scan for the `)` stops at the next call: linear on `f(f(f(...`
+    pattern = re.compile(rf"{call}(?:(?!{call})[^;{{}}])*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{")
     return [s for s in index.select([function], languages=["cpp", "template"]) if pattern.search(s.text)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files
 from air.index.files import matches_glob
-from air.regex import compile_guarded
+from air.regex import compile_guarded, searching
 
 
 def literals(spec: dict) -> list[str]:
@@ -23,7 +23,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if "contains" in spec:
             line = source.text.count("\n", 0, source.text.index(spec["contains"])) + 1
         if regex is not None:
-            match = regex.search(source.text)
+            with searching(source.path):
+                match = regex.search(source.text)
             if match is None:
                 continue
             line = source.text.count("\n", 0, match.start()) + 1

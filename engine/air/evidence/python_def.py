@@ -7,7 +7,8 @@ kind needs, and reading it costs a fraction of a parse.
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase, translate
+import re
+from fnmatch import fnmatchcase
 
 from air.evidence.base import (
     Clause,
@@ -32,11 +33,18 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
 
 
 def definition_hint(spec: dict) -> GuardedPattern:
-    """`def NAME(` / `class NAME` written somewhere in the file: a file without it is not read."""
+    """`def NAME(` / `class NAME` written somewhere in the file: a file without it is not read.
+    A name with wildcards is looked for by its longest literal part, anywhere in a name."""
     keyword = "def" if "function" in spec else "class"
     names = as_list(spec.get("function" if keyword == "def" else "class") or "*")
-    alternatives = "|".join(translate(name).removeprefix("(?s:").removesuffix(")\\Z") for name in names)
-    return compile_guarded(rf"\b{keyword}\s+(?:{alternatives})\b")
+    return compile_guarded(rf"\b{keyword}\s+(?:{'|'.join(map(_name_hint, names))})")
+
+
+def _name_hint(name: str) -> str:
+    if not any(char in name for char in "*?["):
+        return re.escape(name) + r"\b"
+    literal = literal_of(name)
+    return rf"\w*{re.escape(literal)}" if literal else r"\w"
 
 
 def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:

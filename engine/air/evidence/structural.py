@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files, roles_for
 
 LANGUAGES = {"cpp": ("cpp", ("cpp", "template")), "python": ("python", ("python",))}
-METAVARIABLE = re.compile(r"\$+[A-Z_][A-Z0-9_]*")
+METAVARIABLE = re.compile(r"(?<!\$)\$+[A-Z_][A-Z0-9_]*")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 POOL_THRESHOLD = 64
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from air.evidence.base import Clause, Context, Hit, enough, hit_at, in_clause_files, roles_for
-from air.regex import compile_guarded, required_literals
+from air.regex import compile_guarded, required_literals, searching
 
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
 
@@ -26,7 +26,9 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if not in_clause_files(source.path, clause):
             continue
         text = context.index.code_text(source)
-        for match in regex.finditer(text):
+        with searching(source.path):
+            matches = regex.finditer(text)
+        for match in matches:
             line = text.count("\n", 0, match.start()) + 1
             captures = {k: v for k, v in match.groupdict().items() if v is not None}
             hits.append(hit_at(source, line, captures))

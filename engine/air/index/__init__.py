@@ -23,6 +23,7 @@ from air.index.model import (
     SourceFile,
 )
 from air.index.python_lexical import LexicalPython
+from air.interrupts import stop
 
 BUILD_EXTRACTORS = {
     "setup.py": build.extract_setup_py,
@@ -211,12 +212,20 @@ class CodeIndex:
             )
         return self._pool
 
-    def close(self) -> None:
-        """Stop the worker processes, if any were started."""
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-            self._reading = None
+    def close(self, abandon: bool = False) -> None:
+        """Stop the worker processes, if any were started, once they finish the jobs they are on;
+        when the check is `abandon`ed (interrupted, failed), at once. Waiting on the pool then
+        could last forever: a worker ended while sending a result leaves the pool's reader
+        waiting for the rest."""
+        pool, self._pool, self._reading = self._pool, None, None
+        if pool is None:
+            return
+        if not abandon:
+            pool.shutdown(cancel_futures=True)
+            return
+        workers = list(pool._processes.values())  # the executor has no public way to end busy workers
+        pool.shutdown(wait=False, cancel_futures=True)
+        stop(workers)
 
     def cpp_facts(self, source: SourceFile) -> CppFacts:
         facts = self._cpp.get(source.path)

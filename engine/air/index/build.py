@@ -24,7 +24,7 @@ except ModuleNotFoundError:  # Python 3.10
 _REQUIREMENT = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*(.*)", re.DOTALL)
 _BYTE_ORDER_MARK = "\ufeff"
 _SPEC_START = ("<", ">", "=", "!", "~", "(", "@")
-_EXTRAS = re.compile(r"\s*\[[^\]]*\]\s*$")
+_EXTRAS = re.compile(r"(?<!\s)\s*\[[^\[\]]*\]\s*$")
 _INLINE_COMMENT = re.compile(r"(^|\s)#.*")
 _PIP_OPTION = re.compile(r"\s--?[A-Za-z].*")
 _ARCHIVE = re.compile(r"\.(whl|zip|tar\.gz|tgz|tar\.bz2)$", re.IGNORECASE)

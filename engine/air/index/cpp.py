@@ -486,7 +486,7 @@ def _function_name_before(declaration: str, begin: int, paren: int, constructor:
 
 # --- Out-of-class member definitions ----------------------------------------
 
-_SCOPED_DECLARATOR = re.compile(r"::\s*(?P<name>~?\s*[A-Za-z_]\w*)\s*\(")
+_SCOPED_DECLARATOR = re.compile(r"::\s*(?P<name>(?:~\s*)?[A-Za-z_]\w*)\s*\(")
 _TRAILER_TOKEN = re.compile(r"\s*(::|->|&&|[A-Za-z_]\w*|[(\[]|.)", re.S)
 _TRAILER_PASSES = frozenset({"::", "->", "&&", "&", "*", "<", ">", ","})
 _MAX_TRAILER_TOKENS = 32
@@ -683,7 +683,7 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
 
 
 _BLOCK_CALL = re.compile(
-    r'(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)\s*[A-Za-z_]\w*)*)\s*\(\s*'
+    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*\(\s*'
     r'(?:(?:[A-Za-z_]\w*\s*\(\s*)?"(?P<literal>[^"\\\n]*)")?'
 )
 

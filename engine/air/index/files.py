@@ -1,7 +1,12 @@
-"""Which files of a tree are read, what role each plays, and reading them once."""
+"""Which files of a tree are read, what role each plays, and reading them once.
+
+Nothing outside the tree is read (see `TreeReader`), and no shape of tree stops the reading:
+unreadable directories, names that are not UTF-8 and paths too long to open are counted as
+skipped, like unsuitable files."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -11,9 +16,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from air.gitcmd import run_git
+from air.gitdir import Repository, find_repository
 from air.index.model import Role, SkippedFile, SourceFile
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
+# No link is followed at the last component (those inside are resolved and checked first), a
+# FIFO does not block the open, and no descriptor leaks into a child process.
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+LEAVING_THE_TREE = "symlink leaving the tree"
 
 DEFAULT_EXCLUDES = (
     ".git/**",
@@ -131,30 +141,65 @@ def _glob_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(translate(glob) for glob in globs) or "(?!)")
 
 
-def list_paths(root: Path) -> list[str]:
-    """POSIX paths relative to root: git's list for a checkout, otherwise a walk."""
-    if (root / ".git").exists():
-        listed = _git_listed(root)
+def list_paths(root: Path, skipped: list[SkippedFile] | None = None) -> list[str]:
+    """POSIX paths relative to root: git's list for a checkout, otherwise a walk (which adds
+    the directories it cannot list to `skipped`)."""
+    repository = find_repository(root) if os.path.lexists(root / ".git") else None
+    if repository is not None:
+        listed = _git_listed(repository)
         if listed is not None:
             return listed
-    return _walk(root)
+    return _walk(root, skipped)
 
 
-def _git_listed(root: Path) -> list[str] | None:
-    result = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", timeout=60)
+def _git_listed(repository: Repository) -> list[str] | None:
+    """git's list of the tracked files and of the untracked ones no ignore file names; None when
+    git fails, or would block on an ignore file that is not a regular file (such as a FIFO)."""
+    if not _ignore_files_are_regular(repository.worktree):
+        return None
+    result = run_git(repository.worktree, repository.gitdir, "ls-files", "-z", "--cached", "--others",
+                     "--exclude-standard", timeout=60)
     if result is None or result.returncode != 0:
         return None
     paths = {p.decode("utf-8", "surrogateescape") for p in result.stdout.split(b"\0") if p}
     return sorted(paths)
 
 
-def _walk(root: Path) -> list[str]:
+def _ignore_files_are_regular(root: Path) -> bool:
+    """Whether every `.gitignore` git would open under `root` is a file (or a link, which git does not follow)."""
+    pending = [str(root)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".git":
+                            pending.append(entry.path)
+                    elif entry.name == ".gitignore" and not (entry.is_file() or entry.is_symlink()):
+                        return False
+        except OSError:
+            continue
+    return True
+
+
+def _walk(root: Path, skipped: list[SkippedFile] | None) -> list[str]:
+    """Files under root, found without entering `.git` or following links to directories. The
+    walk keeps its own stack, so that no depth of nesting exhausts Python's."""
     found: list[str] = []
-    for directory, subdirs, names in os.walk(root, followlinks=False):
-        subdirs[:] = sorted(d for d in subdirs if d != ".git")
-        base = Path(directory).relative_to(root)
-        for name in names:
-            found.append((base / name).as_posix())
+    pending = [""]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(os.path.join(root, directory)) as entries:
+                for entry in entries:
+                    rel = f"{directory}/{entry.name}" if directory else entry.name
+                    if not entry.is_dir(follow_symlinks=False):
+                        found.append(rel)
+                    elif entry.name != ".git":
+                        pending.append(rel)
+        except OSError as error:
+            if skipped is not None:
+                skipped.append(SkippedFile(shown_path(directory or "."), _reason(error, "unreadable directory")))
     found.sort()
     return found
 
@@ -162,14 +207,17 @@ def _walk(root: Path) -> list[str]:
 def read_files(root: Path, options: IndexOptions) -> FileListing:
     """Read every selected file once. Unreadable and unsuitable files are counted, not raised."""
     listing = FileListing()
-    resolved_root = root.resolve()
-    for rel in list_paths(root):
+    tree = TreeReader(root)
+    for rel in list_paths(root, listing.skipped):
         if is_excluded(rel, options.excludes):
             continue
         language = language_of(rel)
         if language is None:
             continue
-        text, reason = _read_text(os.path.join(root, rel), resolved_root, options.max_file_bytes)
+        if not _is_utf8(rel):
+            listing.skipped.append(SkippedFile(shown_path(rel), "file name not UTF-8"))
+            continue
+        text, reason = tree.read_text(rel, options.max_file_bytes)
         if reason:
             listing.skipped.append(SkippedFile(rel, reason))
             continue
@@ -178,27 +226,130 @@ def read_files(root: Path, options: IndexOptions) -> FileListing:
     return listing
 
 
-def _read_text(path: str, root: Path, max_bytes: int) -> tuple[str, str]:
+def shown_path(rel: str) -> str:
+    """`rel` as text that can be written anywhere: bytes of a name that are not UTF-8 as `\\xff`."""
+    return rel if _is_utf8(rel) else rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(rel: str) -> bool:
+    """Whether the name was UTF-8 on disk (otherwise it holds the surrogates `os.fsdecode` makes)."""
+    if rel.isascii():
+        return True
     try:
-        info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode):
-            target = Path(path).resolve()
-            if not target.is_relative_to(root):
-                return "", "symlink leaving the tree"
-            info = target.stat()
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class Unsuitable(Exception):
+    """A file of the tree that is not read, and why (the reason counted in the report)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TreeReader:
+    """Opens the files of one tree by their relative paths, never anything outside it.
+
+    Each directory on a path is resolved once, links included, and must stay inside the
+    resolved root; a file that is a link is read only when its target does too. A file is
+    opened without following a link and without blocking, and its descriptor must be a regular
+    file: one swapped for a link or a FIFO after its check is skipped, not followed or waited on."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = os.path.realpath(root)
+        self._prefix = os.path.join(self.root, "")
+        self._directories: dict[str, str | Unsuitable] = {"": self.root}
+
+    def open(self, rel: str) -> tuple[int, os.stat_result]:
+        """A descriptor open on the regular file `rel` (the caller closes it), and its status."""
+        directory, _, name = rel.rpartition("/")
+        path = os.path.join(self._directory(directory), name)
+        try:
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                path = os.path.realpath(path, strict=True)
+                if not self._contains(path):
+                    raise Unsuitable(LEAVING_THE_TREE)
+                info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode):
+                raise Unsuitable("not a regular file")
+            descriptor = os.open(path, READ_FLAGS)
+        except (OSError, ValueError) as error:
+            raise Unsuitable(_reason(error, "unreadable")) from None
+        info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
-            return "", "not a regular file"
-        if info.st_size > max_bytes:
+            os.close(descriptor)
+            raise Unsuitable("not a regular file")
+        return descriptor, info
+
+    def read_text(self, rel: str, max_bytes: int) -> tuple[str, str]:
+        """The text of `rel`, or "" and why it is not read."""
+        try:
+            descriptor, info = self.open(rel)
+        except Unsuitable as unsuitable:
+            return "", unsuitable.reason
+        try:
+            if info.st_size > max_bytes:
+                return "", "too large"
+            data = _read_at_most(descriptor, min(info.st_size, max_bytes) + 1, max_bytes + 1)
+        except OSError:
+            return "", "unreadable"
+        finally:
+            os.close(descriptor)
+        if len(data) > max_bytes:
             return "", "too large"
-        with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except (OSError, RuntimeError, ValueError):
-        return "", "unreadable"
-    if len(data) > max_bytes:
-        return "", "too large"
-    if b"\0" in data[:8192]:
-        return "", "binary"
-    try:
-        return data.decode("utf-8"), ""
-    except UnicodeDecodeError:
-        return "", "not UTF-8"
+        if b"\0" in data[:8192]:
+            return "", "binary"
+        try:
+            return data.decode("utf-8"), ""
+        except UnicodeDecodeError:
+            return "", "not UTF-8"
+
+    def _directory(self, rel: str) -> str:
+        """The resolved directory `rel`; raises `Unsuitable` when it leaves the tree or cannot
+        be looked at. Verdicts are kept per directory, the missing ancestors found first."""
+        pending = []
+        while rel not in self._directories:
+            pending.append(rel)
+            rel = rel.rpartition("/")[0]
+        for directory in reversed(pending):
+            parent, name = self._directories[rel], directory.rpartition("/")[2]
+            self._directories[directory] = parent if isinstance(parent, Unsuitable) else self._step(parent, name)
+            rel = directory
+        found = self._directories[rel]
+        if isinstance(found, Unsuitable):
+            raise Unsuitable(found.reason)
+        return found
+
+    def _step(self, parent: str, name: str) -> str | Unsuitable:
+        """`name` in the resolved directory `parent`, resolved in turn."""
+        path = os.path.join(parent, name)
+        try:
+            if name in ("", ".", "..") or stat.S_ISLNK(os.lstat(path).st_mode):
+                path = os.path.realpath(path, strict=True)
+        except (OSError, ValueError) as error:
+            return Unsuitable(_reason(error, "unreadable"))
+        return path if self._contains(path) else Unsuitable(LEAVING_THE_TREE)
+
+    def _contains(self, resolved: str) -> bool:
+        return resolved == self.root or resolved.startswith(self._prefix)
+
+
+def _read_at_most(descriptor: int, expected: int, limit: int) -> bytes:
+    """Up to `limit` bytes, asked for `expected` at a time (the size the file had when opened)."""
+    chunks = []
+    read = 0
+    while read < limit:
+        chunk = os.read(descriptor, min(expected, limit - read))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        read += len(chunk)
+    return b"".join(chunks)
+
+
+def _reason(error: Exception, otherwise: str) -> str:
+    return "path too long" if getattr(error, "errno", None) == errno.ENAMETOOLONG else otherwise

@@ -23,16 +23,21 @@ from air.regex import compile_guarded
 
 MAX_RENDERED = 200
 _IMPORT = compile_guarded(r"^[ \t]*import[ \t]+([^\n;]+)", native=False)
-_FROM_IMPORT = compile_guarded(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;]+)", native=False)
+# A parenthesized list ends at its `)`, and never reaches a line that starts another statement of its kind.
+_FROM_IMPORT = compile_guarded(
+    r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+"
+    r"(\((?:[^)\n]|\n(?![ \t]*(?:from|import)[ \t]))*\)|[^\n;]+)",
+    native=False,
+)
 _NAME_CHARS = re.compile(r"[\w.]")
 _STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
 _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
-_ANY_CALLEE = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
+_ANY_CALLEE = re.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # from a name's start only: linear on long names
 _MODULE_ASSIGN = re.compile(r"(?m)^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[ \t]*=(?!=)[ \t]*([^\n]*)")
 _DEFINITION = compile_guarded(
     r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*"
-    r"(?:\((?P<bases>[^)]*)\))?",
+    r"(?:\((?P<bases>(?:[^)\n]|\n(?![ \t]*(?:async[ \t]+)?(?:def|class)[ \t]))*)\))?",
     native=False,
 )
 

@@ -1,7 +1,8 @@
 """The Markdown report, for people to read.
 
 Every string from the model is treated as plain text and escaped, so pack prose can never
-break a table or turn into markup. Numbers are shown with one decimal.
+break a table or turn into markup, and a file name can never put a control character into
+the report (see `air.printable`). Numbers are shown with one decimal.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from air.printable import printable
 from air.report.model import (
     Finding,
     IndexStats,
@@ -370,11 +372,11 @@ def _code(value: str) -> str:
 
 
 def _url(url: str) -> str:
-    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return printable(url).replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
 def _one_line(value: str) -> str:
-    return " ".join(value.split())
+    return printable(" ".join(value.split()))
 
 
 def _truncate(value: str) -> str:
