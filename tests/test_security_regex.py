@@ -19,14 +19,24 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import air
 import pytest
 from air.errors import PackError
 from air.packs import load_pack
-from air.regex import GuardedPattern, PatternTimeout, UnsafePattern, compile_guarded, search_budget, sre_parse
+from air.regex import (
+    TIMED_OUT,
+    GuardedPattern,
+    PatternTimeout,
+    UnsafePattern,
+    compile_guarded,
+    search_budget,
+    sre_parse,
+)
 from air.run import check
+from conftest import FIXTURES
 
 SIZE = 2 * 1024 * 1024  # the largest file air reads
 BOUND = 4.0  # seconds one pattern may take on one input: the flaws fixed here took minutes
@@ -395,3 +405,26 @@ def air_check(tree: Path, pack: Path, env: dict[str, str]) -> subprocess.Complet
     command = [sys.executable, "-m", "air", "check", str(tree), "--pack", str(pack), "--no-cache", "-q",
                "--format", "json", "--output", str(tree / "report.json")]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
+
+
+def test_a_report_cut_short_by_the_budget_is_not_cached(tmp_path, monkeypatch):
+    """A timeout depends on the machine's load: the next check must search again."""
+    from air import run
+
+    checked = run.check
+
+    def cut_short(*args, **kwargs):
+        report = checked(*args, **kwargs)
+        row = replace(report.rows[0], outcome="unknown", reason=f"could not be decided: {TIMED_OUT} on x.py")
+        return replace(report, rows=(row, *report.rows[1:]))
+
+    monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
+    lines: list[str] = []
+    monkeypatch.setattr(run, "check", cut_short)
+    run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
+    run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
+    assert not any("from the cache" in line for line in lines)
+    monkeypatch.setattr(run, "check", checked)
+    run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
+    run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
+    assert any("from the cache" in line for line in lines)

@@ -43,11 +43,14 @@ class UnsafePattern(ValueError):
     """A pattern whose matching time can grow exponentially, or as a high power, with the input."""
 
 
+TIMED_OUT = "pattern timed out"
+
+
 class PatternTimeout(Exception):
     """A search that ran past its time budget; `where` names the text (a file) once known."""
 
     def __init__(self, pattern: str, where: str = "") -> None:
-        super().__init__(f"pattern timed out on {where or 'a text'}")
+        super().__init__(f"{TIMED_OUT} on {where or 'a text'}")
         self.pattern = pattern
         self.where = where
 

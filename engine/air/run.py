@@ -20,6 +20,7 @@ from air.index import CodeIndex, IndexOptions, build_index
 from air.operator_summary import operator_coverage
 from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
 from air.provenance import local_source
+from air.regex import TIMED_OUT
 from air.report.model import (
     Backend,
     IndexStats,
@@ -75,10 +76,16 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     except BaseException:
         index.close(abandon=True)
         raise
-    note = cache.store(key, report) if key else None
+    note = cache.store(key, report) if key and not _cut_short(report) else None
     if note:
         say(note)
     return report
+
+
+def _cut_short(report: Report) -> bool:
+    """Whether a search ran past its time budget: that depends on the machine's load, so such a
+    report is not kept in the cache."""
+    return any(TIMED_OUT in row.reason for row in report.rows)
 
 
 def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeIndex:
