@@ -354,3 +354,13 @@ def test_the_pack_fingerprint_reads_no_file_through_a_link_leaving_the_pack(tmp_
     before = pack_fingerprint(directory)
     secret.write_text("changed\n")
     assert pack_fingerprint(directory) == before
+
+
+def test_a_target_whose_own_name_is_not_utf8_is_checked(tmp_path):
+    tree = Path(os.fsdecode(bytes(tmp_path) + b"/backend\xff"))
+    shutil.copytree(FIXTURES / "pu1_full" / "csrc", tree / "csrc")
+    result = air("check", "--no-cache", "-q", "--format", "json", "--output", "-", str(tree))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["backend"]["name"] == "backend\\xff"
+    assert report["backend"]["source"]["location"].endswith("/backend\\xff")

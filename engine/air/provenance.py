@@ -14,6 +14,7 @@ from pathlib import Path
 from air.gitcmd import git
 from air.gitdir import Repository, find_repository, read_head
 from air.gitindex import worktree_differs
+from air.index.files import shown_path
 from air.report.model import Source
 
 
@@ -22,11 +23,11 @@ def local_source(root: Path) -> Source:
     location = root.resolve()
     repository = find_repository(location)
     if repository is None:
-        return Source("local", str(location))
+        return Source("local", shown_path(str(location)))
     commit, branch = read_head(repository)
     folder = location.relative_to(repository.worktree).as_posix()
     dirty = worktree_differs(repository, "" if folder == "." else folder)
-    return Source("local", str(location), commit, branch=branch, dirty=dirty,
+    return Source("local", shown_path(str(location)), commit, branch=branch, dirty=dirty,
                   describe=_described(repository, commit, dirty) if commit else None)
 
 

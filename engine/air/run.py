@@ -17,6 +17,7 @@ from air.evaluate import evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
+from air.index.files import shown_path
 from air.operator_summary import operator_coverage
 from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
 from air.provenance import local_source
@@ -173,7 +174,7 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
             if package and requirement.name == package and requirement.spec and target is None:
                 target = requirement.spec
     return Backend(
-        name=name or root.resolve().name,
+        name=name or shown_path(root.resolve().name),
         version=version or source.version or _tagged_version(source),
         source=source,
         target_framework_version=framework_version or target,
