@@ -24,6 +24,7 @@ from pathlib import Path
 
 import air
 import pytest
+from air.backtracking import backtracking_risk
 from air.errors import PackError
 from air.packs import load_pack
 from air.regex import (
@@ -252,6 +253,11 @@ def test_every_shipped_pattern_searches_adversarial_text_in_linear_time():
     patterns = shipped_patterns()
     assert len(patterns) > 150
     assert slow_patterns(patterns) == []
+
+
+def test_every_shipped_pattern_passes_the_guard_it_skips_when_loaded():
+    risky = {pattern: backtracking_risk(sre_parse.parse(pattern, re.MULTILINE)) for pattern in shipped_patterns()}
+    assert {pattern: risk for pattern, risk in risky.items() if risk is not None} == {}
 
 
 def test_every_engine_pattern_searches_adversarial_text_in_linear_time():

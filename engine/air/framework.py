@@ -10,7 +10,7 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import ConditionError, Node, parse_condition, referenced_names
-from air.regex import UnsafePattern, compile_guarded, distrust
+from air.regex import UnsafePattern, compile_guarded, distrust, ship
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.yamldoc import YamlDocument, load_yaml
@@ -162,8 +162,10 @@ def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:
 
 def checked_pattern(document: YamlDocument, path: tuple, pattern: str) -> None:
     """Compile a regular expression with the backtracking guard, or fail at its line. A
-    pattern air does not ship is kept off PCRE2 (see `air.regex.distrust`)."""
-    if not _shipped(document):
+    pattern air does not ship is kept off PCRE2 (see `air.regex.distrust` and `ship`)."""
+    if _shipped(document):
+        ship(pattern)
+    else:
         distrust(pattern)
     try:
         compile_guarded(pattern)

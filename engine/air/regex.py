@@ -37,6 +37,7 @@ CHARACTERS_PER_CANDIDATE = 64  # re scans about this many characters in the time
 SEARCH_BUDGET = 5.0  # seconds one pattern may search one text
 BUDGET_VARIABLE = "AIR_REGEX_BUDGET"
 _DISTRUSTED: set[str] = set()
+_SHIPPED: set[str] = set()
 
 
 class UnsafePattern(ValueError):
@@ -59,6 +60,13 @@ def distrust(pattern: str) -> None:
     """Keep `pattern` off PCRE2, whose searches cannot be interrupted: a pattern air does not
     ship may take quadratic time on a hostile text, and only `re` ends such a search on time."""
     _DISTRUSTED.add(pattern)
+
+
+def ship(pattern: str) -> None:
+    """Mark `pattern` as one of air's own packs: tests/test_security_regex.py proves every such
+    pattern free of the constructs the guard looks for, so compiling it skips that analysis
+    (0.08 s over the shipped pack)."""
+    _SHIPPED.add(pattern)
 
 
 @contextmanager
@@ -210,7 +218,7 @@ def compile_guarded(pattern: str, native: bool = True) -> GuardedPattern:
     with `re`, which builds match objects faster: right for patterns that match on many lines
     (every import of a file), not for those that seldom do."""
     parsed = sre_parse.parse(pattern, re.MULTILINE)
-    risk = backtracking_risk(parsed)
+    risk = None if pattern in _SHIPPED else backtracking_risk(parsed)
     if risk is not None:
         raise UnsafePattern(f"pattern {pattern!r} can backtrack catastrophically: {risk}")
     return GuardedPattern(pattern, parsed, native)
