@@ -205,6 +205,19 @@ def test_aliases_expanding_a_large_scalar_are_refused_by_size():
     assert time.perf_counter() - started < 30
 
 
+@pytest.mark.parametrize("command", [("pack", "validate"), ("check", "--no-cache", "-q", str(FULL), "--pack")])
+def test_a_pack_file_that_is_a_fifo_or_too_large_is_refused_without_waiting(tmp_path, command):
+    fifo_pack, large_pack = tmp_path / "fifo", tmp_path / "large"
+    fifo_pack.mkdir()
+    os.mkfifo(fifo_pack / "pack.yaml")
+    large_pack.mkdir()
+    (large_pack / "pack.yaml").write_text("id: large\n" + "# padding\n" * 500_000)
+    for directory, problem in ((fifo_pack, "no such pack"), (large_pack, "larger than 4 MiB")):
+        result = air(*command, str(directory))
+        assert result.returncode == 2, result.stderr
+        assert problem in result.stderr and result.stderr.count("\n") == 1
+
+
 def test_ordinary_documents_with_aliases_still_load():
     document = parse_yaml("base: &b {a: 1}\nx: *b\ny: [*b, *b]\n", "fine.yaml")
     assert document.data == {"base": {"a": 1}, "x": {"a": 1}, "y": [{"a": 1}, {"a": 1}]}

@@ -39,7 +39,7 @@ from air.schemas import validate_document
 from air.test_inventory import TestSyntax
 from air.upstream import Detector
 from air.versions import is_range, satisfies
-from air.yamldoc import COMPOSER, YamlDocument, load_yaml
+from air.yamldoc import COMPOSER, YamlDocument, load_yaml, read_bounded
 
 DEFAULT_ROW_GLOBS = ("rows/*.yaml",)
 DEFAULT_FIXTURES = "fixtures"
@@ -168,9 +168,12 @@ def pack_framework(name_or_dir: str) -> str:
 
 
 def _raw_header(directory: Path) -> dict:
+    """pack.yaml as plain data, {} when it does not parse (loading the pack says why); a file
+    that cannot be read, or is too large, is a PackError already."""
+    path = directory / "pack.yaml"
     try:
-        data = yaml.load((directory / "pack.yaml").read_text(encoding="utf-8"), Loader=COMPOSER)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = yaml.load(read_bounded(path, str(path)).decode("utf-8"), Loader=COMPOSER)
+    except (UnicodeDecodeError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
 

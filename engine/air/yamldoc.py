@@ -6,6 +6,8 @@ into a huge document: the number of nodes visited and the characters of scalar t
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,17 +50,28 @@ def format_path(path: YamlPath) -> str:
 
 def load_yaml(path: Path, shown_as: str | None = None) -> YamlDocument:
     shown = shown_as or str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise PackError(shown, f"cannot read: {error.strerror or error}") from None
-    if len(raw) > MAX_BYTES:
-        raise PackError(shown, f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    raw = read_bounded(path, shown)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise PackError(shown, f"not UTF-8 (byte {error.start})") from None
     return parse_yaml(text, shown)
+
+
+def read_bounded(path: Path, shown: str) -> bytes:
+    """The bytes of the regular file `path`, at most MAX_BYTES of them; opened without waiting,
+    so that a FIFO in its place is refused rather than waited on."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(handle, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                raise PackError(shown, "not a regular file")
+            raw = stream.read(MAX_BYTES + 1)
+    except OSError as error:
+        raise PackError(shown, f"cannot read: {error.strerror or error}") from None
+    if len(raw) > MAX_BYTES:
+        raise PackError(shown, f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    return raw
 
 
 def parse_yaml(text: str, shown: str) -> YamlDocument:
