@@ -38,6 +38,7 @@ from pathlib import Path
 from air import __version__
 from air.errors import InputError
 from air.index import CodeIndex
+from air.regular_file import NotRegular, open_regular
 from air.report.json_report import from_dict, to_dict
 from air.report.model import Report
 
@@ -45,7 +46,6 @@ ENTRY_DIR = "results"
 KEY_FILE = "key"
 KEY_BYTES = 32
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
-_READ_IN_PLACE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a link is not followed, a FIFO not waited on
 
 
 def cache_dir() -> Path:
@@ -112,10 +112,8 @@ def load(key: str, date: str) -> Report | None:
 
 
 def _read_entry(path: Path) -> bytes:
-    handle = os.open(path, _READ_IN_PLACE)
+    handle, _info = open_regular(path)
     with os.fdopen(handle, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            raise ValueError("not a regular file")
         return stream.read()
 
 
@@ -169,15 +167,14 @@ def _secret() -> bytes:
 
 def _read_key(path: Path) -> bytes:
     try:
-        handle = os.open(path, _READ_IN_PLACE)
+        handle, info = open_regular(path)
     except OSError as error:
-        if error.errno == errno.ELOOP:
+        if isinstance(error, NotRegular) or error.errno == errno.ELOOP:
             raise _unusable_key(path) from None
         raise
     with os.fdopen(handle, "rb") as stream:
-        info = os.fstat(handle)
         user_only = info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
-        if not stat.S_ISREG(info.st_mode) or not user_only or info.st_size != KEY_BYTES:
+        if not user_only or info.st_size != KEY_BYTES:
             raise _unusable_key(path)
         return stream.read()
 

@@ -28,6 +28,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from air.regular_file import open_regular
+
 MEMBER_LIMIT = 1 << 20
 PACKED_REFS_LIMIT = 256 << 20
 SYMREF_DEPTH = 5
@@ -39,7 +41,6 @@ COMMONDIR_MEMBERS = ("config", "packed-refs", "shallow", "info/exclude", "info/g
                      "objects/info/commit-graph")
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -65,15 +66,11 @@ def open_member(base: Path, relative: str) -> int | None:
             inner = os.open(directory, _DIRECTORY_FLAGS, dir_fd=descriptor)
             os.close(descriptor)
             descriptor = inner
-        member = os.open(name, _FILE_FLAGS, dir_fd=descriptor)
+        return open_regular(name, dir_fd=descriptor)[0]
     except OSError:
         return None
     finally:
         os.close(descriptor)
-    if stat.S_ISREG(os.fstat(member).st_mode):
-        return member
-    os.close(member)
-    return None
 
 
 def read_member(base: Path, relative: str, limit: int = MEMBER_LIMIT) -> bytes | None:

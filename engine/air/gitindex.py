@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from air.gitdir import Repository, open_member
+from air.regular_file import open_regular
 
 INDEX_LIMIT = 1 << 30
 HASH_CHUNK = 1 << 20
@@ -219,13 +220,10 @@ def _blob_id(path: bytes, info: os.stat_result, object_format: str) -> bytes:
         digest.update(b"blob %d\0" % len(target) + target)
         return digest.digest()
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        descriptor, opened = open_regular(path)
     except OSError:
         return b""
     with os.fdopen(descriptor, "rb") as handle:
-        opened = os.fstat(descriptor)
-        if not stat.S_ISREG(opened.st_mode):
-            return b""
         digest.update(b"blob %d\0" % opened.st_size)
         remaining = opened.st_size
         while remaining > 0:

@@ -7,7 +7,6 @@ into a huge document: the number of nodes visited and the characters of scalar t
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import yaml
 
 from air.errors import PackError
+from air.regular_file import NotRegular, open_regular
 
 MAX_NODES = 200_000
 MAX_BYTES = 4 * 1024 * 1024
@@ -62,11 +62,11 @@ def read_bounded(path: Path, shown: str) -> bytes:
     """The bytes of the regular file `path`, at most MAX_BYTES of them; opened without waiting,
     so that a FIFO in its place is refused rather than waited on."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        handle, _info = open_regular(path, follow_links=True)
         with os.fdopen(handle, "rb") as stream:
-            if not stat.S_ISREG(os.fstat(handle).st_mode):
-                raise PackError(shown, "not a regular file")
             raw = stream.read(MAX_BYTES + 1)
+    except NotRegular:
+        raise PackError(shown, "not a regular file") from None
     except OSError as error:
         raise PackError(shown, f"cannot read: {error.strerror or error}") from None
     if len(raw) > MAX_BYTES:

@@ -18,11 +18,9 @@ from pathlib import Path
 from air.gitcmd import run_git
 from air.gitdir import Repository, find_repository
 from air.index.model import Role, SkippedFile, SourceFile
+from air.regular_file import NotRegular, open_regular
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
-# No link is followed at the last component (those inside are resolved and checked first), a
-# FIFO does not block the open, and no descriptor leaks into a child process.
-READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 LEAVING_THE_TREE = "symlink leaving the tree"
 
 DEFAULT_EXCLUDES = (
@@ -276,14 +274,11 @@ class TreeReader:
                 info = os.lstat(path)
             if not stat.S_ISREG(info.st_mode):
                 raise Unsuitable("not a regular file")
-            descriptor = os.open(path, READ_FLAGS)
+            return open_regular(path)  # the last component is no link: those were resolved and checked above
+        except NotRegular:
+            raise Unsuitable("not a regular file") from None
         except (OSError, ValueError) as error:
             raise Unsuitable(_reason(error, "unreadable")) from None
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(descriptor)
-            raise Unsuitable("not a regular file")
-        return descriptor, info
 
     def read_text(self, rel: str, max_bytes: int) -> tuple[str, str]:
         """The text of `rel`, or "" and why it is not read."""
