@@ -78,6 +78,115 @@ def test_graph_module_that_binds_itself(tmp_path):
     assert [(h.path, h.line) for h in hits(tmp_path, spec)] == [("foo/__init__.py", 4)]
 
 
+def exported(root: Path, call: str, arg: int, functions: list[str]) -> list[tuple[str, int, str]]:
+    spec = {"graph": {"from": {"call_arg": {"call": call, "arg": arg}}, "exports": functions}}
+    return sorted((h.path, h.line, h.capture("FUNCTION")) for h in hits(root, spec))
+
+
+def test_graph_module_built_by_a_factory_and_bound_with_setattr(tmp_path):
+    tree(tmp_path, {
+        "foo/__init__.py": (
+            "import torch\n"
+            "from types import ModuleType\n"
+            "from foo import _impl\n"
+            "\n"
+            "def _build_module():\n"
+            "    ns = ModuleType('foo')\n"
+            "    setattr(ns, 'is_available', _impl.available)\n"
+            "    ns.__dict__.update(device_count=_impl.count)\n"
+            "    other = ModuleType('other')\n"
+            "    other.synchronize = _impl.sync\n"
+            "    return ns\n"
+            "\n"
+            "setattr(torch, 'foo', _build_module())\n"
+        ),
+        "foo/_impl.py": "def available():\n    return True\n",
+    })
+    found = exported(tmp_path, "torch.__setattr__", 1, ["is_available", "device_count", "synchronize"])
+    assert found == [("foo/__init__.py", 7, "is_available"), ("foo/__init__.py", 8, "device_count")]
+
+
+def test_graph_module_object_in_a_variable_passed_through_a_helper(tmp_path):
+    tree(tmp_path, {
+        "foo/__init__.py": "",
+        "foo/device.py": (
+            "import importlib.util\n"
+            "import torch as _t\n"
+            "from . import runtime\n"
+            "\n"
+            "device_module = importlib.util.module_from_spec(importlib.util.spec_from_loader('fd', loader=None))\n"
+            "vars(device_module).update({'synchronize': runtime.sync})\n"
+            "for _name in ['manual_seed', 'initial_seed']:\n"
+            "    setattr(device_module, _name, getattr(runtime, _name))\n"
+            "\n"
+            "def _bind(name, module):\n"
+            "    _t._register_device_module(name, module)\n"
+            "\n"
+            "_bind('foo', module=device_module)\n"
+        ),
+    })
+    found = exported(tmp_path, "torch._register_device_module", 1, ["synchronize", "manual_seed", "initial_seed",
+                                                                    "device_count"])
+    assert found == [("foo/device.py", 6, "synchronize"), ("foo/device.py", 8, "initial_seed"),
+                     ("foo/device.py", 8, "manual_seed")]
+
+
+CLASS_MODULE = {
+    "foo/__init__.py": "import torch\nfrom foo.api import FooModule\n\ntorch._register_device_module('foo', FooModule)\n",
+    "foo/api.py": (
+        "from foo.streams import FooStream\n"
+        "\n"
+        "class _Base:\n"
+        "    @classmethod\n"
+        "    def synchronize(cls):\n"
+        "        pass\n"
+        "\n"
+        "class FooModule(_Base):\n"
+        "    Stream = FooStream\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def is_available():\n"
+        "        return True\n"
+        "\n"
+        "    def device_count(self):\n"
+        "        return 1\n"
+        "\n"
+        "    class Event:\n"
+        "        pass\n"
+    ),
+    "foo/streams.py": "class FooStream:\n    pass\n",
+}
+
+
+def test_graph_class_bound_as_a_module_exposes_class_level_members(tmp_path):
+    tree(tmp_path, CLASS_MODULE)
+    found = exported(tmp_path, "torch._register_device_module", 1,
+                     ["is_available", "synchronize", "Stream", "Event", "device_count"])
+    assert found == [("foo/api.py", 5, "synchronize"), ("foo/api.py", 9, "Stream"), ("foo/api.py", 12, "is_available"),
+                     ("foo/api.py", 18, "Event")]  # device_count needs an instance
+
+
+def test_graph_instance_bound_as_a_module_exposes_its_methods(tmp_path):
+    tree(tmp_path, {**CLASS_MODULE, "foo/__init__.py": "import torch\nimport foo.api as api\n\n"
+                                                      "torch._register_device_module('foo', api.FooModule())\n"})
+    found = exported(tmp_path, "torch._register_device_module", 1, ["device_count", "synchronize"])
+    assert found == [("foo/api.py", 5, "synchronize"), ("foo/api.py", 15, "device_count")]
+
+
+def test_graph_flow_ends_on_cycles_and_on_what_it_cannot_follow(tmp_path):
+    tree(tmp_path, {"foo/__init__.py": (
+        "import torch\n"
+        "a = b\n"
+        "b = a\n"
+        "torch._register_device_module('foo', a)\n"
+        "for name in NAMES:\n"
+        "    setattr(torch, name, wrap(name))\n"
+        "torch._register_device_module('bar', unknown.thing(1)[0])\n"
+    )})
+    assert exported(tmp_path, "torch._register_device_module", 1, ["is_available"]) == []
+    assert exported(tmp_path, "torch.__setattr__", 1, ["is_available"]) == []
+
+
 def test_python_call_resolves_aliases_and_captures(tmp_path):
     tree(tmp_path, {"a.py": "from torch.library import impl as reg\n\n@reg('aten::add.Tensor', 'privateuseone')\ndef add(): pass\n"})
     found = hits(tmp_path, {"python_call": {"name": "torch.library.impl", "capture": ["OP", "KEY"]},

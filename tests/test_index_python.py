@@ -3,7 +3,7 @@ from textwrap import dedent
 
 import pytest
 from air.index.model import PyAssign, PyCall, PyDef, PyImport
-from air.index.python import extract_python, module_name
+from air.index.python import extract_python, extract_scopes, module_name
 from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -255,10 +255,97 @@ def test_definitions_are_qualified_and_bases_resolved():
     )
     assert result.defs == (
         PyDef(3, "class", "FooInterface", ("torch._dynamo.device_interface.DeviceInterface",)),
-        PyDef(5, "function", "FooInterface.synchronize"),
+        PyDef(5, "function", "FooInterface.synchronize", (), ("staticmethod",)),
         PyDef(6, "function", "FooInterface.synchronize.inner"),
         PyDef(9, "function", "fetch"),
     )
+
+
+# --- scopes -----------------------------------------------------------------
+
+
+def scopes(source: str) -> dict:
+    return {scope.name: scope for scope in extract_scopes(dedent(source), "pkg.mod")}
+
+
+def test_scope_bindings_cover_every_spelling_of_an_attribute_assignment():
+    found = scopes(
+        """\
+        from pkg import impl as _impl
+        from types import ModuleType
+
+        def build():
+            ns = ModuleType("x")
+            ns.a = _impl.a
+            setattr(ns, "b", _impl.b)
+            ns.__setattr__("c", _impl.c)
+            ns.__dict__.update(d=_impl.d, **extra)
+            vars(ns).update({"e": _impl.e, key: 1}, f=2)
+            ns.__dict__.update(dict(g=3))
+            vars(ns)["h"] = lambda: True
+            ns.__dict__[name] = 4
+            return ns
+        """
+    )
+    build = found["build"]
+    assert [(b.line, b.target, b.value) for b in build.bindings] == [
+        (5, "ns", "types.ModuleType(...)"),
+        (6, "ns.a", "pkg.impl.a"),
+        (7, "ns.b", "pkg.impl.b"),
+        (8, "ns.c", "pkg.impl.c"),
+        (9, "ns.d", "pkg.impl.d"),
+        (10, "ns.f", "2"),
+        (10, "ns.e", "pkg.impl.e"),
+        (11, "ns.g", "3"),
+        (12, "ns.h", "lambda: True"),
+    ]
+    assert build.returns == ("ns",)
+    assert (build.kind, build.lines, build.params) == ("function", (4, 14), ())
+
+
+def test_setattr_in_a_loop_over_literal_names_binds_each_name():
+    found = scopes(
+        """\
+        for name in ("is_available", "device_count"):
+            setattr(module, name, getattr(impl, name))
+        for name in names:
+            setattr(module, name, None)
+        """
+    )
+    assert [b.target for b in found[""].bindings] == ["module.is_available", "module.device_count"]
+
+
+def test_scopes_nest_and_classes_keep_decorators_and_attributes():
+    found = scopes(
+        """\
+        import functools
+
+        class Device(Base):
+            count = 2
+            first, second = 1, 2
+            left, right = pair
+
+            @staticmethod
+            def is_available():
+                return True
+
+            @functools.lru_cache()
+            def cached(self):
+                def inner(x, *, y):
+                    pass
+        """
+    )
+    assert list(found) == ["", "Device", "Device.is_available", "Device.cached", "Device.cached.inner"]
+    device = found["Device"]
+    assert [(b.target, b.value) for b in device.bindings] == [("count", "2"), ("first", "1"), ("second", "2")]
+    assert [(m.name, m.decorators) for m in device.members] == [
+        ("Device.is_available", ("staticmethod",)), ("Device.cached", ("functools.lru_cache",))]
+    assert found["Device.cached.inner"].params == ("x", "y")
+    assert found[""].members[0].bases == ("Base",)
+
+
+def test_scopes_of_source_that_does_not_parse_are_none():
+    assert extract_scopes("def (:\n", "pkg.mod") == ()
 
 
 # --- failures ---------------------------------------------------------------

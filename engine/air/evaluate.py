@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from air.evidence import Evaluator
 from air.evidence.base import ClauseResult, Hit
+from air.expr import referenced_names
 from air.framework import Framework, Verdict
 from air.packs import NOT_ENCODED, Row
 from air.report.model import Finding, RowResult
@@ -16,6 +17,8 @@ SHOWN_PER_CLAUSE = 3
 MAX_LISTED = 20
 
 
+ROLE_ORDER = {"product": 0, "tests": 1, "docs": 2}
+DECLARATION_SUFFIXES = (".pyi",)  # stubs: they declare what a module defines elsewhere
 BINARY_REASON = "binary distribution: source not available"
 CPP_LANGUAGES = {"cpp", "template"}
 
@@ -37,7 +40,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Fr
         return _result(row, "unknown", None, BINARY_REASON)
     results = {name: evaluator.result(clause) for name, clause in row.evidence.items()}
     points, undecided = _decide(row, results)
-    findings = findings_of(results.values())
+    findings = findings_of(_strongest_first(row, results, points))
     notes = [note.say for note in row.notes if note.when.evaluate(results)]
     if undecided:
         reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
@@ -106,16 +109,32 @@ def _only_in_tests(results: Mapping[str, ClauseResult]) -> str:
     return f"found only in tests ({shown}), which does not count as implementation"
 
 
-def findings_of(results) -> tuple[Finding, ...]:
-    findings = []
-    for result in results:
-        for hit in result.counted():
-            findings.append(finding_of(hit, result.clause.name))
-        for hit in result.test_only_hits():
-            findings.append(finding_of(hit, result.clause.name))
-    findings.sort(key=lambda f: (f.trust != "source", f.path, f.line, f.evidence))
+def _strongest_first(row: Row, results: Mapping[str, ClauseResult], points: int) -> list[ClauseResult]:
+    """The row's clause results, strongest first: those the condition that earned the row's
+    points names, then those of each higher level before those of lower ones, then the rest;
+    in the row's order within each."""
+    levels = ([points] if points in row.score else []) + sorted(row.score, reverse=True)
+    named = [referenced_names(row.score[level]) for level in levels]
+
+    def strength(name: str) -> int:
+        return next((rank for rank, names in enumerate(named) if name in names), len(named))
+
+    return [results[name] for name in sorted(results, key=strength)]
+
+
+def findings_of(results: Iterable[ClauseResult]) -> tuple[Finding, ...]:
+    """The findings of `results`, given strongest first, the first shown the strongest: product
+    code before tests and docs; then a stronger clause's before a weaker one's; then a definition
+    before a declaration of it in a stub; then by place. One finding per line, the strongest
+    clause's name kept."""
+    ranked = []
+    for strength, result in enumerate(results):
+        for hit in [*result.counted(), *result.test_only_hits()]:
+            key = (ROLE_ORDER[hit.role], strength, hit.path.endswith(DECLARATION_SUFFIXES), hit.path, hit.line)
+            ranked.append((key, finding_of(hit, result.clause.name)))
+    ranked.sort(key=lambda item: item[0])
     unique: dict[tuple[str, int], Finding] = {}
-    for finding in findings:  # one finding per line, the first clause's name kept
+    for _key, finding in ranked:
         unique.setdefault((finding.path, finding.line), finding)
     return tuple(list(unique.values())[:MAX_FINDINGS_PER_ROW])
 

@@ -3,13 +3,17 @@
 Two forms:
 - `{from: {entry_point: GROUP}, reaches: {python_call: NAME}}`: a call of NAME in a file
   that the entry points of GROUP import, directly or transitively;
-- `{from: {call_arg: {call: NAME, arg: N}}, exports: [FUNCTION, ...]}`: the module passed as
-  argument N of NAME defines (or re-exports through an import) each FUNCTION.
+- `{from: {call_arg: {call: NAME, arg: N}}, exports: [FUNCTION, ...]}`: the object passed as
+  argument N of NAME has each FUNCTION as an attribute, followed through the code that builds
+  it (see `air.evidence.python_flow`): a module that defines or imports it, a module object
+  built and given it by assignment, a class (its static and class methods, class attributes),
+  an instance, what a factory function returns, what a helper is passed. A method is also
+  called through the builtin that calls it: `setattr(OBJ, ...)` is `OBJ.__setattr__(...)`.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterator
 from fnmatch import fnmatchcase
 
 from air.evidence.base import (
@@ -22,10 +26,13 @@ from air.evidence.base import (
     name_literals,
     roles_for,
 )
+from air.evidence.python_flow import ObjectMembers
 from air.graph import DependencyGraph
 from air.index import CodeIndex
+from air.index.model import PyCall, SourceFile
 
-MAX_REEXPORT_DEPTH = 4
+MAX_FLOW_DEPTH = 8
+_BUILTIN_SPELLINGS = {"__setattr__": "setattr"}  # a method, and the builtin that calls it on its first argument
 
 
 def literals(spec: dict) -> list[str]:
@@ -57,46 +64,39 @@ def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str
     return hits
 
 
-_THIS_MODULE = re.compile(r"^sys\.modules\[\s*__name__\s*\]$")  # the calling module binds itself
-
-
 def _exports(clause: Clause, index: CodeIndex, graph: DependencyGraph, origin: dict, functions: list[str]) -> list[Hit]:
-    names = as_list(origin["call"])
     position = origin.get("arg", 0)
+    members = ObjectMembers(index, graph)
     hits = []
-    for source in index.select([name_literals(n) for n in names], languages=["python"], roles=roles_for(clause)):
-        for call in index.python_facts(source).calls:
-            if position >= len(call.args) or not any(fnmatchcase(call.qualname, n) for n in names):
-                continue
-            module = call.args[position]
-            module_path = source.path if _THIS_MODULE.match(module) else graph.module_file(module)
-            if module_path is None:
-                continue
-            for function in functions:
-                found = _definition(index, graph, module_path, function, MAX_REEXPORT_DEPTH)
-                if found and in_clause_files(found[0], clause):
-                    captures = {"MODULE": call.args[position], "FUNCTION": function}
-                    hits.append(hit_at(index.by_path[found[0]], found[1], captures))
+    for source, call in _calls(index, as_list(origin["call"]), roles_for(clause)):
+        if position >= len(call.args):
+            continue
+        bound = call.args[position]
+        for function in functions:
+            found = members.member(source.path, call.line, bound, function, MAX_FLOW_DEPTH)
+            if found and in_clause_files(found[0], clause):
+                hits.append(hit_at(index.by_path[found[0]], found[1], {"MODULE": bound, "FUNCTION": function}))
     return hits
 
 
-def _definition(index: CodeIndex, graph: DependencyGraph, path: str, name: str, depth: int) -> tuple[str, int] | None:
-    """Where the module at `path` gets `name`: its own definition, or the one it imports
-    (both read lexically: a module's definitions and imports need no parse)."""
-    facts = index.python_lexical(index.by_path[path])
-    for definition in facts.defs:
-        if definition.name == name:
-            return path, definition.line
-    if depth == 0:
-        return None
-    for imported in facts.imports:
-        if imported.alias != name and imported.name != "*":
+def _calls(index: CodeIndex, names: list[str], roles: tuple[str, ...]) -> Iterator[tuple[SourceFile, PyCall]]:
+    """The calls of `names` (globs allowed), read lexically; a method that a builtin calls is
+    found in that spelling too: `setattr(obj, *rest)` as `obj.__setattr__(*rest)`."""
+    for name in names:
+        owner, _, method = name.rpartition(".")
+        for source in index.select([name_literals(name)], languages=["python"], roles=roles):
+            for call in index.python_lexical(source).calls_of(_word(method)):
+                if fnmatchcase(call.qualname, name):
+                    yield source, call
+        builtin = _BUILTIN_SPELLINGS.get(method)
+        if builtin is None or not owner:
             continue
-        if imported.name is None:
-            continue
-        target = graph.module_file(imported.module)
-        if target and target != path:
-            found = _definition(index, graph, target, imported.name if imported.name != "*" else name, depth - 1)
-            if found:
-                return found
-    return None
+        for source in index.select([(*name_literals(owner), builtin)], languages=["python"], roles=roles):
+            for call in index.python_lexical(source).calls_of(builtin):
+                if call.qualname == builtin and call.args and fnmatchcase(f"{call.args[0]}.{method}", name):
+                    yield source, PyCall(call.line, f"{call.args[0]}.{method}", call.args[1:], call.kwargs)
+
+
+def _word(name: str) -> str:
+    """The name a lexical reading looks for: empty (every call) for a glob."""
+    return "" if any(char in name for char in "*?[") else name

@@ -19,6 +19,7 @@ from air.index.model import (
     CppClass,
     CppDefine,
     CppFacts,
+    PyScope,
     PythonFacts,
     SourceFile,
 )
@@ -56,6 +57,7 @@ class CodeIndex:
         self._by_literal: dict[tuple, set[str]] = {}
         self._scanned: dict[str, set[str]] = {}
         self._python: dict[str, PythonFacts] = {}
+        self._scopes: dict[str, tuple[PyScope, ...]] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._cpp_stripped: dict[str, str] = {}
         self._pool: ProcessPoolExecutor | None = None
@@ -177,6 +179,15 @@ class CodeIndex:
             facts = python.extract_python(source.text, module, _is_package(source))
             self._python[source.path] = facts
         return facts
+
+    def python_scopes(self, source: SourceFile) -> tuple[PyScope, ...]:
+        """The file's scopes and what each binds (see `python.extract_scopes`), read on demand:
+        only data-flow questions about a few files need them."""
+        scopes = self._scopes.get(source.path)
+        if scopes is None:
+            module = python.module_name(source.path, self.package_dirs)
+            scopes = self._scopes[source.path] = python.extract_scopes(source.text, module, _is_package(source))
+        return scopes
 
     def python_lexical(self, source: SourceFile) -> LexicalPython:
         """The file read lexically, without parsing (see `python_lexical`)."""

@@ -44,23 +44,49 @@ class PyCall:
 @dataclass(frozen=True)
 class PyDef:
     """A function or class definition. `name` is qualified inside the module
-    (`Cls.method`); `bases` are resolved dotted names (classes only)."""
+    (`Cls.method`); `bases` are resolved dotted names (classes only); `decorators` the
+    resolved names of its decorators, outermost first (read by the parser only)."""
 
     line: int
     kind: Literal["function", "class"]
     name: str
     bases: tuple[str, ...] = ()
+    decorators: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class PyAssign:
-    """A module-level assignment to an attribute of an imported module
-    (`pkg.foo = x`), or the same done through `setattr(pkg, "foo", x)` or
-    `pkg.__setattr__("foo", x)`. `target` is the resolved dotted name (`pkg.foo`)."""
+    """An assignment. In `PythonFacts`: a module-level one to an attribute of an imported
+    module (`pkg.foo = x`), or the same done through `setattr(pkg, "foo", x)` or
+    `pkg.__setattr__("foo", x)`; in a `PyScope`, any binding of the scope. `target` is the
+    resolved dotted name (`pkg.foo`)."""
 
     line: int
     target: str
     value: str
+
+
+@dataclass(frozen=True)
+class PyScope:
+    """The body of a module, function or class and what running it binds; the bodies of the
+    functions and classes defined in it are scopes of their own. `name` is qualified as a
+    `PyDef`'s ("" for the module), `lines` the first and last line it spans.
+
+    `bindings` are its assignments to a name or to an attribute (`target` resolved through the
+    file's imports, as in `PyAssign`), in every spelling Python has for them: `x = v`,
+    `x.a = v`, `setattr(x, "a", v)`, `x.__setattr__("a", v)`, `x.__dict__.update(a=v)`,
+    `vars(x).update({"a": v})`, `x.__dict__["a"] = v`, and `setattr(x, n, v)` in a loop of
+    `n` over a literal list of names. `returns` are the values of its `return` statements,
+    `members` the functions and classes defined directly in it, `params` a function's
+    parameter names in order."""
+
+    name: str
+    kind: Literal["module", "function", "class"]
+    lines: tuple[int, int]
+    bindings: tuple[PyAssign, ...] = ()
+    returns: tuple[str, ...] = ()
+    members: tuple[PyDef, ...] = ()
+    params: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

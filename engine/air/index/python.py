@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
-from air.index.model import PyAssign, PyCall, PyDef, PyImport, PythonFacts
+from air.index.model import PyAssign, PyCall, PyDef, PyImport, PyScope, PythonFacts
 
 MAX_RENDERED = 200
 MAX_ELEMENTS = 16
@@ -331,20 +331,27 @@ def _bare_decorators(defs: list[tuple[str, ast.AST]], aliases: dict[str, str]) -
 def _setattr_assign(call: ast.Call, aliases: dict[str, str]) -> PyAssign | None:
     """`setattr(mod, "name", value)` or `mod.__setattr__("name", value)` on an
     imported module, as an assignment to `mod.name`."""
+    parts = _setattr_parts(call, aliases)
+    if parts is None or not _is_module_rooted(parts[0], aliases):
+        return None
+    owner, name, value = parts
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return None
+    rendered = _render(value, aliases) if value is not None else ""
+    return PyAssign(call.lineno, f"{_resolve(owner, aliases)}.{name.value}", rendered)
+
+
+def _setattr_parts(call: ast.Call, aliases: dict[str, str]) -> tuple[ast.expr, ast.expr, ast.expr | None] | None:
+    """The object, the name and the value (if given) of `setattr(obj, name, value)` or
+    `obj.__setattr__(name, value)`."""
     func = call.func
-    if isinstance(func, ast.Name) and _resolve(func, aliases) == "setattr":
-        owner, rest = (call.args[0], call.args[1:]) if call.args else (None, [])
-    elif isinstance(func, ast.Attribute) and func.attr == "__setattr__":
+    if isinstance(func, ast.Name) and _resolve(func, aliases) == "setattr" and len(call.args) >= 2:
+        owner, rest = call.args[0], call.args[1:]
+    elif isinstance(func, ast.Attribute) and func.attr == "__setattr__" and call.args:
         owner, rest = func.value, call.args
     else:
         return None
-    if owner is None or not _is_module_rooted(owner, aliases) or not rest:
-        return None
-    name = rest[0]
-    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-        return None
-    value = _render(rest[1], aliases) if len(rest) > 1 else ""
-    return PyAssign(call.lineno, f"{_resolve(owner, aliases)}.{name.value}", value)
+    return owner, rest[0], rest[1] if len(rest) > 1 else None
 
 
 # --- Module-level attribute assignments -------------------------------------
@@ -380,7 +387,158 @@ def _flatten_targets(target: ast.expr) -> Iterator[ast.expr]:
 
 
 def _def_record(name: str, node: ast.AST, aliases: dict[str, str]) -> PyDef:
+    decorators = tuple(_resolve(d.func if isinstance(d, ast.Call) else d, aliases) or _unparse(d)
+                       for d in node.decorator_list)
     if isinstance(node, ast.ClassDef):
         bases = tuple(_resolve(base, aliases) or _unparse(base) for base in node.bases)
-        return PyDef(node.lineno, "class", name, bases)
-    return PyDef(node.lineno, "function", name)
+        return PyDef(node.lineno, "class", name, bases, decorators)
+    return PyDef(node.lineno, "function", name, (), decorators)
+
+
+# --- Scopes -----------------------------------------------------------------
+
+
+def extract_scopes(text: str, module: str | None, is_package: bool = False) -> tuple[PyScope, ...]:
+    """The scopes of a module (see `PyScope`): the module itself, then its functions and classes
+    in source order. None when the source does not parse."""
+    tree = _parse(text)
+    if isinstance(tree, str):
+        return ()
+    aliases = _alias_map(tree, _imports(_collect(tree).imports, module, is_package))
+    last = max((statement.end_lineno or statement.lineno for statement in tree.body), default=1)
+    scopes: list[PyScope] = []
+    _add_scope(tree, "", "module", (1, last), aliases, scopes)
+    return tuple(sorted(scopes, key=lambda scope: scope.lines[0]))
+
+
+def _add_scope(node: ast.AST, name: str, kind: str, lines: tuple[int, int], aliases: dict[str, str],
+               scopes: list[PyScope]) -> None:
+    bindings, returns, members = [], [], []
+    for statement, loops in _scope_statements(node.body, {}):
+        if isinstance(statement, _DEFS):
+            qualified = _join(name, statement.name)
+            members.append(_def_record(qualified, statement, aliases))
+            inner = "class" if isinstance(statement, ast.ClassDef) else "function"
+            _add_scope(statement, qualified, inner, (statement.lineno, statement.end_lineno), aliases, scopes)
+        elif isinstance(statement, ast.Return) and statement.value is not None:
+            returns.append(_render(statement.value, aliases))
+        else:
+            bindings.extend(_bindings(statement, aliases, loops))
+    params = _params(node.args) if kind == "function" else ()
+    scopes.append(PyScope(name, kind, lines, tuple(bindings), tuple(returns), tuple(members), params))
+
+
+def _scope_statements(body: list[ast.stmt], loops: dict[str, tuple[str, ...]]
+                      ) -> Iterator[tuple[ast.stmt, dict[str, tuple[str, ...]]]]:
+    """The statements that run in a scope, each with the loop variables it sees that take their
+    values from a literal list of strings."""
+    for statement in body:
+        yield statement, loops
+        if isinstance(statement, _DEFS):
+            continue
+        inner = {**loops, **_literal_loop(statement)} if isinstance(statement, (ast.For, ast.AsyncFor)) else loops
+        yield from _scope_statements(getattr(statement, "body", []), inner)
+        for block in ("orelse", "finalbody"):
+            yield from _scope_statements(getattr(statement, block, []), loops)
+        for handler in getattr(statement, "handlers", []):
+            yield from _scope_statements(handler.body, loops)
+
+
+def _literal_loop(loop: ast.For | ast.AsyncFor) -> dict[str, tuple[str, ...]]:
+    """`for name in ("a", "b"):` -> {"name": ("a", "b")}."""
+    values = _strings(loop.iter)
+    return {loop.target.id: values} if isinstance(loop.target, ast.Name) and values else {}
+
+
+def _strings(node: ast.AST) -> tuple[str, ...]:
+    """The values of a literal list, tuple or set of strings; () for anything else."""
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return ()
+    values = tuple(e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return values if len(values) == len(node.elts) else ()
+
+
+def _params(arguments: ast.arguments) -> tuple[str, ...]:
+    return tuple(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
+
+
+def _bindings(statement: ast.stmt, aliases: dict[str, str], loops: dict[str, tuple[str, ...]]) -> list[PyAssign]:
+    if isinstance(statement, ast.Assign):
+        pairs = [pair for target in statement.targets for pair in _pairs(target, statement.value)]
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        pairs = [(statement.target, statement.value)]
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        return _call_bindings(statement.value, aliases, loops)
+    else:
+        return []
+    found = []
+    for target, value in pairs:
+        name = _target_name(target, aliases)
+        if name is not None:
+            found.append(PyAssign(target.lineno, name, _render(value, aliases)))
+    return found
+
+
+def _pairs(target: ast.expr, value: ast.expr) -> Iterator[tuple[ast.expr, ast.expr]]:
+    """Each assigned target with its value; an unpacked target only when its value is a literal
+    tuple or list of the same length."""
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        yield target, value
+    elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+        for inner_target, inner_value in zip(target.elts, value.elts):
+            yield from _pairs(inner_target, inner_value)
+
+
+def _target_name(target: ast.expr, aliases: dict[str, str]) -> str | None:
+    """`x`, `x.a` (resolved), or `x.a` for `x.__dict__["a"]` and `vars(x)["a"]`."""
+    if isinstance(target, ast.Subscript):
+        owner = _namespace_of(target.value, aliases)
+        key = target.slice
+        if owner and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return f"{owner}.{key.value}"
+        return None
+    return _resolve(target, aliases)
+
+
+def _namespace_of(node: ast.expr, aliases: dict[str, str]) -> str | None:
+    """`x` for `x.__dict__` and `vars(x)`: expressions that are the namespace of object `x`."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return _resolve(node.value, aliases)
+    if isinstance(node, ast.Call) and _resolve(node.func, aliases) == "vars" and len(node.args) == 1:
+        return _resolve(node.args[0], aliases)
+    return None
+
+
+def _call_bindings(call: ast.Call, aliases: dict[str, str], loops: dict[str, tuple[str, ...]]) -> list[PyAssign]:
+    """What `setattr(x, ...)`, `x.__setattr__(...)` and `x.__dict__.update(...)` bind."""
+    parts = _setattr_parts(call, aliases)
+    if parts is not None:
+        owner, name, value = parts
+        owner_name = _resolve(owner, aliases)
+        if owner_name is None or value is None:
+            return []
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            names: tuple[str, ...] = (name.value,)
+        else:
+            names = loops.get(name.id, ()) if isinstance(name, ast.Name) else ()
+        return [PyAssign(call.lineno, f"{owner_name}.{each}", _render(value, aliases)) for each in names]
+    func = call.func
+    owner_name = _namespace_of(func.value, aliases) if isinstance(func, ast.Attribute) and func.attr == "update" else None
+    if owner_name is None:
+        return []
+    return [PyAssign(line, f"{owner_name}.{key}", _render(value, aliases)) for line, key, value in _entries(call)]
+
+
+def _entries(call: ast.Call) -> Iterator[tuple[int, str, ast.expr]]:
+    """The (line, key, value) entries a `dict.update(...)` call adds: its keywords, and those of
+    a literal dict or a `dict(...)` call it is given."""
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            yield keyword.value.lineno, keyword.arg, keyword.value
+    for argument in call.args:
+        if isinstance(argument, ast.Dict):
+            for key, value in zip(argument.keys, argument.values):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    yield key.lineno, key.value, value
+        elif isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id == "dict":
+            yield from _entries(argument)
