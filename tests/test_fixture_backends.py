@@ -22,3 +22,17 @@ def test_empty_directory(tmp_path, pack):
     scored = [r for r in report.rows if r.outcome == "scored"]
     assert scored and all(r.points == 0 for r in scored)
     assert all(r.reason for r in report.rows if r.outcome != "scored" or r.points != 2)
+
+
+def test_a_backend_without_build_metadata_of_its_own_is_named_after_its_registering_package(tmp_path, pack):
+    files = {
+        "tools/bench/setup.py": "from setuptools import setup\nsetup(name='npx-bench', version='3.1')\n",
+        "tools/bench/npx_bench/__init__.py": "",
+        "torch_npx/__init__.py": "import torch\nfrom torch_npx import _bind\n",
+        "torch_npx/_bind.py": "from torch.utils import rename_privateuse1_backend as _rename\n_rename('npx')\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    report = check(tmp_path, pack)
+    assert (report.backend.name, report.backend.version) == ("torch_npx", None)

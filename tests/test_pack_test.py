@@ -89,6 +89,53 @@ def test_annotations_check_the_cited_line(tmp_path):
     assert failures == ["pkg/__init__.py:5: expected tiny-row to cite line 6; it cites pkg/__init__.py:2"]
 
 
+TWO_CLAUSE_ROW = """\
+section: device-registration
+rows:
+  - id: tiny-row
+    item: "1.1.1"
+    title: A row
+    priority: 1
+    evidence:
+      mentioned:
+        text: {pattern: 'rename_privateuse1_backend'}
+      called:
+        python_call: {name: torch.utils.rename_privateuse1_backend}
+    score:
+      2: called
+      1: mentioned
+    remediation: Do it.
+    docs: [https://example.org/doc]
+"""
+
+
+def test_the_first_finding_shown_is_from_the_clause_that_earned_the_points(tmp_path):
+    directory, fixtures = tiny_pack(tmp_path, TWO_CLAUSE_ROW)
+    files = {
+        "pkg/a.pyi": "def rename_privateuse1_backend(name: str) -> None: ...  # air: expect tiny-row\n",
+        "pkg/b.py": "NAME = 'rename_privateuse1_backend'  # air: expect tiny-row\n",
+        "pkg/c.py": "import torch\n\n# air: first tiny-row\ntorch.utils.rename_privateuse1_backend('tiny')\n",
+    }
+    root = add_fixture(fixtures, "full", "rows: {tiny-row: 2}\n", files)
+    assert check_fixture(load_pack(str(directory)), root).failures == []
+    (root / "pkg/c.py").unlink()  # the row now earns 1, from the mentions: the stub's comes last
+    (root / "expected.yaml").write_text("rows: {tiny-row: 1}\n")
+    (root / "pkg/b.py").write_text("NAME = 'rename_privateuse1_backend'  # air: first tiny-row\n")
+    assert check_fixture(load_pack(str(directory)), root).failures == []
+    (root / "pkg/a.pyi").write_text("# air: first tiny-row\ndef rename_privateuse1_backend(name: str) -> None: ...\n")
+    failures = check_fixture(load_pack(str(directory)), root).failures
+    assert "pkg/a.pyi:1: expected tiny-row to cite line 2 first; it cites pkg/b.py:1" in failures
+
+
+def test_the_backend_name_is_checked(tmp_path):
+    directory, fixtures = tiny_pack(tmp_path)
+    files = {"pkg/__init__.py": REGISTERS, "setup.py": "from setuptools import setup\nsetup(name='torch-tiny')\n"}
+    root = add_fixture(fixtures, "full", "name: torch-tiny\nrows: {tiny-row: 2}\n", files)
+    assert check_fixture(load_pack(str(directory)), root).failures == []
+    (root / "expected.yaml").write_text("name: tiny\nrows: {tiny-row: 2}\n")
+    assert check_fixture(load_pack(str(directory)), root).failures == ["name: expected tiny, got torch-tiny"]
+
+
 def test_a_broken_expected_file_fails_in_one_line(tmp_path):
     from air.errors import PackError
 

@@ -3,8 +3,9 @@
 Each fixture is a small tree with an `expected.yaml` (the outcome of listed rows, the path
 verdict, fragments of reasons) and optional inline annotations in its files:
 `air: expect <row-id>` says the next line (or the annotated line itself, when code precedes
-the comment) must be among the row's findings; `air: reject <row-id>` says it must not count
-for the row (it may still be cited as a test).
+the comment) must be among the row's findings; `air: first <row-id>` that it must be the first
+finding shown, the strongest; `air: reject <row-id>` says it must not count for the row (it may
+still be cited as a test). `name` in `expected.yaml` is the name the report gives the backend.
 
 A row is tested when fixtures show both ends of its range: 2 and 0 for a row source can
 decide, 1 and unknown for a row only a runtime check can decide. An untested row is a failure.
@@ -26,7 +27,7 @@ from air.schemas import validate_document
 from air.yamldoc import load_yaml
 
 EXPECTED_FILE = "expected.yaml"
-ANNOTATION = re.compile(r"\bair:\s*(expect|reject)\s+([a-z0-9][a-z0-9, -]*)")
+ANNOTATION = re.compile(r"\bair:\s*(expect|first|reject)\s+([a-z0-9][a-z0-9, -]*)")
 COMMENT_LEADERS = ("#", "//", "/*", "*", "<!--", "--")
 
 Outcome = int | str
@@ -34,7 +35,7 @@ Outcome = int | str
 
 @dataclass(frozen=True)
 class Annotation:
-    kind: str  # expect | reject
+    kind: str  # expect | first | reject
     row: str
     path: str
     line: int
@@ -107,7 +108,7 @@ def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
             result.failures.append(f"{EXPECTED_FILE}: no row {row_id!r} in pack {pack.id}")
     report = check(directory, pack, IndexOptions(excludes=DEFAULT_EXCLUDES + (EXPECTED_FILE,)))
     rows = {row.id: row for row in report.rows}
-    _check_path(report, expected, result)
+    _check_backend(report, expected, result)
     for row_id, want in expected["rows"].items():
         if row_id in rows:
             got = outcome_of(rows[row_id])
@@ -124,12 +125,14 @@ def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
     return result
 
 
-def _check_path(report: Report, expected: dict, result: FixtureResult) -> None:
+def _check_backend(report: Report, expected: dict, result: FixtureResult) -> None:
     verdict = report.integration_path
     if "path" in expected and verdict.id != expected["path"]:
         result.failures.append(f"path: expected {expected['path']}, got {verdict.id}")
     if "dispatch_key" in expected and verdict.dispatch_key != expected["dispatch_key"]:
         result.failures.append(f"dispatch key: expected {expected['dispatch_key']}, got {verdict.dispatch_key}")
+    if "name" in expected and report.backend.name != expected["name"]:
+        result.failures.append(f"name: expected {expected['name']}, got {report.backend.name}")
     if "note" in expected and expected["note"] not in verdict.note:
         result.failures.append(f"path note lacks {expected['note']!r}: {verdict.note!r}")
 
@@ -146,6 +149,10 @@ def _check_annotation(annotation: Annotation, rows: dict[str, RowResult], result
                                + (", ".join(f"{f.path}:{f.line}" for f in row.evidence) or "nothing"))
     if annotation.kind == "reject" and any(f.trust != "tests" for f in cited):
         result.failures.append(f"{where}: {annotation.row} must not count line {annotation.line}")
+    first = row.evidence[0] if row.evidence else None
+    if annotation.kind == "first" and (first is None or (first.path, first.line) != (annotation.path, annotation.line)):
+        shown = f"{first.path}:{first.line}" if first else "nothing"
+        result.failures.append(f"{where}: expected {annotation.row} to cite line {annotation.line} first; it cites {shown}")
 
 
 def _unproven(report: Report) -> Iterator[str]:

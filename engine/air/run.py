@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import time
 from collections import Counter
@@ -17,7 +18,10 @@ from air.evaluate import evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
+from air.index.build import normalized_name
 from air.index.files import shown_path
+from air.index.model import BuildFacts, SourceFile
+from air.index.python import module_name
 from air.operator_summary import operator_coverage
 from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
 from air.provenance import local_source
@@ -109,7 +113,7 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         )
         verdict, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
-        backend = describe_backend(index, root, pack, source, framework_version)
+        backend = describe_backend(index, root, pack, source, framework_version, registering_files(pack, evaluator))
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target, compiled) for row in pack.rows)
@@ -160,25 +164,77 @@ def report_date() -> str:
     return moment.date().isoformat()
 
 
+def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
+    """The product files where the backend registers its device: those of the framework's path
+    signals that name the device (capture NAME), or of every signal found when none does."""
+    naming, found = set(), set()
+    for clause in pack.framework.signals.values():
+        for hit in evaluator.result(clause).counted():
+            if hit.role == "product":
+                (naming if hit.capture("NAME") else found).add(hit.path)
+    return tuple(sorted(naming or found))
+
+
 def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | None,
-                     framework_version: str | None = None) -> Backend:
+                     framework_version: str | None = None, registering: tuple[str, ...] = ()) -> Backend:
+    """The backend's name and version, read from the build metadata of the distribution that
+    registers the device (see `own_builds`), and the framework release its product's
+    requirements pin, the tree's top level first. Without a name in the build metadata, the
+    backend is named after the package that registers the device, else the directory."""
     source = source or local_source(root)
     name = version = target = None
     package = (pack.framework.package or "").lower()
-    for source_file, facts in index.build:
-        if source_file.role != "product":
-            continue  # an example's or a test's setup.py does not describe the backend
-        name = name or facts.project_name
-        version = version or facts.version
+    builds = [item for item in index.build if item[0].role == "product"]  # an example's or a test's does not count
+    for _source_file, facts in builds:
         for requirement in facts.requirements:
             if package and requirement.name == package and requirement.spec and target is None:
                 target = requirement.spec
+    packages = registering_packages(index, registering)
+    for _source_file, facts in own_builds(builds, registering, packages):
+        name = name or facts.project_name
+        version = version or facts.version
     return Backend(
-        name=name or shown_path(root.resolve().name),
+        name=name or next(iter(packages), None) or shown_path(root.resolve().name),
         version=version or source.version or _tagged_version(source),
         source=source,
         target_framework_version=framework_version or target,
     )
+
+
+def registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> list[str]:
+    """The top-level Python packages of the `registering` files, the one holding most first."""
+    found = Counter()
+    for path in registering:
+        module = module_name(path, index.package_dirs)
+        if module:
+            found[module.partition(".")[0]] += 1
+    return sorted(found, key=lambda top: (-found[top], top))
+
+
+def own_builds(builds: list[tuple[SourceFile, BuildFacts]], registering: tuple[str, ...], packages: list[str]
+               ) -> list[tuple[SourceFile, BuildFacts]]:
+    """Those of `builds` (the tree's top level first) that may describe the backend, its own
+    distribution first: one named after a package that registers the device, then those that
+    enclose a `registering` file, the nearest first. A helper tool's setup.py beside or below
+    the backend's does not name it. Without `registering` files, every build is kept."""
+    if not registering:
+        return builds
+    wanted = {normalized_name(top) for top in packages}
+
+    def names_package(facts: BuildFacts) -> bool:
+        return facts.project_name is not None and normalized_name(facts.project_name) in wanted
+
+    def depth(source_file: SourceFile) -> int:
+        return source_file.path.count("/")
+
+    own = [(s, f) for s, f in builds if names_package(f) or any(_within(p, s.path) for p in registering)]
+    return sorted(own, key=lambda item: (not names_package(item[1]), -depth(item[0])))
+
+
+def _within(path: str, build_file: str) -> bool:
+    """Whether `path` is in the directory of `build_file` or below it."""
+    directory = posixpath.dirname(build_file)
+    return not directory or path.startswith(directory + "/")
 
 
 def _tagged_version(source: Source) -> str | None:

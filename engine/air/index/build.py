@@ -115,6 +115,11 @@ def extract_requirements(text: str) -> BuildFacts:
     return BuildFacts(requirements=tuple(requirements))
 
 
+def normalized_name(name: str) -> str:
+    """A distribution's name as package indexes compare it: lower case, runs of `-_.` as `-`."""
+    return re.sub(r"[-_.]+", "-", name.lower())
+
+
 def merge_build_facts(parts: Iterable[BuildFacts]) -> BuildFacts:
     """Combine facts from several files: the first name and version found win,
     entry points and requirements are concatenated, errors joined with "; "."""
@@ -147,7 +152,7 @@ def _requirement(text: str, line: int) -> Requirement | None:
     if rest and not rest.startswith(_SPEC_START):
         return None
     spec = "" if rest.startswith("@") else "".join(rest.strip("()").split())
-    return Requirement(re.sub(r"[-_.]+", "-", name.lower()), spec, line)
+    return Requirement(normalized_name(name), spec, line)
 
 
 def _entry_point(group: str, text: str, line: int) -> EntryPoint | None:
