@@ -44,7 +44,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     origin = clause.spec["from"]
     if "entry_point" in origin:
         return _reaches(clause, graph, origin["entry_point"], as_list(clause.spec["reaches"]["python_call"]))
-    return _exports(clause, context.index, graph, origin["call_arg"], as_list(clause.spec["exports"]))
+    return _exports(clause, context, origin["call_arg"], as_list(clause.spec["exports"]))
 
 
 def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str]) -> list[Hit]:
@@ -64,11 +64,15 @@ def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str
     return hits
 
 
-def _exports(clause: Clause, index: CodeIndex, graph: DependencyGraph, origin: dict, functions: list[str]) -> list[Hit]:
-    position = origin.get("arg", 0)
-    members = ObjectMembers(index, graph)
+def _exports(clause: Clause, context: Context, origin: dict, functions: list[str]) -> list[Hit]:
+    """Where the objects passed to the calls of `origin` get `functions`. The calls and the
+    answers found are shared by the clauses that ask about the same calls."""
+    index, position = context.index, origin.get("arg", 0)
+    names, roles = as_list(origin["call"]), roles_for(clause)
+    calls = context.memo(("graph-calls", tuple(names), roles), lambda: list(_calls(index, names, roles)))
+    members = context.memo(("graph-members",), lambda: ObjectMembers(index, context.graph))
     hits = []
-    for source, call in _calls(index, as_list(origin["call"]), roles_for(clause)):
+    for source, call in calls:
         if position >= len(call.args):
             continue
         bound = call.args[position]

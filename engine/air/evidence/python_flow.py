@@ -40,14 +40,17 @@ class ObjectMembers:
         self.index = index
         self.graph = graph
         self._by_name: dict[str, dict[str, PyScope]] = {}
+        self._answers: dict[tuple[str, int, str, str, int], Place | None] = {}
 
     def member(self, path: str, line: int, expression: str, name: str, depth: int) -> Place | None:
         """Where the object that `expression` denotes at `line` of the file at `path` gets its
         attribute `name`."""
-        module = self._module(path, expression)
-        if module is not None:
-            return self._in_module(module, name, depth)
-        return self._of(path, self._scope_at(path, line), expression, name, depth)
+        key = (path, line, expression, name, depth)
+        if key not in self._answers:
+            module = self._module(path, expression)
+            self._answers[key] = (self._in_module(module, name, depth) if module is not None
+                                  else self._of(path, self._scope_at(path, line), expression, name, depth))
+        return self._answers[key]
 
     # --- objects ------------------------------------------------------------
 
