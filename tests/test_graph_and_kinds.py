@@ -166,6 +166,16 @@ def test_graph_class_bound_as_a_module_exposes_class_level_members(tmp_path):
                      ("foo/api.py", 18, "Event")]  # device_count needs an instance
 
 
+def test_graph_module_passed_by_keyword(tmp_path):
+    tree(tmp_path, {**CLASS_MODULE, "foo/__init__.py": "import torch\nfrom foo.api import FooModule\n\n"
+                                                      "torch._register_device_module(device_type='foo', module=FooModule)\n"})
+    spec = {"graph": {"from": {"call_arg": {"call": "torch._register_device_module", "arg": 1, "keyword": "module"}},
+                      "exports": "is_available"}}
+    assert [(h.path, h.line) for h in hits(tmp_path, spec)] == [("foo/api.py", 12)]
+    positional_only = {"graph": {**spec["graph"], "from": {"call_arg": {"call": "torch._register_device_module", "arg": 1}}}}
+    assert hits(tmp_path, positional_only) == []
+
+
 def test_graph_instance_bound_as_a_module_exposes_its_methods(tmp_path):
     tree(tmp_path, {**CLASS_MODULE, "foo/__init__.py": "import torch\nimport foo.api as api\n\n"
                                                       "torch._register_device_module('foo', api.FooModule())\n"})

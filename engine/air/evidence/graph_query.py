@@ -3,12 +3,13 @@
 Two forms:
 - `{from: {entry_point: GROUP}, reaches: {python_call: NAME}}`: a call of NAME in a file
   that the entry points of GROUP import, directly or transitively;
-- `{from: {call_arg: {call: NAME, arg: N}}, exports: [FUNCTION, ...]}`: the object passed as
-  argument N of NAME has each FUNCTION as an attribute, followed through the code that builds
-  it (see `air.evidence.python_flow`): a module that defines or imports it, a module object
-  built and given it by assignment, a class (its static and class methods, class attributes),
-  an instance, what a factory function returns, what a helper is passed. A method is also
-  called through the builtin that calls it: `setattr(OBJ, ...)` is `OBJ.__setattr__(...)`.
+- `{from: {call_arg: {call: NAME, arg: N, keyword: K}}, exports: [FUNCTION, ...]}`: the object
+  passed to NAME as argument N (or by keyword K, when given) has each FUNCTION as an
+  attribute, followed through the code that builds it (see `air.evidence.python_flow`): a
+  module that defines or imports it, a module object built and given it by assignment, a
+  class (its static and class methods, class attributes), an instance, what a factory
+  function returns, what a helper is passed. A method is also called through the builtin
+  that calls it: `setattr(OBJ, ...)` is `OBJ.__setattr__(...)`.
 """
 
 from __future__ import annotations
@@ -67,15 +68,15 @@ def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str
 def _exports(clause: Clause, context: Context, origin: dict, functions: list[str]) -> list[Hit]:
     """Where the objects passed to the calls of `origin` get `functions`. The calls and the
     answers found are shared by the clauses that ask about the same calls."""
-    index, position = context.index, origin.get("arg", 0)
+    index, position, keyword = context.index, origin.get("arg", 0), origin.get("keyword")
     names, roles = as_list(origin["call"]), roles_for(clause)
     calls = context.memo(("graph-calls", tuple(names), roles), lambda: list(_calls(index, names, roles)))
     members = context.memo(("graph-members",), lambda: ObjectMembers(index, context.graph))
     hits = []
     for source, call in calls:
-        if position >= len(call.args):
+        bound = call.args[position] if position < len(call.args) else dict(call.kwargs).get(keyword)
+        if bound is None:
             continue
-        bound = call.args[position]
         for function in functions:
             found = members.member(source.path, call.line, bound, function, MAX_FLOW_DEPTH)
             if found and in_clause_files(found[0], clause):
