@@ -166,6 +166,19 @@ def test_graph_class_bound_as_a_module_exposes_class_level_members(tmp_path):
                      ("foo/api.py", 18, "Event")]  # device_count needs an instance
 
 
+def test_graph_module_bound_by_plain_attribute_assignment(tmp_path):
+    tree(tmp_path, {
+        "foo/__init__.py": "import torch\nimport foo.dev\n\ndef _install():\n    torch.foo = foo.dev\n",
+        "foo/dev.py": "def device_count():\n    return 1\n",
+        "bar/__init__.py": "import torch\nfrom bar.api import BarModule\ntorch.bar: type = BarModule\n",
+        "bar/api.py": "class BarModule:\n    @staticmethod\n    def device_count():\n        return 2\n",
+        "baz/__init__.py": "import torch\nimport baz.dev\ntorch.Tensor.baz = baz.dev\ntorch.baz == baz.dev\n",
+        "baz/dev.py": "def device_count():\n    return 3\n",
+    })
+    found = exported(tmp_path, "torch.__setattr__", 1, ["device_count"])
+    assert found == [("bar/api.py", 3, "device_count"), ("foo/dev.py", 1, "device_count")]
+
+
 def test_graph_module_passed_by_keyword(tmp_path):
     tree(tmp_path, {**CLASS_MODULE, "foo/__init__.py": "import torch\nfrom foo.api import FooModule\n\n"
                                                       "torch._register_device_module(device_type='foo', module=FooModule)\n"})

@@ -8,12 +8,13 @@ Two forms:
   attribute, followed through the code that builds it (see `air.evidence.python_flow`): a
   module that defines or imports it, a module object built and given it by assignment, a
   class (its static and class methods, class attributes), an instance, what a factory
-  function returns, what a helper is passed. A method is also called through the builtin
-  that calls it: `setattr(OBJ, ...)` is `OBJ.__setattr__(...)`.
+  function returns, what a helper is passed. `OBJ.__setattr__(NAME, VALUE)` is also found as
+  `setattr(OBJ, NAME, VALUE)` and as `OBJ.NAME = VALUE`, the calls of it that Python makes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 
@@ -33,7 +34,7 @@ from air.index import CodeIndex
 from air.index.model import PyCall, SourceFile
 
 MAX_FLOW_DEPTH = 8
-_BUILTIN_SPELLINGS = {"__setattr__": "setattr"}  # a method, and the builtin that calls it on its first argument
+_SETATTR = "__setattr__"
 
 
 def literals(spec: dict) -> list[str]:
@@ -85,21 +86,44 @@ def _exports(clause: Clause, context: Context, origin: dict, functions: list[str
 
 
 def _calls(index: CodeIndex, names: list[str], roles: tuple[str, ...]) -> Iterator[tuple[SourceFile, PyCall]]:
-    """The calls of `names` (globs allowed), read lexically; a method that a builtin calls is
-    found in that spelling too: `setattr(obj, *rest)` as `obj.__setattr__(*rest)`."""
+    """The calls of `names` (globs allowed), read lexically. `OBJ.__setattr__(NAME, VALUE)` is
+    also found in the two other spellings of setting an attribute: `setattr(OBJ, NAME, VALUE)`
+    and `OBJ.NAME = VALUE`."""
     for name in names:
         owner, _, method = name.rpartition(".")
         for source in index.select([name_literals(name)], languages=["python"], roles=roles):
             for call in index.python_lexical(source).calls_of(_word(method)):
                 if fnmatchcase(call.qualname, name):
                     yield source, call
-        builtin = _BUILTIN_SPELLINGS.get(method)
-        if builtin is None or not owner:
+        if method == _SETATTR and owner:
+            yield from _setattr_calls(index, owner, name, roles)
+            yield from _attribute_assignments(index, owner, roles)
+
+
+def _setattr_calls(index: CodeIndex, owner: str, name: str, roles: tuple[str, ...]
+                   ) -> Iterator[tuple[SourceFile, PyCall]]:
+    """`setattr(OWNER, NAME, VALUE)`, as the call `OWNER.__setattr__(NAME, VALUE)` it makes."""
+    for source in index.select([(*name_literals(owner), "setattr")], languages=["python"], roles=roles):
+        for call in index.python_lexical(source).calls_of("setattr"):
+            if call.qualname == "setattr" and call.args and fnmatchcase(f"{call.args[0]}.{_SETATTR}", name):
+                yield source, PyCall(call.line, f"{call.args[0]}.{_SETATTR}", call.args[1:], call.kwargs)
+
+
+def _attribute_assignments(index: CodeIndex, owner: str, roles: tuple[str, ...]
+                           ) -> Iterator[tuple[SourceFile, PyCall]]:
+    """`OWNER.NAME = VALUE` in any scope, as the call `OWNER.__setattr__(NAME, VALUE)` it makes.
+    Only files that write `OWNER.NAME =` as such are read (an alias of OWNER is not seen)."""
+    if _word(owner) != owner:
+        return
+    written = re.compile(rf"{re.escape(owner)}\.\w+[ \t]*(?::[^=\n]*)?=(?!=)")  # annotated or not
+    for source in index.select([name_literals(owner)], languages=["python"], roles=roles):
+        if not written.search(source.text):
             continue
-        for source in index.select([(*name_literals(owner), builtin)], languages=["python"], roles=roles):
-            for call in index.python_lexical(source).calls_of(builtin):
-                if call.qualname == builtin and call.args and fnmatchcase(f"{call.args[0]}.{method}", name):
-                    yield source, PyCall(call.line, f"{call.args[0]}.{method}", call.args[1:], call.kwargs)
+        for scope in index.python_scopes(source):
+            for binding in scope.bindings:
+                target, _, attribute = binding.target.rpartition(".")
+                if target == owner:
+                    yield source, PyCall(binding.line, f"{owner}.{_SETATTR}", (attribute, binding.value), ())
 
 
 def _word(name: str) -> str:
