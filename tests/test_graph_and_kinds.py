@@ -132,7 +132,8 @@ def test_graph_module_object_in_a_variable_passed_through_a_helper(tmp_path):
 
 
 CLASS_MODULE = {
-    "foo/__init__.py": "import torch\nfrom foo.api import FooModule\n\ntorch._register_device_module('foo', FooModule)\n",
+    "foo/__init__.py": "import torch\nfrom foo.api import FooModule\n\n"
+                       "torch._register_device_module('foo', FooModule)\n",
     "foo/api.py": (
         "from foo.streams import FooStream\n"
         "\n"
@@ -180,12 +181,14 @@ def test_graph_module_bound_by_plain_attribute_assignment(tmp_path):
 
 
 def test_graph_module_passed_by_keyword(tmp_path):
-    tree(tmp_path, {**CLASS_MODULE, "foo/__init__.py": "import torch\nfrom foo.api import FooModule\n\n"
-                                                      "torch._register_device_module(device_type='foo', module=FooModule)\n"})
-    spec = {"graph": {"from": {"call_arg": {"call": "torch._register_device_module", "arg": 1, "keyword": "module"}},
-                      "exports": "is_available"}}
+    tree(tmp_path, {**CLASS_MODULE, "foo/__init__.py": (
+        "import torch\nfrom foo.api import FooModule\n\n"
+        "torch._register_device_module(device_type='foo', module=FooModule)\n")})
+    by_keyword = {"call": "torch._register_device_module", "arg": 1, "keyword": "module"}
+    spec = {"graph": {"from": {"call_arg": by_keyword}, "exports": "is_available"}}
     assert [(h.path, h.line) for h in hits(tmp_path, spec)] == [("foo/api.py", 12)]
-    positional_only = {"graph": {**spec["graph"], "from": {"call_arg": {"call": "torch._register_device_module", "arg": 1}}}}
+    positional = {"call": "torch._register_device_module", "arg": 1}
+    positional_only = {"graph": {**spec["graph"], "from": {"call_arg": positional}}}
     assert hits(tmp_path, positional_only) == []
 
 

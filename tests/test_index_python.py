@@ -376,9 +376,13 @@ def test_arbitrary_text_never_raises(text):
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["import a.b as c\n", "from . import x\n", "c.f(x, y=1)\n", "def g(:\n",
-                                 "class K(c.B):\n", "    pass\n", "setattr(a, 'z', 1)\n", "a.q = 2\n", "#\n"])))
+                                 "class K(c.B):\n", "    pass\n", "setattr(a, 'z', 1)\n", "a.q = 2\n", "#\n",
+                                 "def h(p, *q, r=1):\n", "    return p\n", "for n in ('u', 'v'):\n",
+                                 "    setattr(a, n, 3)\n", "vars(a).update({'w': 4}, k=5)\n", "a.__dict__['y'] = 6\n",
+                                 "    @staticmethod\n", "    def s():\n", "        pass\n"])))
 def test_python_like_text_never_raises(lines):
     extract_python("".join(lines), "pkg.mod", is_package=True)
+    extract_scopes("".join(lines), "pkg.mod", is_package=True)
 
 
 # --- module names -----------------------------------------------------------

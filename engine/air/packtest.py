@@ -152,7 +152,8 @@ def _check_annotation(annotation: Annotation, rows: dict[str, RowResult], result
     first = row.evidence[0] if row.evidence else None
     if annotation.kind == "first" and (first is None or (first.path, first.line) != (annotation.path, annotation.line)):
         shown = f"{first.path}:{first.line}" if first else "nothing"
-        result.failures.append(f"{where}: expected {annotation.row} to cite line {annotation.line} first; it cites {shown}")
+        result.failures.append(
+            f"{where}: expected {annotation.row} to cite line {annotation.line} first; it cites {shown}")
 
 
 def _unproven(report: Report) -> Iterator[str]:

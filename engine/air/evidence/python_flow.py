@@ -47,7 +47,7 @@ class ObjectMembers:
         attribute `name`."""
         key = (path, line, expression, name, depth)
         if key not in self._answers:
-            module = self._module(path, expression)
+            module = self._module(path, expression)  # a module of the tree is found without parsing the file
             self._answers[key] = (self._in_module(module, name, depth) if module is not None
                                   else self._of(path, self._scope_at(path, line), expression, name, depth))
         return self._answers[key]
@@ -69,15 +69,15 @@ class ObjectMembers:
         return path if _THIS_MODULE.match(expression) else self.graph.module_file(expression)
 
     def _in_module(self, path: str, name: str, depth: int) -> Place | None:
-        found = definition(self.index, self.graph, path, name, min(depth, MAX_REEXPORT_DEPTH))
+        found = module_definition(self.index, self.graph, path, name, min(depth, MAX_REEXPORT_DEPTH))
         if found is not None:
             return found
         return next(((path, b.line) for b in self._module_scope(path).bindings if b.target == name), None)
 
     def _named(self, path: str, scope: PyScope, variable: str, name: str, depth: int) -> Place | None:
         """The attribute of what `variable` names in `scope`: the nearest scope that binds it decides."""
+        attribute = f"{variable}.{name}"
         for enclosing in self._chain(path, scope):
-            attribute = f"{variable}.{name}"
             bound = [b for b in enclosing.bindings if b.target == attribute]
             if bound:
                 return path, bound[0].line
@@ -124,20 +124,20 @@ class ObjectMembers:
         defined = self._definition_of(path, scope, callee)
         if defined is None:
             return None
-        where, definition_ = defined
-        if definition_.kind == "class":
-            return self._class_member(where, definition_, name, instance=True, depth=depth - 1)
-        function = self._scopes(where)[definition_.name]
+        where, target = defined
+        if target.kind == "class":
+            return self._class_member(where, target, name, instance=True, depth=depth - 1)
+        function = self._scopes(where)[target.name]
         for value in function.returns:
             found = self._of(where, function, value, name, depth - 1)
             if found is not None:
                 return found
         return None
 
-    def _of_definition(self, path: str, definition_: PyDef, name: str, instance: bool, depth: int) -> Place | None:
-        if definition_.kind != "class" or depth < 0:
+    def _of_definition(self, path: str, target: PyDef, name: str, instance: bool, depth: int) -> Place | None:
+        if target.kind != "class" or depth < 0:
             return None  # a function object has no attribute worth finding
-        return self._class_member(path, definition_, name, instance, depth)
+        return self._class_member(path, target, name, instance, depth)
 
     def _class_member(self, path: str, cls: PyDef, name: str, instance: bool, depth: int) -> Place | None:
         """What a class (or, with `instance`, an instance of it) has as attribute `name`."""
@@ -177,7 +177,9 @@ class ObjectMembers:
         """The definition that a resolved name `pkg.mod.Name` denotes in a module of the tree."""
         module, _, attribute = dotted.rpartition(".")
         module_path = self.graph.module_file(module) if module else None
-        found = definition(self.index, self.graph, module_path, attribute, MAX_REEXPORT_DEPTH) if module_path else None
+        if module_path is None:
+            return None
+        found = module_definition(self.index, self.graph, module_path, attribute, MAX_REEXPORT_DEPTH)
         if found is None:
             return None
         where, line = found
@@ -217,7 +219,7 @@ class ObjectMembers:
         return chain
 
 
-def definition(index: CodeIndex, graph: DependencyGraph, path: str, name: str, depth: int) -> Place | None:
+def module_definition(index: CodeIndex, graph: DependencyGraph, path: str, name: str, depth: int) -> Place | None:
     """Where the module at `path` gets `name`: its own definition, or the one it imports
     (both read lexically: a module's definitions and imports need no parse)."""
     facts = index.python_lexical(index.by_path[path])
@@ -233,7 +235,7 @@ def definition(index: CodeIndex, graph: DependencyGraph, path: str, name: str, d
             continue
         target = graph.module_file(imported.module)
         if target and target != path:
-            found = definition(index, graph, target, imported.name if imported.name != "*" else name, depth - 1)
+            found = module_definition(index, graph, target, imported.name if imported.name != "*" else name, depth - 1)
             if found:
                 return found
     return None

@@ -400,14 +400,17 @@ def _def_record(name: str, node: ast.AST, aliases: dict[str, str]) -> PyDef:
 
 def extract_scopes(text: str, module: str | None, is_package: bool = False) -> tuple[PyScope, ...]:
     """The scopes of a module (see `PyScope`): the module itself, then its functions and classes
-    in source order. None when the source does not parse."""
+    in source order. None when the source does not parse or nests too deeply to read."""
     tree = _parse(text)
     if isinstance(tree, str):
         return ()
     aliases = _alias_map(tree, _imports(_collect(tree).imports, module, is_package))
     last = max((statement.end_lineno or statement.lineno for statement in tree.body), default=1)
     scopes: list[PyScope] = []
-    _add_scope(tree, "", "module", (1, last), aliases, scopes)
+    try:
+        _add_scope(tree, "", "module", (1, last), aliases, scopes)
+    except RecursionError:
+        return ()
     return tuple(sorted(scopes, key=lambda scope: scope.lines[0]))
 
 
@@ -523,7 +526,8 @@ def _call_bindings(call: ast.Call, aliases: dict[str, str], loops: dict[str, tup
             names = loops.get(name.id, ()) if isinstance(name, ast.Name) else ()
         return [PyAssign(call.lineno, f"{owner_name}.{each}", _render(value, aliases)) for each in names]
     func = call.func
-    owner_name = _namespace_of(func.value, aliases) if isinstance(func, ast.Attribute) and func.attr == "update" else None
+    updated = isinstance(func, ast.Attribute) and func.attr == "update"
+    owner_name = _namespace_of(func.value, aliases) if updated else None
     if owner_name is None:
         return []
     return [PyAssign(line, f"{owner_name}.{key}", _render(value, aliases)) for line, key, value in _entries(call)]
