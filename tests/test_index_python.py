@@ -306,13 +306,21 @@ def test_scope_bindings_cover_every_spelling_of_an_attribute_assignment():
 def test_setattr_in_a_loop_over_literal_names_binds_each_name():
     found = scopes(
         """\
+        __all__ = ["synchronize", "empty_cache"]
+        names = unknown()
         for name in ("is_available", "device_count"):
             setattr(module, name, getattr(impl, name))
         for name in names:
             setattr(module, name, None)
+
+        def build(target):
+            for exported in __all__:
+                setattr(target, exported, getattr(impl, exported))
         """
     )
-    assert [b.target for b in found[""].bindings] == ["module.is_available", "module.device_count"]
+    assert [b.target for b in found[""].bindings] == [
+        "__all__", "names", "module.is_available", "module.device_count"]
+    assert [b.target for b in found["build"].bindings] == ["target.synchronize", "target.empty_cache"]
 
 
 def test_scopes_nest_and_classes_keep_decorators_and_attributes():

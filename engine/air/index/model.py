@@ -76,7 +76,7 @@ class PyScope:
     file's imports, as in `PyAssign`), in every spelling Python has for them: `x = v`,
     `x.a = v`, `setattr(x, "a", v)`, `x.__setattr__("a", v)`, `x.__dict__.update(a=v)`,
     `vars(x).update({"a": v})`, `x.__dict__["a"] = v`, and `setattr(x, n, v)` in a loop of
-    `n` over a literal list of names. `returns` are the values of its `return` statements,
+    `n` over a literal list of names (or a module-level name bound to one, such as `__all__`). `returns` are the values of its `return` statements,
     `members` the functions and classes defined directly in it, `params` a function's
     parameter names in order."""
 

@@ -408,21 +408,23 @@ def extract_scopes(text: str, module: str | None, is_package: bool = False) -> t
     last = max((statement.end_lineno or statement.lineno for statement in tree.body), default=1)
     scopes: list[PyScope] = []
     try:
-        _add_scope(tree, "", "module", (1, last), aliases, scopes)
+        _add_scope(tree, "", "module", (1, last), aliases, _string_lists(tree.body), scopes)
     except RecursionError:
         return ()
     return tuple(sorted(scopes, key=lambda scope: scope.lines[0]))
 
 
 def _add_scope(node: ast.AST, name: str, kind: str, lines: tuple[int, int], aliases: dict[str, str],
-               scopes: list[PyScope]) -> None:
+               lists: dict[str, tuple[str, ...]], scopes: list[PyScope]) -> None:
+    """Add the scope of `node` and those nested in it to `scopes`; `lists` are the module's
+    names bound to a literal list of strings."""
     bindings, returns, members = [], [], []
-    for statement, loops in _scope_statements(node.body, {}):
+    for statement, loops in _scope_statements(node.body, {}, lists):
         if isinstance(statement, _DEFS):
             qualified = _join(name, statement.name)
             members.append(_def_record(qualified, statement, aliases))
             inner = "class" if isinstance(statement, ast.ClassDef) else "function"
-            _add_scope(statement, qualified, inner, (statement.lineno, statement.end_lineno), aliases, scopes)
+            _add_scope(statement, qualified, inner, (statement.lineno, statement.end_lineno), aliases, lists, scopes)
         elif isinstance(statement, ast.Return) and statement.value is not None:
             returns.append(_render(statement.value, aliases))
         else:
@@ -431,26 +433,40 @@ def _add_scope(node: ast.AST, name: str, kind: str, lines: tuple[int, int], alia
     scopes.append(PyScope(name, kind, lines, tuple(bindings), tuple(returns), tuple(members), params))
 
 
-def _scope_statements(body: list[ast.stmt], loops: dict[str, tuple[str, ...]]
+def _scope_statements(body: list[ast.stmt], loops: dict[str, tuple[str, ...]], lists: dict[str, tuple[str, ...]]
                       ) -> Iterator[tuple[ast.stmt, dict[str, tuple[str, ...]]]]:
     """The statements that run in a scope, each with the loop variables it sees that take their
-    values from a literal list of strings."""
+    values from a literal list of strings, written in the loop or bound to a name of `lists`."""
     for statement in body:
         yield statement, loops
         if isinstance(statement, _DEFS):
             continue
-        inner = {**loops, **_literal_loop(statement)} if isinstance(statement, (ast.For, ast.AsyncFor)) else loops
-        yield from _scope_statements(getattr(statement, "body", []), inner)
+        looping = isinstance(statement, (ast.For, ast.AsyncFor))
+        inner = {**loops, **_literal_loop(statement, lists)} if looping else loops
+        yield from _scope_statements(getattr(statement, "body", []), inner, lists)
         for block in ("orelse", "finalbody"):
-            yield from _scope_statements(getattr(statement, block, []), loops)
+            yield from _scope_statements(getattr(statement, block, []), loops, lists)
         for handler in getattr(statement, "handlers", []):
-            yield from _scope_statements(handler.body, loops)
+            yield from _scope_statements(handler.body, loops, lists)
 
 
-def _literal_loop(loop: ast.For | ast.AsyncFor) -> dict[str, tuple[str, ...]]:
-    """`for name in ("a", "b"):` -> {"name": ("a", "b")}."""
-    values = _strings(loop.iter)
+def _literal_loop(loop: ast.For | ast.AsyncFor, lists: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """`for name in ("a", "b"):` -> {"name": ("a", "b")}, also when the list is one of `lists`."""
+    values = lists.get(loop.iter.id, ()) if isinstance(loop.iter, ast.Name) else _strings(loop.iter)
     return {loop.target.id: values} if isinstance(loop.target, ast.Name) and values else {}
+
+
+def _string_lists(body: list[ast.stmt]) -> dict[str, tuple[str, ...]]:
+    """Names that module-level statements bind to a literal list of strings (`__all__ = [...]`),
+    the first binding kept."""
+    found: dict[str, tuple[str, ...]] = {}
+    for statement in _module_statements(body):
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, values = statement.targets[0], _strings(statement.value)
+        if isinstance(target, ast.Name) and values:
+            found.setdefault(target.id, values)
+    return found
 
 
 def _strings(node: ast.AST) -> tuple[str, ...]:
