@@ -36,3 +36,10 @@ def test_a_backend_without_build_metadata_of_its_own_is_named_after_its_register
         (tmp_path / path).write_text(text)
     report = check(tmp_path, pack)
     assert (report.backend.name, report.backend.version) == ("torch_npx", None)
+
+
+def test_a_lone_script_that_registers_the_device_does_not_name_the_backend(tmp_path, pack):
+    root = tmp_path / "vpu-backend"
+    root.mkdir()
+    (root / "register_vpu.py").write_text("import torch\ntorch.utils.rename_privateuse1_backend('vpu')\n")
+    assert check(root, pack).backend.name == "vpu-backend"

@@ -178,7 +178,7 @@ def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
 def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | None,
                      framework_version: str | None = None, registering: tuple[str, ...] = ()) -> Backend:
     """The backend's name and version, read from the build metadata of the distribution that
-    registers the device (see `own_builds`), and the framework release its product's
+    registers the device (see `_own_builds`), and the framework release its product's
     requirements pin, the tree's top level first. Without a name in the build metadata, the
     backend is named after the package that registers the device, else the directory."""
     source = source or local_source(root)
@@ -189,30 +189,30 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
         for requirement in facts.requirements:
             if package and requirement.name == package and requirement.spec and target is None:
                 target = requirement.spec
-    packages = registering_packages(index, registering)
-    for _source_file, facts in own_builds(builds, registering, packages):
+    packages = _registering_packages(index, registering)
+    for _source_file, facts in _own_builds(builds, registering, packages):
         name = name or facts.project_name
         version = version or facts.version
     return Backend(
-        name=name or next(iter(packages), None) or shown_path(root.resolve().name),
+        name=name or (packages[0] if packages else shown_path(root.resolve().name)),
         version=version or source.version or _tagged_version(source),
         source=source,
         target_framework_version=framework_version or target,
     )
 
 
-def registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> list[str]:
+def _registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> list[str]:
     """The top-level Python packages of the `registering` files, the one holding most first."""
     found = Counter()
     for path in registering:
         module = module_name(path, index.package_dirs)
-        if module:
+        if module and ("." in module or path.endswith("__init__.py")):  # a lone script is no package
             found[module.partition(".")[0]] += 1
     return sorted(found, key=lambda top: (-found[top], top))
 
 
-def own_builds(builds: list[tuple[SourceFile, BuildFacts]], registering: tuple[str, ...], packages: list[str]
-               ) -> list[tuple[SourceFile, BuildFacts]]:
+def _own_builds(builds: list[tuple[SourceFile, BuildFacts]], registering: tuple[str, ...], packages: list[str]
+                ) -> list[tuple[SourceFile, BuildFacts]]:
     """Those of `builds` (the tree's top level first) that may describe the backend, its own
     distribution first: one named after a package that registers the device, then those that
     enclose a `registering` file, the nearest first. A helper tool's setup.py beside or below
