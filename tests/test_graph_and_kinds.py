@@ -199,6 +199,29 @@ def test_graph_instance_bound_as_a_module_exposes_its_methods(tmp_path):
     assert found == [("foo/api.py", 5, "synchronize"), ("foo/api.py", 15, "device_count")]
 
 
+def test_graph_class_and_instance_defined_beside_the_registration(tmp_path):
+    tree(tmp_path, {"foo/__init__.py": (
+        "import torch\n"
+        "\n"
+        "class _Api:\n"
+        "    @classmethod\n"
+        "    def device_count(cls):\n"
+        "        return 1\n"
+        "\n"
+        "    def synchronize(self):\n"
+        "        pass\n"
+        "\n"
+        "def _install():\n"
+        "    torch._register_device_module('foo', _Api)\n"
+        "    api = _Api()\n"
+        "    torch._register_device_module('bar', api)\n"
+    )})
+    spec = {"graph": {"from": {"call_arg": {"call": "torch._register_device_module", "arg": 1}},
+                      "exports": ["device_count", "synchronize"]}}
+    found = sorted((h.capture("MODULE"), h.capture("FUNCTION"), h.line) for h in hits(tmp_path, spec))
+    assert found == [("_Api", "device_count", 5), ("api", "device_count", 5), ("api", "synchronize", 8)]
+
+
 def test_graph_flow_ends_on_cycles_and_on_what_it_cannot_follow(tmp_path):
     tree(tmp_path, {"foo/__init__.py": (
         "import torch\n"
