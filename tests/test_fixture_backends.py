@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from air.run import check
 from conftest import FIXTURES
 
@@ -43,3 +44,23 @@ def test_a_lone_script_that_registers_the_device_does_not_name_the_backend(tmp_p
     root.mkdir()
     (root / "register_vpu.py").write_text("import torch\ntorch.utils.rename_privateuse1_backend('vpu')\n")
     assert check(root, pack).backend.name == "vpu-backend"
+
+
+@pytest.mark.parametrize("helper", [
+    ("setup.py", "from setuptools import setup\nsetup(name='xpu-lint', version='1.0', packages=['xpu_lint'])\n"),
+    ("pyproject.toml", "[project]\nname = 'xpu-lint'\nversion = '1.0'\n"
+                       "[tool.setuptools.packages.find]\ninclude = ['xpu_lint*']\n"),
+    ("setup.cfg", "[metadata]\nname = xpu-lint\nversion = 1.0\n[options]\npackages = find:\n"
+                  "[options.packages.find]\ninclude = xpu_lint*\n"),
+])
+def test_a_helper_distribution_at_the_top_level_does_not_name_the_backend_beside_it(tmp_path, pack, helper):
+    build_file, text = helper
+    files = {
+        build_file: text,
+        "xpu_lint/__init__.py": "",
+        "torch_xpq/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('xpq')\n",
+    }
+    for path, content in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(content)
+    assert check(tmp_path, pack).backend.name == "torch_xpq"

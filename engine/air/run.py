@@ -9,6 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from air import __version__, cache
@@ -214,21 +215,30 @@ def _registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> lis
 def _own_builds(builds: list[tuple[SourceFile, BuildFacts]], registering: tuple[str, ...], packages: list[str]
                 ) -> list[tuple[SourceFile, BuildFacts]]:
     """Those of `builds` (the tree's top level first) that may describe the backend, its own
-    distribution first: one named after a package that registers the device, then those that
-    enclose a `registering` file, the nearest first. A helper tool's setup.py beside or below
-    the backend's does not name it. Without `registering` files, every build is kept."""
+    distribution first: one named after a package that registers the device, then one that
+    lists such a package, then one that lists no packages but encloses a `registering` file,
+    the nearest first. A helper tool's build file beside or above the backend's, listing its
+    own packages, does not name it. Without `registering` files, every build is kept."""
     if not registering:
         return builds
     wanted = {normalized_name(top) for top in packages}
 
-    def names_package(facts: BuildFacts) -> bool:
-        return facts.project_name is not None and normalized_name(facts.project_name) in wanted
+    def rank(item: tuple[SourceFile, BuildFacts]) -> int | None:
+        source_file, facts = item
+        if facts.project_name is not None and normalized_name(facts.project_name) in wanted:
+            return 0
+        if facts.packages is not None and packages:
+            return 1 if any(_lists(facts.packages, top) for top in packages) else None
+        return 2 if any(_within(path, source_file.path) for path in registering) else None
 
-    def depth(source_file: SourceFile) -> int:
-        return source_file.path.count("/")
+    ranked = [(rank(item), -item[0].path.count("/"), item) for item in builds]
+    kept = [entry for entry in ranked if entry[0] is not None]
+    return [item for _rank, _depth, item in sorted(kept, key=lambda entry: entry[:2])]
 
-    own = [(s, f) for s, f in builds if names_package(f) or any(_within(p, s.path) for p in registering)]
-    return sorted(own, key=lambda item: (not names_package(item[1]), -depth(item[0])))
+
+def _lists(declared: tuple[str, ...], package: str) -> bool:
+    """Whether `declared` packages (or patterns of them, `pkg*`) hold the top-level `package`."""
+    return any(fnmatchcase(package, pattern.partition(".")[0]) for pattern in declared)
 
 
 def _within(path: str, build_file: str) -> bool:

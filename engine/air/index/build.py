@@ -27,6 +27,7 @@ _SPEC_START = ("<", ">", "=", "!", "~", "(", "@")
 _EXTRAS = re.compile(r"(?<!\s)\s*\[[^\[\]]*\]\s*$")
 _INLINE_COMMENT = re.compile(r"(^|\s)#.*")
 _PIP_OPTION = re.compile(r"\s--?[A-Za-z].*")
+_PACKAGE_FINDERS = ("find_packages", "find_namespace_packages")
 _ARCHIVE = re.compile(r"\.(whl|zip|tar\.gz|tgz|tar\.bz2)$", re.IGNORECASE)
 
 
@@ -54,6 +55,7 @@ def extract_setup_py(text: str) -> BuildFacts:
         version=_text(keywords.get("version")),
         entry_points=tuple(_setup_entry_points(keywords.get("entry_points"))),
         requirements=tuple(_setup_requirements(keywords.get("install_requires"))),
+        packages=_declared(item.value for key in ("packages", "py_modules") for item in _listed(keywords.get(key))),
     )
 
 
@@ -68,7 +70,8 @@ def extract_pyproject(text: str) -> BuildFacts:
         return _failure(str(exc))
 
     project = _table(data, "project")
-    poetry = _table(_table(data, "tool"), "poetry")
+    tool = _table(data, "tool")
+    poetry = _table(tool, "poetry")
     entry_points = [*_project_entry_points(project, text), *_poetry_entry_points(poetry, text)]
     requirements = [*_project_requirements(project, text), *_poetry_requirements(poetry, text)]
     return BuildFacts(
@@ -76,6 +79,7 @@ def extract_pyproject(text: str) -> BuildFacts:
         version=_first_string(project.get("version"), poetry.get("version")),
         entry_points=tuple(entry_points),
         requirements=tuple(requirements),
+        packages=_declared(_tool_packages(tool)),
     )
 
 
@@ -98,6 +102,7 @@ def extract_setup_cfg(text: str) -> BuildFacts:
         version=version or None,
         entry_points=tuple(_cfg_entry_points(parser, text)),
         requirements=tuple(_cfg_requirements(parser, text)),
+        packages=_declared(_cfg_packages(parser)),
     )
 
 
@@ -131,6 +136,7 @@ def merge_build_facts(parts: Iterable[BuildFacts]) -> BuildFacts:
         entry_points=tuple(entry for part in parts for entry in part.entry_points),
         requirements=tuple(requirement for part in parts for requirement in part.requirements),
         error="; ".join(errors) or None,
+        packages=next((part.packages for part in parts if part.packages is not None), None),
     )
 
 
@@ -162,6 +168,12 @@ def _entry_point(group: str, text: str, line: int) -> EntryPoint | None:
     if not equals or not name or not target:
         return None
     return EntryPoint(group, name, target, line)
+
+
+def _declared(names: Iterable[str]) -> tuple[str, ...] | None:
+    """The package names a build file lists, or None when it lists none."""
+    found = tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
+    return found or None
 
 
 def _failure(message: str) -> BuildFacts:
@@ -250,9 +262,17 @@ class _Evaluator:
             return self._mapping(node, before)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return _concatenate(self.evaluate(node.left, before), self.evaluate(node.right, before))
+        if isinstance(node, ast.Call) and _callee_name(node.func) in _PACKAGE_FINDERS:
+            return self._found_packages(node, before)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return self._builtin_call(node, before)
         return None
+
+    def _found_packages(self, node: ast.Call, before: int) -> list[object] | None:
+        """The `include` patterns of a package finder, or None: it takes every package it finds."""
+        include = next((kw.value for kw in node.keywords if kw.arg == "include"), None)
+        patterns = self.evaluate(include, before) if include is not None else None
+        return patterns if isinstance(patterns, list) and patterns else None
 
     def _lookup(self, name: str, before: int) -> object:
         earlier = [(line, value) for line, value in self._bindings.get(name, ()) if line < before]
@@ -316,6 +336,12 @@ def _literals(value: object) -> Iterator[_Literal]:
             yield _Literal(line, value.line + offset)
 
 
+def _listed(value: object) -> Iterator[_Literal]:
+    """The strings of a list; nothing for anything else."""
+    if isinstance(value, list):
+        yield from (item for item in value if isinstance(item, _Literal))
+
+
 def _setup_entry_points(value: object) -> Iterator[EntryPoint]:
     if isinstance(value, _Literal):
         yield from _ini_entry_points(value.value, value.line)
@@ -373,6 +399,22 @@ def _line_of_value(text: str, value: str) -> int:
 def _line_of_key(text: str, key: str) -> int:
     match = re.search(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text, re.MULTILINE)
     return _line_at(text, match.start() if match else -1)
+
+
+def _tool_packages(tool: dict) -> Iterator[str]:
+    """The packages and modules `[tool.setuptools]`, `[tool.poetry]` and hatch's wheel target
+    list, with the `include` patterns of setuptools' package finder."""
+    setuptools = _table(tool, "setuptools")
+    listed = setuptools.get("packages")
+    found = _table(_table(setuptools, "packages"), "find")
+    yield from _strings(listed) if isinstance(listed, list) else _strings(found.get("include"))
+    yield from _strings(setuptools.get("py-modules"))
+    poetry_packages = _table(tool, "poetry").get("packages")
+    for item in poetry_packages if isinstance(poetry_packages, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("include"), str):
+            yield item["include"]
+    wheel = _table(_table(_table(_table(tool, "hatch"), "build"), "targets"), "wheel")
+    yield from (path.rstrip("/").rpartition("/")[2] for path in _strings(wheel.get("packages")))
 
 
 def _project_entry_points(project: dict, text: str) -> Iterator[EntryPoint]:
@@ -439,6 +481,16 @@ def _section_start(text: str, section: str) -> int:
 
 def _line_after(text: str, start: int, needle: str) -> int:
     return _line_at(text, text.find(needle, start))
+
+
+def _cfg_packages(parser: configparser.ConfigParser) -> Iterator[str]:
+    """`[options] packages` and `py_modules` (comma- or line-separated), or the `include` of
+    `[options.packages.find]` when packages are found (`find:`)."""
+    for option in ("packages", "py_modules"):
+        for line in _cfg_values(parser, "options", option):
+            found = line.startswith(("find:", "find_namespace:"))
+            for listed in _cfg_values(parser, "options.packages.find", "include") if found else [line]:
+                yield from listed.split(",")
 
 
 def _cfg_requirements(parser: configparser.ConfigParser, text: str) -> Iterator[Requirement]:

@@ -192,11 +192,16 @@ class Requirement:
 
 @dataclass(frozen=True)
 class BuildFacts:
+    """What a build file says of its distribution. `packages` are the import packages and
+    modules it declares, as written (the `include` patterns of a package finder among them);
+    None when it does not list them (a finder that takes everything under its directory)."""
+
     project_name: str | None = None
     version: str | None = None
     entry_points: tuple[EntryPoint, ...] = ()
     requirements: tuple[Requirement, ...] = ()
     error: str | None = None
+    packages: tuple[str, ...] | None = None
 
 
 # --- Files ------------------------------------------------------------------
