@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from air.index import IndexOptions, build_index
-from air.index.files import role_of
+from air.index.files import language_of, role_of
 
 
 @pytest.mark.parametrize(
@@ -29,6 +29,16 @@ from air.index.files import role_of
 )
 def test_roles(path, role):
     assert role_of(path) == role
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["ops.inc", "ops.def", "kernels.ipp", "impl.tpp", "impl.txx", "impl.tcc", "api.hpp", "api.hh", "api.hxx",
+     "api.h++", "ops.cxx", "ops.c++", "ops.cp", "k.cu", "k.cuh", "k.hip", "k.mu", "k.muh", "bridge.mm", "ops.cc",
+     "mod.ixx", "mod.cppm", "OPS.CPP", "Ops.H", "gen/ops.cpp.inc"],
+)
+def test_every_cpp_spelling_is_cpp(path):
+    assert language_of(path) == "cpp"
 
 
 def write(root: Path, files: dict[str, bytes | str]) -> None:
