@@ -5,8 +5,11 @@ import textwrap
 import pytest
 from air.index.cpp import (
     expand_macro,
+    expand_macros,
     extract_cpp,
     find_calls,
+    find_constants,
+    find_type_aliases,
     resolve_alias,
     strip_comments,
 )
@@ -203,17 +206,108 @@ def test_no_names_no_calls():
 )
 def test_aliases_are_followed(value, expected):
     aliases = {"TPU": "PrivateUse1", "NPU": "TPU", "QUALIFIED": "c10::DeviceType::NPU"}
-    assert resolve_alias(value, aliases) == expected
+    assert resolve_alias(value, aliases.get) == expected
 
 
 def test_alias_cycles_stop_like_the_preprocessor():
-    assert resolve_alias("A", {"A": "B", "B": "A"}) == "A"
-    assert resolve_alias("SELF", {"SELF": "SELF"}) == "SELF"
+    assert resolve_alias("A", {"A": "B", "B": "A"}.get) == "A"
+    assert resolve_alias("SELF", {"SELF": "SELF"}.get) == "SELF"
 
 
 def test_alias_depth_is_bounded():
     chain = {f"A{index}": f"A{index + 1}" for index in range(20)}
-    assert resolve_alias("A0", chain, max_depth=3) == "A3"
+    assert resolve_alias("A0", chain.get, max_depth=3) == "A3"
+
+
+# --- expand_macros ------------------------------------------------------------
+
+MACROS = """\
+#define JOIN_IMPL(a, b) a##b
+#define JOIN(a, b) JOIN_IMPL(a, b)
+#define DEVICE Slot1
+#define GRAD_KEY JOIN(Grad, DEVICE)
+#define QUOTE(x) #x
+#define TWICE(x) x x
+#define BOMB TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(w))))))))))))
+#define PING PONG
+#define PONG PING
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GRAD_KEY", "GradSlot1"),  # arguments are expanded before an inner macro pastes them
+        ("ns::Kind::GRAD_KEY", "ns::Kind::GradSlot1"),
+        ("JOIN_IMPL(Grad, DEVICE)", "GradDEVICE"),  # pasted operands are not expanded
+        ("QUOTE(DEVICE)", '"DEVICE"'),
+        ("PING", "PING"),  # a macro is not expanded inside its own expansion
+        ("JOIN", "JOIN"),  # a function-like macro without arguments is a plain name
+        ('"GRAD_KEY"', '"GRAD_KEY"'),
+    ],
+)
+def test_macros_expand_as_the_preprocessor_expands_them(text, expected):
+    defines = {define.name: define for define in extract_cpp(MACROS).defines}
+    assert expand_macros(text, defines.get) == expected
+
+
+def test_an_expansion_that_grows_without_bound_gives_up():
+    defines = {define.name: define for define in extract_cpp(MACROS).defines}
+    assert expand_macros("BOMB", defines.get) is None
+
+
+# --- constants and type aliases -------------------------------------------------
+
+CONSTANTS = """\
+#include <c10/core/DeviceType.h>
+namespace dev {
+inline constexpr ::c10::DeviceType kInline = ::c10::DeviceType::Slot1;
+static constexpr auto kBraced{c10::DispatchKey::Slot1};
+c10::DispatchKey const kEastConst(c10::DispatchKey::GradSlot1);
+[[maybe_unused]] constinit Key kAliased = { Key::Slot2 };
+struct Config {
+ public:
+  static const auto kMember = kInline;
+};
+extern const auto kMacro = JOIN(Grad, DEVICE);
+""" + "// a long explanation\n" * 40 + """const auto kAfterComments = Slot1;
+constexpr auto kText = "slot";
+auto kMutable = c10::DispatchKey::Slot1;
+constexpr auto kCompared = kA == kB;
+const auto* kPointer = &kOther;
+constexpr auto kCall = make_key(1) + 1;
+}
+using Key = ::c10::DispatchKey;
+typedef const c10::DeviceType Device;
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "declared", "value"),
+    [
+        ("kInline", "::c10::DeviceType", "::c10::DeviceType::Slot1"),
+        ("kBraced", "auto", "c10::DispatchKey::Slot1"),
+        ("kEastConst", "c10::DispatchKey", "c10::DispatchKey::GradSlot1"),
+        ("kAliased", "Key", "Key::Slot2"),
+        ("kMember", "auto", "kInline"),
+        ("kMacro", "auto", "JOIN(Grad, DEVICE)"),
+        ("kAfterComments", "auto", "Slot1"),
+    ],
+)
+def test_constants_initialised_with_a_name_in_every_spelling(name, declared, value):
+    (constant,) = find_constants(strip_comments(CONSTANTS), name)
+    assert (constant.type, constant.value) == (declared, value)
+
+
+@pytest.mark.parametrize("name", ["kText", "kMutable", "kCompared", "kPointer", "kCall", "kAbsent"])
+def test_what_is_not_a_constant_named_by_a_name(name):
+    assert find_constants(strip_comments(CONSTANTS), name) == []
+
+
+def test_type_aliases_with_using_and_typedef():
+    assert find_type_aliases(CONSTANTS, "Key") == ["::c10::DispatchKey"]
+    assert find_type_aliases(CONSTANTS, "Device") == ["c10::DeviceType"]
+    assert find_type_aliases(CONSTANTS, "Config") == []
 
 
 # --- expand_macro ---------------------------------------------------------------

@@ -152,7 +152,7 @@ def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch)
     assert expected["pkg/a.py"][0].startswith("x = 'a # not a comment'" + " " * 13 + "\n")
 
 
-def test_aliases_and_modules(tmp_path):
+def test_defines_and_modules(tmp_path):
     write(tmp_path, {
         "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",
         "pkg/__init__.py": "",
@@ -160,7 +160,8 @@ def test_aliases_and_modules(tmp_path):
         "pkg/sub/mod.py": "",
     })
     index = build_index(tmp_path)
-    assert index.aliases == {"TPU": "PrivateUse1"}
+    assert sorted((name, define.body) for name, [(_, define)] in index.defines.items()) == [
+        ("TPU", "PrivateUse1"), ("WRAP", "f(x)")]
     assert index.modules["pkg.sub.mod"] == "pkg/sub/mod.py"
     assert index.modules["pkg"] == "pkg/__init__.py"
 

@@ -20,10 +20,9 @@ from air.evidence.base import (
     last_component,
 )
 from air.index import CodeIndex
-from air.index.cpp import expand_macro, find_calls
+from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls
 from air.index.model import CppFacts, SourceFile
 
-CPP_LANGUAGES = ("cpp", "template")
 MAX_WRAPPER_DEPTH = 3
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
@@ -19,11 +19,14 @@ from air.index.model import (
     CppBlockCall,
     CppCall,
     CppClass,
+    CppConstant,
     CppDefine,
     CppFacts,
     CppInclude,
     CppMethodDef,
 )
+
+CPP_LANGUAGES = ("cpp", "template")  # the index languages read as C/C++
 
 # --- Lexing -----------------------------------------------------------------
 
@@ -617,6 +620,103 @@ def extract_cpp(text: str) -> CppFacts:
     )
 
 
+# --- Constants --------------------------------------------------------------
+
+_DECLARATION_SPECIFIERS = frozenset(
+    {"static", "inline", "extern", "export", "constexpr", "const", "constinit", "thread_local", "volatile"}
+)
+_CONSTANT_SPECIFIERS = frozenset({"const", "constexpr", "constinit"})
+_HEAD_ITEM = re.compile(r"\s*(?:\[\[[^\]]*\]\]|(?P<name>(?:::\s*)?[A-Za-z_]\w*(?:::\s*[A-Za-z_]\w*)*))")
+_ACCESS_LABEL = re.compile(r"\s*(?:public|protected|private)\s*:(?!:)")
+_MACRO_INVOCATION = re.compile(r"[A-Za-z_]\w*\s*\(.*\)", re.S)
+_MAX_DECLARATION_HEAD = 8192  # characters back to the statement before, blanked comments included
+_MAX_INITIALISER = 512
+
+
+@lru_cache(maxsize=512)
+def _initialised(name: str) -> re.Pattern[str]:
+    escaped = re.escape(name)  # written first, so that the search skips ahead to it
+    return re.compile(escaped + r"(?<![\w.:>]" + escaped + r")\s*(?:(?P<equals>=)(?!=)|(?P<open>[{(]))")
+
+
+@lru_cache(maxsize=512)
+def _type_alias(name: str) -> re.Pattern[str]:
+    target = r"(?:::)?[A-Za-z_][\w:]*"
+    escaped = re.escape(name)
+    return re.compile(
+        rf"\busing\s+{escaped}\s*=\s*(?:typename\s+)?(?:const\s+)?(?P<using>{target})\s*;"
+        rf"|\btypedef\s+(?:const\s+)?(?P<typedef>{target})\s+{escaped}\s*;"
+    )
+
+
+def find_constants(text: str, name: str) -> list[CppConstant]:
+    """Every constant named `name` that the comment-free C/C++ `text` defines with an initialiser
+    that is a name or a macro invocation: `[static|inline|extern] const|constexpr|constinit TYPE
+    name = value;`, also `{value}` and `(value)`, specifiers in any order, attributes and an access
+    label before them skipped. TYPE is one (possibly qualified) name or `auto`; declarations of
+    other shapes (pointers, templates, several declarators) are not constants here."""
+    matches = list(_initialised(name).finditer(text)) if name in text else []
+    if not matches:
+        return []
+    code = _without_directives(text)
+    lines = _Lines(code)
+    found = []
+    for match in matches:
+        declared = _constant_type(code, match.start())
+        value = _initialiser(code, match) if declared else None
+        if declared and value:
+            found.append(CppConstant(lines.of(match.start()), name, declared, value))
+    return found
+
+
+def find_type_aliases(text: str, name: str) -> list[str]:
+    """What `using name = T;` and `typedef T name;` in the comment-free C/C++ `text` make `name`
+    stand for."""
+    if name not in text:
+        return []
+    return ["".join((match["using"] or match["typedef"]).split()) for match in _type_alias(name).finditer(text)]
+
+
+def _without_directives(stripped: str) -> str:
+    return blank_spans(stripped, (directive.span() for directive in _DIRECTIVE.finditer(stripped)))
+
+
+def _constant_type(code: str, start: int) -> str | None:
+    """The type of the declaration that names a constant at `start`, None if what precedes
+    the name since the last statement is not `specifiers TYPE` with const or constexpr."""
+    window = max(0, start - _MAX_DECLARATION_HEAD)
+    boundary = max(code.rfind(char, window, start) for char in ";{}")
+    if boundary < 0 and window > 0:
+        return None
+    head = code[boundary + 1 : start]
+    label = _ACCESS_LABEL.match(head)
+    pos = label.end() if label else 0
+    words = []
+    while item := _HEAD_ITEM.match(head, pos):
+        if item["name"]:
+            words.append("".join(item["name"].split()))
+        pos = item.end()
+    types = [word for word in words if word not in _DECLARATION_SPECIFIERS]
+    if head[pos:].strip() or len(types) != 1 or _CONSTANT_SPECIFIERS.isdisjoint(words):
+        return None
+    return types[0]
+
+
+def _initialiser(code: str, match: re.Match[str]) -> str | None:
+    """The initialiser after `=`, or inside `{}`/`()`, when it is a name or a macro invocation."""
+    if match["equals"]:
+        end = code.find(";", match.end(), match.end() + _MAX_INITIALISER)
+        value = code[match.end() : end].strip() if end >= 0 else ""
+        if value.startswith("{") and value.endswith("}"):
+            value = value[1:-1].strip()
+    else:
+        close = _skip_group(code, match.start("open"))
+        too_long = close is None or close - match.end() > _MAX_INITIALISER
+        value = "" if too_long else code[match.end() : close - 1].strip()
+    value = _collapse(value)
+    return value if is_name(value) or _MACRO_INVOCATION.fullmatch(value) else None
+
+
 # --- Calls ------------------------------------------------------------------
 
 
@@ -717,23 +817,28 @@ def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
 # --- Macros -----------------------------------------------------------------
 
 
-def resolve_alias(value: str, aliases: Mapping[str, str], max_depth: int = 8) -> str:
-    """Follow object-like `#define` aliases: with {"DEV": "Slot1"}, "DEV" and
-    "ns::Kind::DEV" resolve to "Slot1" and "ns::Kind::Slot1".
+def resolve_alias(value: str, replacement: Callable[[str], str | None], max_depth: int = 8) -> str:
+    """Follow aliases: when `replacement` maps "DEV" to "Slot1", "DEV" and "ns::Kind::DEV"
+    resolve to "Slot1" and "ns::Kind::Slot1".
     The last `::` component is replaced at each step. As in the preprocessor, a name
     already being expanded is left as it is, which ends cycles; at most `max_depth`
     steps are taken."""
     scope, separator, name = value.rpartition("::")
     expanding = {name}
     for _ in range(max_depth):
-        replacement = aliases.get(name)
-        if replacement is None:
+        replaced = replacement(name)
+        if replaced is None:
             break
-        scope, separator, name = _join_scope(scope, separator, replacement)
+        scope, separator, name = _join_scope(scope, separator, replaced)
         if name in expanding:
             break
         expanding.add(name)
     return scope + separator + name
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` is one identifier, possibly `::`-qualified."""
+    return _QUALIFIED_NAME.fullmatch(text) is not None
 
 
 def _join_scope(scope: str, separator: str, replacement: str) -> tuple[str, str, str]:
@@ -745,20 +850,24 @@ def _join_scope(scope: str, separator: str, replacement: str) -> tuple[str, str,
     return scope + separator + inner_scope, inner_separator, name
 
 
+_QUALIFIED_NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 _BODY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|##|#|\w+|\s+|.', re.S)
 _VARIADIC = "__VA_ARGS__"
 
 
-def expand_macro(define: CppDefine, args: Sequence[str]) -> str:
+def expand_macro(define: CppDefine, args: Sequence[str], expand: Callable[[str], str] | None = None) -> str:
     """The body of a function-like macro with its parameters replaced by `args`:
     plain parameters, `#param` stringification (quotes and backslashes escaped)
     and `a ## b` token pasting, with
     `...` bound to `__VA_ARGS__` (GNU `name...` binds `name`). A `, ## __VA_ARGS__`
-    with no variadic arguments drops the comma. Arguments are not macro-expanded.
-    An object-like define's body is returned unchanged."""
+    with no variadic arguments drops the comma. An argument is substituted as written,
+    or, where it is neither stringified nor pasted, as `expand` makes it (the
+    preprocessor macro-expands such arguments first). An object-like define's body is
+    returned unchanged."""
     if define.params is None:
         return define.body
     bindings = _bind_arguments(define.params, args)
+    expanded: dict[str, str] = {}
     variadic = _variadic_name(define.params)
     tokens = _significant_tokens(define.body)
     pieces: list[str] = []
@@ -776,7 +885,13 @@ def expand_macro(define: CppDefine, args: Sequence[str]) -> str:
         elif token in bindings:
             if paste and token == variadic and not bindings[token] and pieces[-1:] == [","]:
                 pieces.pop()
-            token = bindings[token]
+            pasted = paste or (index < len(tokens) and tokens[index][0] == "##")
+            if pasted or expand is None:
+                token = bindings[token]
+            else:
+                if token not in expanded:
+                    expanded[token] = expand(bindings[token])
+                token = expanded[token]
         if spaced and pieces and not paste:
             pieces.append(" ")
         pieces.append(token)
@@ -815,3 +930,87 @@ def _variadic_name(params: Sequence[str]) -> str | None:
 
 def _stringify(arg: str) -> str:
     return '"' + " ".join(arg.split()).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+MAX_EXPANSIONS = 64
+MAX_EXPANDED_LENGTH = 4096
+_EXPANSION_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|##|[A-Za-z_]\w*|\d[\w.]*|\s+|.', re.S)
+
+
+class _Overflow(Exception):
+    """An expansion took more steps or grew longer than is allowed."""
+
+
+def expand_macros(text: str, lookup: Callable[[str], CppDefine | None], hidden: Collection[str] = ()) -> str | None:
+    """`text` with every macro `lookup` defines expanded as the preprocessor would: object-like
+    macros, invocations of function-like ones with their arguments expanded first (except
+    where stringified or pasted), the result rescanned; a macro is not expanded again inside
+    its own expansion, nor are the names of `hidden`. None when the expansion runs past
+    MAX_EXPANSIONS steps or MAX_EXPANDED_LENGTH characters, as a hostile tree could make it."""
+    try:
+        return _Expansion(lookup).expand(text, frozenset(hidden))
+    except _Overflow:
+        return None
+
+
+class _Expansion:
+    def __init__(self, lookup: Callable[[str], CppDefine | None]) -> None:
+        self._lookup = lookup
+        self._steps = 0
+
+    def expand(self, text: str, hidden: frozenset[str]) -> str:
+        tokens = _EXPANSION_TOKEN.findall(text)
+        pieces: list[str] = []
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            index += 1
+            define = self._lookup(token) if token not in hidden and _is_identifier_start(token) else None
+            if define is None:
+                pieces.append(token)
+                continue
+            if define.params is None:
+                body = define.body
+            else:
+                invocation = _invocation(tokens, index)
+                if invocation is None:
+                    pieces.append(token)
+                    continue
+                args, index = invocation
+                body = expand_macro(define, args, lambda arg: self.expand(arg, hidden))
+            self._steps += 1
+            if self._steps > MAX_EXPANSIONS:
+                raise _Overflow
+            pieces.append(self.expand(body, hidden | {token}))
+        expanded = "".join(pieces)
+        if len(expanded) > MAX_EXPANDED_LENGTH:
+            raise _Overflow
+        return expanded
+
+
+def _is_identifier_start(token: str) -> bool:
+    return token[0] == "_" or token[0].isalpha()
+
+
+def _invocation(tokens: Sequence[str], index: int) -> tuple[list[str], int] | None:
+    """The arguments of the `( ... )` that opens at `tokens[index]` (blanks skipped), and the
+    index after its `)`; None if no `(` follows or it is never closed."""
+    while index < len(tokens) and tokens[index].isspace():
+        index += 1
+    if index >= len(tokens) or tokens[index] != "(":
+        return None
+    args: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for position in range(index + 1, len(tokens)):
+        token = tokens[position]
+        if token == ")" and depth == 0:
+            args.append("".join(current).strip())
+            return ([] if args == [""] else args), position + 1
+        if token == "," and depth == 0:
+            args.append("".join(current).strip())
+            current = []
+            continue
+        depth += {"(": 1, ")": -1}.get(token, 0)
+        current.append(token)
+    return None

@@ -87,6 +87,17 @@ class CppDefine:
 
 
 @dataclass(frozen=True)
+class CppConstant:
+    """`constexpr TYPE name = value;` and its kin: a constant initialised with a name, or with a
+    macro invocation (`value` as written, whitespace-collapsed)."""
+
+    line: int
+    name: str
+    type: str
+    value: str
+
+
+@dataclass(frozen=True)
 class CppInclude:
     line: int
     target: str
