@@ -4,10 +4,17 @@ A call written inside a function-like `#define` of the tree counts where that ma
 invoked, with the invocation's arguments substituted, so a registration wrapped in a
 backend's own macro is found at the line that expands it. A wrapper that is never
 invoked registers nothing and yields nothing.
+
+Likewise a call inside a function definition whose arguments name the function's own
+parameters (`void register_on(torch::Library& m, c10::DispatchKey k) { ... dispatch(k, f) ... }`)
+counts where the function is called, with the call's arguments substituted; a function the
+tree never calls keeps the call as written. Wrappers of wrappers are followed up to
+MAX_WRAPPER_DEPTH levels. A hit found through a wrapper captures VIA: the wrapper's name.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from air.evidence.base import (
@@ -20,10 +27,12 @@ from air.evidence.base import (
     last_component,
 )
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls
-from air.index.model import CppFacts, SourceFile
+from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, is_declared_at
+from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
 MAX_WRAPPER_DEPTH = 3
+
+Invocation = tuple[SourceFile, int, tuple[str, ...], str]  # file, line, args, wrapper or ""
 
 
 def literals(spec: dict) -> list[str]:
@@ -44,27 +53,58 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def invocations(
-    index: CodeIndex, names: frozenset[str], depth: int = 0
-) -> Iterator[tuple[SourceFile, int, tuple[str, ...], str]]:
-    """(file, line, args, wrapper macro or "") for every invocation of `names`, wrappers expanded."""
+def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0,
+                calls_only: bool = False) -> Iterator[Invocation]:
+    """Every invocation of `names`, wrappers expanded where they are called; with `calls_only`,
+    what declares or defines a function of those names is left out."""
     for source in index.select(names, languages=CPP_LANGUAGES):
         facts = index.cpp_facts(source)
+        expanded_functions: set[int] = set()
         for call in find_calls(facts, names):
-            if call.in_define is None:
+            if calls_only and is_declared_at(facts.stripped, call.start):
+                continue
+            if call.in_define is not None:
+                if depth < MAX_WRAPPER_DEPTH:
+                    yield from _through_wrapper(index, source, call.in_define, names, depth)
+                continue
+            function = _function_passing_parameters(index, source, call) if depth < MAX_WRAPPER_DEPTH else None
+            if function is not None and function.line in expanded_functions:
+                continue
+            through = list(_through_function(index, function, names, depth)) if function is not None else []
+            if through:
+                expanded_functions.add(function.line)
+                yield from through
+            else:
                 yield source, call.line, call.args, ""
-            elif depth < MAX_WRAPPER_DEPTH:
-                yield from _through_wrapper(index, source, call.in_define, names, depth)
 
 
-def _through_wrapper(
-    index: CodeIndex, source: SourceFile, macro: str, names: frozenset[str], depth: int
-) -> Iterator[tuple[SourceFile, int, tuple[str, ...], str]]:
+def _through_wrapper(index: CodeIndex, source: SourceFile, macro: str, names: frozenset[str],
+                     depth: int) -> Iterator[Invocation]:
     defines = [define for where, define in index.defines.get(macro, []) if where.path == source.path]
     for define in defines:
         if define.params is None:
             continue
         for site, line, args, _via in invocations(index, frozenset([macro]), depth + 1):
-            expanded = CppFacts(stripped=expand_macro(define, args))
-            for call in find_calls(expanded, names):
-                yield site, line, call.args, macro
+            yield from _expanded_calls(site, line, define, args, names)
+
+
+def _function_passing_parameters(index: CodeIndex, source: SourceFile, call: CppCall) -> CppDefine | None:
+    """The function whose body holds `call`, when the call's arguments name its parameters."""
+    function = index.function_bodies(source).around(call.start)
+    named = [param for param in function.params if param and param != "..."] if function else []
+    if not named:
+        return None
+    mentioned = re.compile(r"\b(?:" + "|".join(map(re.escape, named)) + r")\b")
+    return function if any(mentioned.search(arg) for arg in call.args) else None
+
+
+def _through_function(index: CodeIndex, function: CppDefine, names: frozenset[str],
+                      depth: int) -> Iterator[Invocation]:
+    for site, line, args, _via in invocations(index, frozenset([function.name]), depth + 1, calls_only=True):
+        yield from _expanded_calls(site, line, function, args, names)
+
+
+def _expanded_calls(site: SourceFile, line: int, wrapper: CppDefine, args: tuple[str, ...],
+                    names: frozenset[str]) -> Iterator[Invocation]:
+    for call in find_calls(CppFacts(stripped=expand_macro(wrapper, args)), names):
+        yield site, line, call.args, wrapper.name

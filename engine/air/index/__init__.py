@@ -60,6 +60,7 @@ class CodeIndex:
         self._python: dict[str, PythonFacts] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._cpp_stripped: dict[str, str] = {}
+        self._function_bodies: dict[str, cpp.FunctionBodies] = {}
         self._pool: ProcessPoolExecutor | None = None
         self._reading: list | None = None
 
@@ -235,6 +236,13 @@ class CodeIndex:
             facts = cpp.extract_cpp(source.text)
             self._cpp[source.path] = facts
         return facts
+
+    def function_bodies(self, source: SourceFile) -> cpp.FunctionBodies:
+        """The function definitions of a C/C++ file, read on demand (see `cpp.FunctionBodies`)."""
+        found = self._function_bodies.get(source.path)
+        if found is None:
+            found = self._function_bodies[source.path] = cpp.FunctionBodies(self.cpp_facts(source).stripped)
+        return found
 
     def code_text(self, source: SourceFile) -> str:
         """The file's text with comments blanked out (C/C++ and Python), offsets preserved."""

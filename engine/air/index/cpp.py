@@ -620,6 +620,144 @@ def extract_cpp(text: str) -> CppFacts:
     )
 
 
+# --- Function bodies ----------------------------------------------------------
+
+_NOT_A_FUNCTION_HEAD = frozenset(
+    "if for while switch catch return sizeof alignof decltype noexcept throw requires static_assert".split()
+)
+_HEAD_QUALIFIERS = frozenset("noexcept throw requires __attribute__ alignas".split())
+_SCOPE_KEYWORDS = re.compile(r"\b(?:namespace|class|struct|union|enum|extern)\b")
+_TYPE_KEYWORDS = frozenset(
+    "auto bool char char8_t char16_t char32_t double float int long short signed unsigned void wchar_t".split()
+)
+# What may stand between a parameter list and the body: qualifiers, a trailing return type,
+# attributes. Each item matches in one way only, so a failed match does not backtrack.
+_FUNCTION_TRAILER = re.compile(r"(?:\s|[A-Za-z_]\w*\b|::|->|[<>,*&]|\[\[[^\]]*\]\]|\([^()]*\))*")
+_MAX_FUNCTION_HEAD = 2048
+
+
+class FunctionBodies:
+    """The function definitions of a C/C++ text, read on demand from the braces around an
+    offset. A function is given as a function-like define of its body (line and name of its
+    head, its parameter names, the body's text): substituting a call's arguments for the
+    parameters in the body says what the call makes the body do. An unnamed parameter is "",
+    so the others keep their positions. A brace block opened by a macro invocation such as
+    `BLOCK(ns, key, m) {` reads as a function whose parameters are all unnamed."""
+
+    def __init__(self, stripped: str) -> None:
+        literals = [(start, end) for _kind, start, end in _lexemes(stripped)]
+        directives = [directive.span() for directive in _DIRECTIVE.finditer(stripped)]
+        self._stripped = stripped
+        self._code = blank_spans(stripped, sorted(literals + directives))
+        self._braces = _Braces(self._code)
+        self._opens = sorted(self._braces.closing)
+        self._brackets = _Brackets(self._code)
+        self._lines = _Lines(stripped)
+
+    def around(self, offset: int) -> CppDefine | None:
+        """The innermost function whose body holds `offset`; nested blocks, lambdas and
+        initialisers inside it are looked through. None outside any function."""
+        index = bisect_left(self._opens, offset) - 1
+        while index >= 0:
+            opened = self._opens[index]
+            index -= 1
+            if self._braces.closing[opened] < offset:
+                continue
+            function = self._function_opened_at(opened)
+            if function is not None:
+                return function
+            if self._opens_scope(opened):
+                return None
+        return None
+
+    def defined(self, name: str) -> list[CppDefine]:
+        """The functions named `name` (last `::` component) that the text defines."""
+        found = []
+        for _start, paren in _occurrences(self._code, name):
+            group = self._brackets.group(paren)
+            trailer = _FUNCTION_TRAILER.match(self._code, group[0] + 1) if group else None
+            body = trailer.end() if trailer else -1
+            if 0 <= body < len(self._code) and self._code[body] == "{":
+                function = self._function_opened_at(body)
+                if function is not None and function.name == name:
+                    found.append(function)
+        return found
+
+    def _function_opened_at(self, opened: int) -> CppDefine | None:
+        """The function whose body the `{` at `opened` opens, if it opens one."""
+        code = self._code
+        end = opened
+        for _ in range(len(_HEAD_QUALIFIERS) + 1):
+            close = code.rfind(")", max(0, end - _MAX_FUNCTION_HEAD), end)
+            if close < 0 or not _FUNCTION_TRAILER.fullmatch(code, close + 1, end):
+                return None
+            paren = _opening_paren(code, close)
+            if paren is None:
+                return None
+            name_end = _skip_space_back(code, paren)
+            name_start = _identifier_start(code, name_end)
+            name = code[name_start:name_end]
+            if name not in _HEAD_QUALIFIERS:
+                break
+            end = name_start
+        else:
+            return None
+        if not name or name[0].isdigit() or name in _NOT_A_FUNCTION_HEAD or code[name_end - 1 : name_end] == "]":
+            return None
+        body = self._stripped[opened + 1 : self._braces.closing[opened]]
+        return CppDefine(self._lines.of(name_start), name, self._parameters(paren), body)
+
+    def _parameters(self, paren: int) -> tuple[str, ...]:
+        group = self._brackets.group(paren)
+        if group is None:
+            return ()
+        close, commas = group
+        pieces = [self._code[left + 1 : right] for left, right in pairwise([paren, *commas, close])]
+        parameters: list[str] = []
+        pending = ""
+        for piece in pieces:  # commas inside template arguments do not separate parameters
+            pending = f"{pending},{piece}" if pending else piece
+            if pending.count("<") <= pending.count(">"):
+                parameters.append(_parameter_name(pending))
+                pending = ""
+        return tuple(parameters) if parameters != [""] else ()
+
+    def _opens_scope(self, opened: int) -> bool:
+        """Whether the `{` at `opened` opens a namespace, class or other scope that no function
+        body encloses."""
+        before = max(self._code.rfind(char, 0, opened) for char in ";{}")
+        return _SCOPE_KEYWORDS.search(self._code, before + 1, opened) is not None
+
+
+def _opening_paren(code: str, close: int) -> int | None:
+    """Offset of the `(` that the `)` at `close` closes, searching back at most _MAX_FUNCTION_HEAD."""
+    depth = 0
+    for pos in range(close, max(close - _MAX_FUNCTION_HEAD, -1), -1):
+        char = code[pos]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                return pos
+    return None
+
+
+def _parameter_name(parameter: str) -> str:
+    """`const T& name = x` -> "name"; "" for an unnamed parameter (`T`, `ns::T`, `int`)."""
+    declarator = parameter.split("=", 1)[0].rstrip()
+    while declarator.endswith("]") and "[" in declarator:  # an array parameter
+        declarator = declarator[: declarator.rfind("[")].rstrip()
+    if declarator.endswith("..."):
+        return "..."
+    start = _identifier_start(declarator, len(declarator))
+    name = declarator[start:]
+    before = declarator[:start].rstrip()
+    if not name or name[0].isdigit() or not before or before.endswith("::") or name in _TYPE_KEYWORDS:
+        return ""
+    return name
+
+
 # --- Constants --------------------------------------------------------------
 
 _DECLARATION_SPECIFIERS = frozenset(
@@ -778,32 +916,73 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         )
         qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
         line = lines.of(start)
-        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start), close))
+        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start), close, start))
     return calls
 
 
+_NOT_A_TYPE = frozenset("return else do case throw new delete goto co_return co_yield co_await".split())
+
+
+def is_declared_at(text: str, start: int) -> bool:
+    """Whether the name at `start` is declared or defined there, a type written before it
+    (`void f(`, `T* f(`, `ns::T f(`), rather than called."""
+    before = _skip_space_back(text, _qualifier_start(text, start))
+    if before and text[before - 1] in "*&>":
+        return True
+    word = text[_identifier_start(text, before) : before]
+    return bool(word) and word not in _NOT_A_TYPE
+
+
 _BLOCK_CALL = re.compile(
-    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*\(\s*'
+    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*(?P<paren>\()\s*'
     r'(?:(?:[A-Za-z_]\w*\s*\(\s*)?"(?P<literal>[^"\\\n]*)")?'
 )
 
 
-def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
-    """The calls in the `{ ... }` block that directly follows `call` (as in
-    `TORCH_LIBRARY_IMPL(aten, Key, m) { m.impl("op", f); }`), each with its first argument
-    when that is a string literal, also one wrapped in a macro call (`NAME("op")`), else "".
-    No block, no calls."""
+def block_span(facts: CppFacts, call: CppCall) -> tuple[int, int] | None:
+    """(start, end) of the inside of the `{ ... }` block that directly follows `call` (as in
+    `TORCH_LIBRARY_IMPL(aten, Key, m) { m.impl("op", f); }`), None if no block follows; an
+    unclosed block runs to the end of the text."""
     text = facts.stripped
     opened = _skip_space(text, call.end + 1) if call.end >= 0 else len(text)
     if opened >= len(text) or text[opened] != "{":
-        return []
+        return None
     group = _Brackets(text).group(opened)
-    close = group[0] if group else len(text)
+    return opened + 1, group[0] if group else len(text)
+
+
+def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
+    """The calls in the `{ ... }` block that directly follows `call` (see `calls_between`).
+    No block, no calls."""
+    span = block_span(facts, call)
+    return calls_between(facts, *span) if span else []
+
+
+def calls_between(facts: CppFacts, start: int = 0, end: int | None = None) -> list[CppBlockCall]:
+    """The calls of `facts.stripped` from `start` to `end` (the whole text by default), nested
+    ones too, in order: each with its first argument when that is a string literal, also one
+    wrapped in a macro call (`NAME("op")`), else "", and its arguments as `find_calls` splits them."""
+    text = facts.stripped
     lines = _Lines(text)
-    return [
-        CppBlockCall(lines.of(opened + 1 + match.start()), "".join(match["callee"].split()), match["literal"] or "")
-        for match in _BLOCK_CALL.finditer(text[opened + 1 : close])
-    ]
+    brackets = _Brackets(text)
+    found = []
+    for match in _BLOCK_CALL.finditer(text, start, len(text) if end is None else end):
+        paren = match.start("paren")
+        group = brackets.group(paren)
+        close, commas = group if group else (-1, [])
+        args = tuple(_collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)])
+                     for left, right in pairwise([paren, *commas, close])) if group else ()
+        callee = "".join(match["callee"].split())
+        found.append(CppBlockCall(lines.of(match.start()), callee, match["literal"] or "",
+                                  () if args == ("",) else args, match.start(), close))
+    return found
+
+
+def includes_between(facts: CppFacts, start: int, end: int) -> list[CppInclude]:
+    """The `#include`s of `facts` written from `start` to `end`."""
+    lines = _Lines(facts.stripped)
+    first, last = lines.of(start), lines.of(end)
+    return [include for include in facts.includes if first <= include.line <= last]
 
 
 def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:

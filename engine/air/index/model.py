@@ -115,16 +115,21 @@ class CppCall:
     args: tuple[str, ...]
     in_define: str | None = None
     end: int = field(default=-1, compare=False)  # offset of the closing parenthesis
+    start: int = field(default=-1, compare=False)  # offset of the name's last component
 
 
 @dataclass(frozen=True)
 class CppBlockCall:
     """A call inside the brace block that follows a macro invocation, with its first
-    argument if that is a string literal: `m.impl("add.Tensor", f)` -> ("m.impl", "add.Tensor")."""
+    argument if that is a string literal: `m.impl("add.Tensor", f)` -> ("m.impl", "add.Tensor"),
+    and its arguments, split and collapsed as `CppCall.args`."""
 
     line: int
     callee: str
     literal: str
+    args: tuple[str, ...] = ()
+    start: int = field(default=-1, compare=False)  # offset of the callee
+    end: int = field(default=-1, compare=False)  # offset of the closing parenthesis, -1 if unclosed
 
 
 @dataclass(frozen=True)
