@@ -960,9 +960,10 @@ def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
 
 def calls_between(facts: CppFacts, start: int = 0, end: int | None = None) -> list[CppBlockCall]:
     """The calls of `facts.stripped` from `start` to `end` (the whole text by default), nested
-    ones too, in order: each with its first argument when that is a string literal, also one
-    wrapped in a macro call (`NAME("op")`), else "", and its arguments as `find_calls` splits them."""
-    text = facts.stripped
+    ones too, in order, leaving out what preprocessor directives write: each with its first
+    argument when that is a string literal, also one wrapped in a macro call (`NAME("op")`),
+    else "", and its arguments as `find_calls` splits them."""
+    text = _without_directives(facts.stripped)
     lines = _Lines(text)
     brackets = _Brackets(text)
     found = []
