@@ -787,6 +787,12 @@ def _type_alias(name: str) -> re.Pattern[str]:
     )
 
 
+def may_define_constant(text: str, name: str) -> bool:
+    """A quick test that `text`, comments included, may define the constant `name`: it writes
+    `name` followed by an initialiser somewhere. `find_constants` tells for sure."""
+    return name in text and _initialised(name).search(text) is not None
+
+
 def find_constants(text: str, name: str) -> list[CppConstant]:
     """Every constant named `name` that the comment-free C/C++ `text` defines with an initialiser
     that is a name or a macro invocation: `[static|inline|extern] const|constexpr|constinit TYPE

@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, expand_macros, find_constants, find_type_aliases, is_name, resolve_alias
+from air.index.cpp import (
+    CPP_LANGUAGES,
+    expand_macros,
+    find_constants,
+    find_type_aliases,
+    is_name,
+    may_define_constant,
+    resolve_alias,
+)
 from air.index.model import CppDefine
 
 T = TypeVar("T")
@@ -108,6 +116,8 @@ class CppNames:
     def _constants(self, name: str) -> list[_Definition]:
         found = []
         for source in self._index.select([name], languages=CPP_LANGUAGES):
+            if not may_define_constant(source.text, name):
+                continue
             for constant in find_constants(self._index.code_text(source), name):
                 if self._is_constant_type(constant.type):
                     found.append(_Definition(source.path, constant.line, constant.value, macro=False))
