@@ -106,6 +106,7 @@ void add_all(torch::Library& target, c10::DispatchKey key) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   lib.impl("add.Tensor", torch::dispatch(c10::DispatchKey::AutogradPrivateUse1, TORCH_FN(add)));
   lib.impl("sub.Tensor", ::torch::dispatch(kAmpKey, &sub));
+  lib->impl("tan", c10::DispatchKey::AutocastPrivateUse1, &tan);
   VENDOR_OP(mul.Tensor, mul, c10::DispatchKey::AutocastPrivateUse1);
   VENDOR_OP(div.Tensor, div, c10::DispatchKey::PrivateUse1);
   add_all(lib, c10::DispatchKey::AutogradPrivateUse1);
@@ -132,14 +133,15 @@ def test_registrations_through_keys_wrappers_and_fragments(tmp_path, syntax):
     assert ops == {
         ("add.Tensor", "c10::DispatchKey::AutogradPrivateUse1", "csrc/ops.cpp", 3),  # the registration's own key
         ("sub.Tensor", "kAmpKey", "csrc/ops.cpp", 4),  # an alias, resolved when constraints are checked
-        ("mul.Tensor", "c10::DispatchKey::AutocastPrivateUse1", "csrc/ops.cpp", 5),  # a macro taking the key
-        ("div.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/ops.cpp", 6),
-        ("sin", "c10::DispatchKey::AutogradPrivateUse1", "csrc/ops.cpp", 7),  # a function taking library and key
-        ("cos", "PrivateUse1", "csrc/ops.cpp", 7),
+        ("tan", "c10::DispatchKey::AutocastPrivateUse1", "csrc/ops.cpp", 5),  # the key between name and function
+        ("mul.Tensor", "c10::DispatchKey::AutocastPrivateUse1", "csrc/ops.cpp", 6),  # a macro taking the key
+        ("div.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/ops.cpp", 7),
+        ("sin", "c10::DispatchKey::AutogradPrivateUse1", "csrc/ops.cpp", 8),  # a function taking library and key
+        ("cos", "PrivateUse1", "csrc/ops.cpp", 8),
         ("abs", "PrivateUse1", "csrc/ops.inc", 1),  # a fragment included in the block
         ("relu", "c10::DispatchKey::Meta", "csrc/ops.inc", 2),
-        ("neg", "PrivateUse1", "csrc/ops.cpp", 10),  # a wrapper macro that writes the block itself
-        ("exp", "PrivateUse1", "csrc/ops.cpp", 10),
+        ("neg", "PrivateUse1", "csrc/ops.cpp", 11),  # a wrapper macro that writes the block itself
+        ("exp", "PrivateUse1", "csrc/ops.cpp", 11),
         ("floor", "XPU", "csrc/list.def", 1),  # an X-macro list, expanded by the including file's macro
         ("ceil", "XPU", "csrc/list.def", 2),
         ("round", "CPU", "csrc/own_block.inc", 1),  # a fragment with a block of its own counts once, as its own

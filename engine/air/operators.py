@@ -7,7 +7,8 @@ Registrations are read from three places, as a pack's `operators` section names 
   A block's calls include those of the backend's macros it invokes and of its functions it
   passes the library to, expanded with the call's arguments, and those of the fragments it
   `#include`s (`ops.inc`) that have no block of their own. A registration that names its own
-  key (`m.impl("op", torch::dispatch(key, f))`, the pack's `dispatch` call) is on that key;
+  key (`m.impl("op", torch::dispatch(key, f))` through the pack's `dispatch` call, or
+  `m.impl("op", key, f)` through its `keyed_impl` method) is on that key;
 - Python calls `impl("namespace::op", "key")` and `lib.impl("op", fn[, "key"])` on a
   library object created with `Library(namespace, "IMPL", key)`;
 - op lists of codegen backends: YAML files whose entries name catalog operators (`- func:
@@ -58,6 +59,7 @@ class OperatorSyntax:
     op_list_default_key: str
     kernel_keys: str  # the symbol set of keys whose kernels count as the device's
     dispatch: str = ""  # the call that gives one registration its own key, as its first argument
+    keyed_impl: str = ""  # the registration method that takes its own key between name and function
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
@@ -71,6 +73,7 @@ class OperatorSyntax:
             op_list_default_key=data["op_list_default_key"],
             kernel_keys=data["kernel_keys"],
             dispatch=data.get("dispatch", ""),
+            keyed_impl=data.get("keyed_impl", ""),
         )
 
     @cached_property
@@ -145,7 +148,7 @@ def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registration
 def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
     wrappers = _wrappers(index, syntax.blocks)
     names = frozenset(block for block in syntax.blocks if not _is_pattern(block)) | frozenset(wrappers)
-    body = _BlockBody(index, names, syntax.dispatch)
+    body = _BlockBody(index, names, syntax.dispatch, syntax.keyed_impl)
     for source in index.select(names, languages=CPP_LANGUAGES, roles=("product",)):
         facts = index.cpp_facts(source)
         for call in find_calls(facts, names):
@@ -192,10 +195,11 @@ class _BlockBody:
     call and reported at its line; and those of the fragments it `#include`s that have no
     block of their own, reported where the fragment writes them."""
 
-    def __init__(self, index: CodeIndex, blocks: frozenset[str], dispatch: str) -> None:
+    def __init__(self, index: CodeIndex, blocks: frozenset[str], dispatch: str, keyed_impl: str) -> None:
         self._index = index
         self._blocks = blocks
         self._dispatch = frozenset([dispatch] if dispatch else [])
+        self._keyed_impl = keyed_impl
 
     def statements(self, source: SourceFile, block: _Block, variable: str, line: int) -> Iterator[_Statement]:
         span = block_span(block.facts, block.call)
@@ -205,7 +209,11 @@ class _BlockBody:
         yield from self._calls(source, block.facts, span, variable, at, 0)
 
     def dispatch_key(self, call: CppBlockCall) -> str | None:
-        """The key a registration names for itself (`m.impl("op", torch::dispatch(key, f))`)."""
+        """The key a registration names for itself: `m.impl("op", torch::dispatch(key, f))`, or
+        `m.impl("op", key, f)`."""
+        method = call.callee.replace("->", ".").rpartition(".")[2]
+        if self._keyed_impl and method == self._keyed_impl and len(call.args) == 3:
+            return call.args[1]
         for arg in call.args[1:]:
             for inner in find_calls(CppFacts(arg), self._dispatch) if self._dispatch else ():
                 if inner.args:
