@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 from air.index.cpp import (
+    FunctionBodies,
     expand_macro,
     expand_macros,
     extract_cpp,
@@ -584,3 +585,59 @@ def test_code_like_fragments_never_raise(pieces):
     facts = extract_cpp(text)
     for call in find_calls(facts, {"f"}):
         assert 1 <= call.line <= text.count("\n") + 1
+
+
+# --- function bodies ----------------------------------------------------------
+
+FUNCTIONS = """\
+namespace vendor {
+static void register_on(torch::Library& lib, const c10::DispatchKey key, int /*unused*/) {
+  if (key != c10::DispatchKey::CPU) {
+    lib.impl("add.Tensor", torch::dispatch(key, add));
+  }
+  auto later = [&](int x) { return torch::dispatch(key, x); };
+}
+template <typename T>
+auto Registrar<T>::apply(std::map<int, int> table, T&& value) const noexcept(true) -> void {
+  call(value);
+}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("x", f); }
+struct S { void method(int a[4], unsigned int) { use(a); } };
+void declared_only(torch::Library& lib);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("written", "name", "params"),
+    [
+        ("torch::dispatch(key, add)", "register_on", ("lib", "key", "")),  # inside a control block
+        ("torch::dispatch(key, x)", "register_on", ("lib", "key", "")),  # inside a lambda
+        ("call(value)", "apply", ("table", "value")),  # qualifiers, trailing return, template arguments
+        ('m.impl("x"', "TORCH_LIBRARY_IMPL", ("", "", "")),  # a block macro: no named parameter
+        ("use(a)", "method", ("a", "")),
+    ],
+)
+def test_the_function_around_a_call(written, name, params):
+    function = FunctionBodies(FUNCTIONS).around(FUNCTIONS.index(written))
+    assert (function.name, function.params) == (name, params)
+    assert written in function.body
+
+
+def test_no_function_around_a_namespace_or_class_scope():
+    bodies = FunctionBodies(FUNCTIONS)
+    assert bodies.around(FUNCTIONS.index("static void")) is None
+    assert bodies.around(FUNCTIONS.index("void method")) is None
+
+
+def test_definitions_by_name_leave_declarations_out():
+    bodies = FunctionBodies(FUNCTIONS)
+    assert [(f.line, f.params) for f in bodies.defined("register_on")] == [(2, ("lib", "key", ""))]
+    assert [f.line for f in bodies.defined("apply")] == [9]
+    assert bodies.defined("declared_only") == []
+
+
+def test_function_bodies_of_deeply_nested_or_unbalanced_text_end():
+    text = "void f(int k) " + "{" * 5000 + "g(k);"
+    assert FunctionBodies(text).around(len(text) - 3) is None  # deeper than any function is looked for
+    assert FunctionBodies("void f(int k) { g(k); ").around(17).params == ("k",)

@@ -634,6 +634,7 @@ _TYPE_KEYWORDS = frozenset(
 # attributes. Each item matches in one way only, so a failed match does not backtrack.
 _FUNCTION_TRAILER = re.compile(r"(?:\s|[A-Za-z_]\w*\b|::|->|[<>,*&]|\[\[[^\]]*\]\]|\([^()]*\))*")
 _MAX_FUNCTION_HEAD = 2048
+MAX_BLOCK_NESTING = 64
 
 
 class FunctionBodies:
@@ -651,23 +652,24 @@ class FunctionBodies:
         self._code = blank_spans(stripped, sorted(literals + directives))
         self._braces = _Braces(self._code)
         self._opens = sorted(self._braces.closing)
+        self._enclosing = self._enclosing_braces()
         self._brackets = _Brackets(self._code)
         self._lines = _Lines(stripped)
 
     def around(self, offset: int) -> CppDefine | None:
         """The innermost function whose body holds `offset`; nested blocks, lambdas and
-        initialisers inside it are looked through. None outside any function."""
+        initialisers inside it are looked through, up to MAX_BLOCK_NESTING of them. None
+        outside any function."""
         index = bisect_left(self._opens, offset) - 1
-        while index >= 0:
-            opened = self._opens[index]
-            index -= 1
-            if self._braces.closing[opened] < offset:
-                continue
-            function = self._function_opened_at(opened)
-            if function is not None:
-                return function
-            if self._opens_scope(opened):
+        opened = self._opens[index] if index >= 0 else None
+        for _ in range(MAX_BLOCK_NESTING):
+            if opened is None:
                 return None
+            if self._braces.closing[opened] >= offset:
+                function = self._function_opened_at(opened)
+                if function is not None or self._opens_scope(opened):
+                    return function
+            opened = self._enclosing[opened]
         return None
 
     def defined(self, name: str) -> list[CppDefine]:
@@ -682,6 +684,17 @@ class FunctionBodies:
                 if function is not None and function.name == name:
                     found.append(function)
         return found
+
+    def _enclosing_braces(self) -> dict[int, int | None]:
+        """The `{` directly enclosing each `{`, None at the top level."""
+        enclosing: dict[int, int | None] = {}
+        open_now: list[int] = []
+        for opened in self._opens:
+            while open_now and self._braces.closing[open_now[-1]] < opened:
+                open_now.pop()
+            enclosing[opened] = open_now[-1] if open_now else None
+            open_now.append(opened)
+        return enclosing
 
     def _function_opened_at(self, opened: int) -> CppDefine | None:
         """The function whose body the `{` at `opened` opens, if it opens one."""
