@@ -5,6 +5,8 @@ import textwrap
 import pytest
 from air.index.cpp import (
     FunctionBodies,
+    block_span,
+    calls_between,
     expand_macro,
     expand_macros,
     extract_cpp,
@@ -641,3 +643,26 @@ def test_function_bodies_of_deeply_nested_or_unbalanced_text_end():
     text = "void f(int k) " + "{" * 5000 + "g(k);"
     assert FunctionBodies(text).around(len(text) - 3) is None  # deeper than any function is looked for
     assert FunctionBodies("void f(int k) { g(k); ").around(17).params == ("k",)
+
+
+def test_calls_of_a_block_with_their_arguments_and_not_those_directives_write():
+    text = textwrap.dedent("""\
+        BLOCK(aten, Slot1, m) {
+          m.impl("add.Tensor", torch::dispatch(Key::Grad, TORCH_FN(add)));
+        #define ENTRY(op) m.impl(#op, op##_kernel);
+        #if defined(WITH_SUB)
+          m->impl(NAME("sub.Tensor"), &sub);
+        #endif
+        }
+        after("x");
+        """)
+    facts = extract_cpp(text)
+    (block,) = find_calls(facts, ["BLOCK"])
+    found = [(c.line, c.callee, c.literal, c.args) for c in calls_between(facts, *block_span(facts, block))]
+    assert found == [
+        (2, "m.impl", "add.Tensor", ('"add.Tensor"', "torch::dispatch(Key::Grad, TORCH_FN(add))")),
+        (2, "torch::dispatch", "", ("Key::Grad", "TORCH_FN(add)")),
+        (2, "TORCH_FN", "", ("add",)),
+        (5, "m->impl", "sub.Tensor", ('NAME("sub.Tensor")', "&sub")),  # the literal read through NAME(...)
+    ]
+    assert block_span(facts, find_calls(facts, ["after"])[0]) is None

@@ -970,13 +970,6 @@ def block_span(facts: CppFacts, call: CppCall) -> tuple[int, int] | None:
     return opened + 1, group[0] if group else len(text)
 
 
-def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
-    """The calls in the `{ ... }` block that directly follows `call` (see `calls_between`).
-    No block, no calls."""
-    span = block_span(facts, call)
-    return calls_between(facts, *span) if span else []
-
-
 def calls_between(facts: CppFacts, start: int = 0, end: int | None = None) -> list[CppBlockCall]:
     """The calls of `facts.stripped` from `start` to `end` (the whole text by default), nested
     ones too, in order, leaving out what preprocessor directives write: each with its first
