@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from air import operators
 from air.errors import PackError
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
@@ -158,6 +159,20 @@ def test_the_key_a_registration_names_decides_whether_it_is_a_device_kernel(tmp_
     # the autograd key's kernels count as the device's (add, sin), not the autocast key's (mul,
     # sub through its alias), Meta's (relu) or CPU's (round)
     assert coverage.registered == len({"div.Tensor", "cos", "abs", "neg", "exp", "floor", "ceil", "add.Tensor", "sin"})
+
+
+def test_fragments_that_include_themselves_and_expansions_that_fan_out_end(tmp_path, syntax, monkeypatch):
+    fan_out = "".join(f"#define LEVEL{n}(x) " + " ".join([f"LEVEL{n + 1}(x)"] * 5) + "\n" for n in range(2))
+    found = registered(tmp_path, syntax, {
+        "csrc/loop.inc": '#include "loop.inc"\n' * 20 + 'm.impl("abs", &abs);\n',
+        "csrc/ops.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n#include "loop.inc"\n#include "loop.inc"\n}\n',
+    })
+    assert [(r.op, r.source.path) for r in found.ops] == [("abs", "csrc/loop.inc")]  # read once
+    monkeypatch.setattr(operators, "MAX_BLOCK_STATEMENTS", 10)
+    found = registered(tmp_path / "fan", syntax, {
+        "csrc/fan.cpp": fan_out + '#define LEVEL2(x) m.impl(#x, &x);\nTORCH_LIBRARY_IMPL(aten, XPU, m) { LEVEL0(neg) }\n',
+    })
+    assert len(found.ops) == 10  # of the 25 the macros write, the first MAX_BLOCK_STATEMENTS
 
 
 def test_python_registrations(tmp_path, syntax):

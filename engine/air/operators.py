@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ MIN_OP_LIST_SHARE = 0.5
 MAX_OP_LIST_BYTES = 2 * 1024 * 1024
 WILDCARD_NAMESPACE = "_"
 MAX_EXPANSION_DEPTH = 3
+MAX_BLOCK_STATEMENTS = 50_000
 
 
 @dataclass(frozen=True)
@@ -202,11 +204,14 @@ class _BlockBody:
         self._keyed_impl = keyed_impl
 
     def statements(self, source: SourceFile, block: _Block, variable: str, line: int) -> Iterator[_Statement]:
+        """The block's calls, at most MAX_BLOCK_STATEMENTS of them: expansions and fragments
+        that a hostile tree nests into each other stop there. A fragment is read once."""
         span = block_span(block.facts, block.call)
         if span is None:
             return
         at = line if block.expanded else None
-        yield from self._calls(source, block.facts, span, variable, at, 0)
+        calls = self._calls(source, block.facts, span, variable, at, 0, set())
+        yield from islice(calls, MAX_BLOCK_STATEMENTS)
 
     def dispatch_key(self, call: CppBlockCall) -> str | None:
         """The key a registration names for itself: `m.impl("op", torch::dispatch(key, f))`, or
@@ -221,7 +226,7 @@ class _BlockBody:
         return None
 
     def _calls(self, source: SourceFile, facts: CppFacts, span: tuple[int, int], variable: str,
-               at: int | None, depth: int) -> Iterator[_Statement]:
+               at: int | None, depth: int, fragments_read: set[str]) -> Iterator[_Statement]:
         expanded_until = -1
         for inner in calls_between(facts, *span):
             if inner.start < expanded_until:
@@ -232,13 +237,15 @@ class _BlockBody:
                 continue
             expanded_until = inner.end
             text = CppFacts(expansion)
-            yield from self._calls(source, text, (0, len(expansion)), variable, at or inner.line, depth + 1)
-        if depth < MAX_EXPANSION_DEPTH:
-            for include in includes_between(facts, *span):
-                for fragment in self._fragments(source, include):
+            yield from self._calls(source, text, (0, len(expansion)), variable, at or inner.line, depth + 1,
+                                   fragments_read)
+        for include in includes_between(facts, *span):
+            for fragment in self._fragments(source, include):
+                if fragment.path not in fragments_read:
+                    fragments_read.add(fragment.path)
                     fragment_facts = self._index.cpp_facts(fragment)
                     whole = (0, len(fragment_facts.stripped))
-                    yield from self._calls(fragment, fragment_facts, whole, variable, at, depth + 1)
+                    yield from self._calls(fragment, fragment_facts, whole, variable, at, depth, fragments_read)
 
     def _expansion(self, source: SourceFile, call: CppBlockCall, variable: str) -> str | None:
         """What a call of one of the backend's macros, or of one of its functions given the
