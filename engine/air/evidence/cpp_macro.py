@@ -31,6 +31,7 @@ from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, is_declared_a
 from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
 MAX_WRAPPER_DEPTH = 3
+_IDENTIFIER = re.compile(r"(?<![\w:])[A-Za-z_]\w*(?!\w|\s*::)")
 
 Invocation = tuple[SourceFile, int, tuple[str, ...], str]  # file, line, args, wrapper or ""
 
@@ -43,7 +44,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = frozenset(literals(clause.spec))
     capture = clause.spec.get("capture", [])
     hits = []
-    for source, line, args, via in invocations(context.index, names):
+    for source, line, args, via in invocations(context.index, names, arguments=len(capture)):
         if not in_clause_files(source.path, clause):
             continue
         captures = {cap: args[i] for i, cap in enumerate(capture) if i < len(args)}
@@ -53,10 +54,11 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0,
-                calls_only: bool = False) -> Iterator[Invocation]:
-    """Every invocation of `names`, wrappers expanded where they are called; with `calls_only`,
-    what declares or defines a function of those names is left out."""
+def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0, calls_only: bool = False,
+                arguments: int | None = None) -> Iterator[Invocation]:
+    """Every invocation of `names`, wrappers expanded where they are called: macros always,
+    functions when one of the first `arguments` arguments (all when None) names a parameter
+    of theirs. With `calls_only`, what declares or defines a function of those names is left out."""
     for source in index.select(names, languages=CPP_LANGUAGES):
         facts = index.cpp_facts(source)
         expanded_functions: set[int] = set()
@@ -67,7 +69,7 @@ def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0,
                 if depth < MAX_WRAPPER_DEPTH:
                     yield from _through_wrapper(index, source, call.in_define, names, depth)
                 continue
-            function = _function_passing_parameters(index, source, call) if depth < MAX_WRAPPER_DEPTH else None
+            function = _function_passing_parameters(index, source, call, arguments) if depth < MAX_WRAPPER_DEPTH else None
             if function is not None and function.line in expanded_functions:
                 continue
             through = list(_through_function(index, function, names, depth)) if function is not None else []
@@ -88,14 +90,20 @@ def _through_wrapper(index: CodeIndex, source: SourceFile, macro: str, names: fr
             yield from _expanded_calls(site, line, define, args, names)
 
 
-def _function_passing_parameters(index: CodeIndex, source: SourceFile, call: CppCall) -> CppDefine | None:
-    """The function whose body holds `call`, when the call's arguments name its parameters."""
-    function = index.function_bodies(source).around(call.start)
+def _function_passing_parameters(index: CodeIndex, source: SourceFile, call: CppCall,
+                                 arguments: int | None) -> CppDefine | None:
+    """The function whose body holds `call`, when the call's first `arguments` arguments (all
+    when None) name its parameters."""
+    args = call.args[:arguments]
+    bodies = index.function_bodies(source)
+    if not bodies.may_take(_IDENTIFIER.findall(" ".join(args))):
+        return None
+    function = bodies.around(call.start)
     named = [param for param in function.params if param and param != "..."] if function else []
     if not named:
         return None
     mentioned = re.compile(r"\b(?:" + "|".join(map(re.escape, named)) + r")\b")
-    return function if any(mentioned.search(arg) for arg in call.args) else None
+    return function if any(mentioned.search(arg) for arg in args) else None
 
 
 def _through_function(index: CodeIndex, function: CppDefine, names: frozenset[str],

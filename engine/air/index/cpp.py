@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Collection, Iterator, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from functools import cached_property, lru_cache
 from itertools import pairwise
 
 from air.index.blanking import blank_spans
@@ -637,6 +637,12 @@ _MAX_FUNCTION_HEAD = 2048
 MAX_BLOCK_NESTING = 64
 
 
+@lru_cache(maxsize=512)
+def _parameter_pattern(name: str) -> re.Pattern[str]:
+    escaped = re.escape(name)
+    return re.compile(escaped + r"(?<![\w.:]" + escaped + r")(?=\s*[,)=\[])")
+
+
 class FunctionBodies:
     """The function definitions of a C/C++ text, read on demand from the braces around an
     offset. A function is given as a function-like define of its body (line and name of its
@@ -646,15 +652,57 @@ class FunctionBodies:
     `BLOCK(ns, key, m) {` reads as a function whose parameters are all unnamed."""
 
     def __init__(self, stripped: str) -> None:
-        literals = [(start, end) for _kind, start, end in _lexemes(stripped)]
-        directives = [directive.span() for directive in _DIRECTIVE.finditer(stripped)]
         self._stripped = stripped
-        self._code = blank_spans(stripped, sorted(literals + directives))
-        self._braces = _Braces(self._code)
-        self._opens = sorted(self._braces.closing)
-        self._enclosing = self._enclosing_braces()
-        self._brackets = _Brackets(self._code)
-        self._lines = _Lines(stripped)
+        self._parameter_like: dict[str, bool] = {}
+
+    def may_take(self, names: Iterable[str]) -> bool:
+        """A quick test that one of `names` may be a function's parameter in the text: it is
+        written after a type somewhere, then `,` `)` `=` or `[`. `around` tells for sure."""
+        return any(self._is_parameter_like(name) for name in names)
+
+    def _is_parameter_like(self, name: str) -> bool:
+        if name not in self._parameter_like:
+            text = self._stripped
+            self._parameter_like[name] = any(
+                text[before - 1] in "*&>" or _is_identifier_char(text[before - 1])
+                for match in _parameter_pattern(name).finditer(text)
+                if (before := _skip_space_back(text, match.start())) > 0
+            )
+        return self._parameter_like[name]
+
+    @cached_property
+    def _code(self) -> str:
+        literals = [(start, end) for _kind, start, end in _lexemes(self._stripped)]
+        directives = [directive.span() for directive in _DIRECTIVE.finditer(self._stripped)]
+        return blank_spans(self._stripped, sorted(literals + directives))
+
+    @cached_property
+    def _braces(self) -> _Braces:
+        return _Braces(self._code)
+
+    @cached_property
+    def _opens(self) -> list[int]:
+        return sorted(self._braces.closing)
+
+    @cached_property
+    def _enclosing(self) -> dict[int, int | None]:
+        """The `{` directly enclosing each `{`, None at the top level."""
+        enclosing: dict[int, int | None] = {}
+        open_now: list[int] = []
+        for opened in self._opens:
+            while open_now and self._braces.closing[open_now[-1]] < opened:
+                open_now.pop()
+            enclosing[opened] = open_now[-1] if open_now else None
+            open_now.append(opened)
+        return enclosing
+
+    @cached_property
+    def _brackets(self) -> _Brackets:
+        return _Brackets(self._code)
+
+    @cached_property
+    def _lines(self) -> _Lines:
+        return _Lines(self._stripped)
 
     def around(self, offset: int) -> CppDefine | None:
         """The innermost function whose body holds `offset`; nested blocks, lambdas and
@@ -684,17 +732,6 @@ class FunctionBodies:
                 if function is not None and function.name == name:
                     found.append(function)
         return found
-
-    def _enclosing_braces(self) -> dict[int, int | None]:
-        """The `{` directly enclosing each `{`, None at the top level."""
-        enclosing: dict[int, int | None] = {}
-        open_now: list[int] = []
-        for opened in self._opens:
-            while open_now and self._braces.closing[open_now[-1]] < opened:
-                open_now.pop()
-            enclosing[opened] = open_now[-1] if open_now else None
-            open_now.append(opened)
-        return enclosing
 
     def _function_opened_at(self, opened: int) -> CppDefine | None:
         """The function whose body the `{` at `opened` opens, if it opens one."""
@@ -812,17 +849,17 @@ def find_constants(text: str, name: str) -> list[CppConstant]:
     name = value;`, also `{value}` and `(value)`, specifiers in any order, attributes and an access
     label before them skipped. TYPE is one (possibly qualified) name or `auto`; declarations of
     other shapes (pointers, templates, several declarators) are not constants here."""
-    matches = list(_initialised(name).finditer(text)) if name in text else []
-    if not matches:
-        return []
-    code = _without_directives(text)
-    lines = _Lines(code)
-    found = []
-    for match in matches:
+    found: list[CppConstant] = []
+    code = ""
+    for match in _initialised(name).finditer(text) if name in text else ():
+        statement = _statement_start(text, match.start())
+        if statement < 0 or "const" not in text[statement : match.start()]:
+            continue  # the common case, told without blanking the directives
+        code = code or _without_directives(text)
         declared = _constant_type(code, match.start())
         value = _initialiser(code, match) if declared else None
         if declared and value:
-            found.append(CppConstant(lines.of(match.start()), name, declared, value))
+            found.append(CppConstant(code.count("\n", 0, match.start()) + 1, name, declared, value))
     return found
 
 
@@ -838,14 +875,21 @@ def _without_directives(stripped: str) -> str:
     return blank_spans(stripped, (directive.span() for directive in _DIRECTIVE.finditer(stripped)))
 
 
+def _statement_start(code: str, end: int) -> int:
+    """Where the statement that runs to `end` starts: after the last `;`, `{` or `}` within
+    _MAX_DECLARATION_HEAD characters, -1 when there is none that near."""
+    window = max(0, end - _MAX_DECLARATION_HEAD)
+    boundary = max(code.rfind(char, window, end) for char in ";{}")
+    return boundary + 1 if boundary >= 0 or window == 0 else -1
+
+
 def _constant_type(code: str, start: int) -> str | None:
     """The type of the declaration that names a constant at `start`, None if what precedes
     the name since the last statement is not `specifiers TYPE` with const or constexpr."""
-    window = max(0, start - _MAX_DECLARATION_HEAD)
-    boundary = max(code.rfind(char, window, start) for char in ";{}")
-    if boundary < 0 and window > 0:
+    statement = _statement_start(code, start)
+    if statement < 0:
         return None
-    head = code[boundary + 1 : start]
+    head = code[statement:start]
     label = _ACCESS_LABEL.match(head)
     pos = label.end() if label else 0
     words = []
