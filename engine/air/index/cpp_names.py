@@ -48,10 +48,11 @@ class CppVocabulary:
 
 @dataclass(frozen=True)
 class _Definition:
+    """An object-like `#define` or a constant, with the text that stands for it."""
+
     path: str
     line: int
     value: str
-    macro: bool  # a `#define`, whose value is macro-expanded; else a constant
 
 
 class CppNames:
@@ -110,7 +111,7 @@ class CppNames:
         return [(found.path, found) for found in self._definitions[name]]
 
     def _object_like_macros(self, name: str) -> list[_Definition]:
-        return [_Definition(source.path, define.line, define.body, macro=True)
+        return [_Definition(source.path, define.line, define.body)
                 for source, define in self._index.defines.get(name, []) if define.params is None]
 
     def _constants(self, name: str) -> list[_Definition]:
@@ -120,7 +121,7 @@ class CppNames:
                 continue
             for constant in find_constants(self._index.code_text(source), name):
                 if self._is_constant_type(constant.type):
-                    found.append(_Definition(source.path, constant.line, constant.value, macro=False))
+                    found.append(_Definition(source.path, constant.line, constant.value))
         return found
 
     def _is_constant_type(self, written: str) -> bool:
