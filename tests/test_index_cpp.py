@@ -307,6 +307,13 @@ def test_what_is_not_a_constant_named_by_a_name(name):
     assert find_constants(strip_comments(CONSTANTS), name) == []
 
 
+def test_a_text_that_writes_a_name_initialised_without_end_is_read_in_bounded_time():
+    hostile = "const k = " * 200_000  # no statement ends: every place looks back its full window
+    assert find_constants(hostile, "k") == []
+    many = "constexpr auto k = x;\n" * 5_000
+    assert len(find_constants(many, "k")) == 1_000  # the first places only
+
+
 def test_type_aliases_with_using_and_typedef():
     assert find_type_aliases(CONSTANTS, "Key") == ["::c10::DispatchKey"]
     assert find_type_aliases(CONSTANTS, "Device") == ["c10::DeviceType"]

@@ -12,7 +12,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cached_property, lru_cache
-from itertools import pairwise
+from itertools import islice, pairwise
 
 from air.index.blanking import blank_spans
 from air.index.model import (
@@ -819,6 +819,7 @@ _ACCESS_LABEL = re.compile(r"\s*(?:public|protected|private)\s*:(?!:)")
 _MACRO_INVOCATION = re.compile(r"[A-Za-z_]\w*\s*\(.*\)", re.S)
 _MAX_DECLARATION_HEAD = 8192  # characters back to the statement before, blanked comments included
 _MAX_INITIALISER = 512
+_MAX_CONSTANT_CANDIDATES = 1000  # places a file writes the name with an initialiser; more are not read
 
 
 @lru_cache(maxsize=512)
@@ -848,10 +849,13 @@ def find_constants(text: str, name: str) -> list[CppConstant]:
     that is a name or a macro invocation: `[static|inline|extern] const|constexpr|constinit TYPE
     name = value;`, also `{value}` and `(value)`, specifiers in any order, attributes and an access
     label before them skipped. TYPE is one (possibly qualified) name or `auto`; declarations of
-    other shapes (pointers, templates, several declarators) are not constants here."""
+    other shapes (pointers, templates, several declarators) are not constants here. Of a text
+    that writes the name with an initialiser more than _MAX_CONSTANT_CANDIDATES times, as only
+    a hostile one does, the first ones are read."""
     found: list[CppConstant] = []
     code = ""
-    for match in _initialised(name).finditer(text) if name in text else ():
+    candidates = _initialised(name).finditer(text) if name in text else iter(())
+    for match in islice(candidates, _MAX_CONSTANT_CANDIDATES):
         statement = _statement_start(text, match.start())
         if statement < 0 or "const" not in text[statement : match.start()]:
             continue  # the common case, told without blanking the directives
