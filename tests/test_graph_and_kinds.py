@@ -274,6 +274,48 @@ def test_cpp_macro_through_alias_and_wrapper(tmp_path):
     assert [(h.path, h.line, h.capture("NAME"), h.capture("VIA")) for h in renamed] == [("a.cpp", 2, '"tpu"', "REG")]
 
 
+WRAPPED_KEYS = {
+    "reg.h": """\
+#pragma once
+void register_on(torch::Library& lib, c10::DispatchKey key, const char* /*why*/);
+#define VENDOR_REGISTER(op, fn, key) lib.impl(#op, torch::dispatch(key, TORCH_FN(fn)))
+""",
+    "reg.cpp": """\
+#include "reg.h"
+void register_on(torch::Library& lib, c10::DispatchKey key, const char*) {
+  lib.impl("add.Tensor", torch::dispatch(key, TORCH_FN(add)));
+  lib.impl("sub.Tensor", torch::dispatch(key, TORCH_FN(sub)));
+}
+template <typename Lib>
+static auto forward_to(Lib&& target, const c10::DispatchKey when) -> void {
+  register_on(target, when, "forwarded");
+}
+void unused_helper(c10::DispatchKey unused) { torch::dispatch(unused, nullptr); }
+""",
+    "use.cpp": """\
+#include "reg.h"
+TORCH_LIBRARY_FRAGMENT(aten, lib) {
+  register_on(lib, c10::DispatchKey::AutogradSlot1, "grad");
+  forward_to(lib, c10::DispatchKey::AutocastSlot1);
+  VENDOR_REGISTER(mul.Tensor, mul, c10::DispatchKey::Slot1);
+  lib.impl("div.Tensor", torch::dispatch(c10::DispatchKey::Slot1, TORCH_FN(div)));
+}
+""",
+}
+
+
+def test_cpp_macro_through_functions_and_macros_that_take_the_key(tmp_path):
+    tree(tmp_path, WRAPPED_KEYS)
+    found = hits(tmp_path, {"cpp_macro": {"name": "torch::dispatch", "capture": ["KEY", "FN"]}})
+    assert sorted({(h.path, h.line, h.capture("KEY"), h.capture("VIA")) for h in found}) == [
+        ("reg.cpp", 10, "unused", None),  # a function nobody calls keeps its call as written
+        ("use.cpp", 3, "c10::DispatchKey::AutogradSlot1", "register_on"),
+        ("use.cpp", 4, "c10::DispatchKey::AutocastSlot1", "register_on"),  # through forward_to, then register_on
+        ("use.cpp", 5, "c10::DispatchKey::Slot1", "VENDOR_REGISTER"),
+        ("use.cpp", 6, "c10::DispatchKey::Slot1", None),
+    ]
+
+
 def test_cpp_class_transitive_overrides_and_registration(tmp_path):
     tree(tmp_path, {
         "h.h": "struct Base : public at::PrivateUse1HooksInterface { bool isBuilt() const override; };\n"

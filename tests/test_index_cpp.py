@@ -4,9 +4,15 @@ import textwrap
 
 import pytest
 from air.index.cpp import (
+    FunctionBodies,
+    block_span,
+    calls_between,
     expand_macro,
+    expand_macros,
     extract_cpp,
     find_calls,
+    find_constants,
+    find_type_aliases,
     resolve_alias,
     strip_comments,
 )
@@ -203,17 +209,115 @@ def test_no_names_no_calls():
 )
 def test_aliases_are_followed(value, expected):
     aliases = {"TPU": "PrivateUse1", "NPU": "TPU", "QUALIFIED": "c10::DeviceType::NPU"}
-    assert resolve_alias(value, aliases) == expected
+    assert resolve_alias(value, aliases.get) == expected
 
 
 def test_alias_cycles_stop_like_the_preprocessor():
-    assert resolve_alias("A", {"A": "B", "B": "A"}) == "A"
-    assert resolve_alias("SELF", {"SELF": "SELF"}) == "SELF"
+    assert resolve_alias("A", {"A": "B", "B": "A"}.get) == "A"
+    assert resolve_alias("SELF", {"SELF": "SELF"}.get) == "SELF"
 
 
 def test_alias_depth_is_bounded():
     chain = {f"A{index}": f"A{index + 1}" for index in range(20)}
-    assert resolve_alias("A0", chain, max_depth=3) == "A3"
+    assert resolve_alias("A0", chain.get, max_depth=3) == "A3"
+
+
+# --- expand_macros ------------------------------------------------------------
+
+MACROS = """\
+#define JOIN_IMPL(a, b) a##b
+#define JOIN(a, b) JOIN_IMPL(a, b)
+#define DEVICE Slot1
+#define GRAD_KEY JOIN(Grad, DEVICE)
+#define QUOTE(x) #x
+#define TWICE(x) x x
+#define BOMB TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(TWICE(w))))))))))))
+#define PING PONG
+#define PONG PING
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GRAD_KEY", "GradSlot1"),  # arguments are expanded before an inner macro pastes them
+        ("ns::Kind::GRAD_KEY", "ns::Kind::GradSlot1"),
+        ("JOIN_IMPL(Grad, DEVICE)", "GradDEVICE"),  # pasted operands are not expanded
+        ("QUOTE(DEVICE)", '"DEVICE"'),
+        ("PING", "PING"),  # a macro is not expanded inside its own expansion
+        ("JOIN", "JOIN"),  # a function-like macro without arguments is a plain name
+        ('"GRAD_KEY"', '"GRAD_KEY"'),
+    ],
+)
+def test_macros_expand_as_the_preprocessor_expands_them(text, expected):
+    defines = {define.name: define for define in extract_cpp(MACROS).defines}
+    assert expand_macros(text, defines.get) == expected
+
+
+def test_an_expansion_that_grows_without_bound_gives_up():
+    defines = {define.name: define for define in extract_cpp(MACROS).defines}
+    assert expand_macros("BOMB", defines.get) is None
+
+
+# --- constants and type aliases -------------------------------------------------
+
+CONSTANTS = """\
+#include <c10/core/DeviceType.h>
+namespace dev {
+inline constexpr ::c10::DeviceType kInline = ::c10::DeviceType::Slot1;
+static constexpr auto kBraced{c10::DispatchKey::Slot1};
+c10::DispatchKey const kEastConst(c10::DispatchKey::GradSlot1);
+[[maybe_unused]] constinit Key kAliased = { Key::Slot2 };
+struct Config {
+ public:
+  static const auto kMember = kInline;
+};
+extern const auto kMacro = JOIN(Grad, DEVICE);
+""" + "// a long explanation\n" * 40 + """const auto kAfterComments = Slot1;
+constexpr auto kText = "slot";
+auto kMutable = c10::DispatchKey::Slot1;
+constexpr auto kCompared = kA == kB;
+const auto* kPointer = &kOther;
+constexpr auto kCall = make_key(1) + 1;
+}
+using Key = ::c10::DispatchKey;
+typedef const c10::DeviceType Device;
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "declared", "value"),
+    [
+        ("kInline", "::c10::DeviceType", "::c10::DeviceType::Slot1"),
+        ("kBraced", "auto", "c10::DispatchKey::Slot1"),
+        ("kEastConst", "c10::DispatchKey", "c10::DispatchKey::GradSlot1"),
+        ("kAliased", "Key", "Key::Slot2"),
+        ("kMember", "auto", "kInline"),
+        ("kMacro", "auto", "JOIN(Grad, DEVICE)"),
+        ("kAfterComments", "auto", "Slot1"),
+    ],
+)
+def test_constants_initialised_with_a_name_in_every_spelling(name, declared, value):
+    (constant,) = find_constants(strip_comments(CONSTANTS), name)
+    assert (constant.type, constant.value) == (declared, value)
+
+
+@pytest.mark.parametrize("name", ["kText", "kMutable", "kCompared", "kPointer", "kCall", "kAbsent"])
+def test_what_is_not_a_constant_named_by_a_name(name):
+    assert find_constants(strip_comments(CONSTANTS), name) == []
+
+
+def test_a_text_that_writes_a_name_initialised_without_end_is_read_in_bounded_time():
+    hostile = "const k = " * 200_000  # no statement ends: every place looks back its full window
+    assert find_constants(hostile, "k") == []
+    many = "constexpr auto k = x;\n" * 5_000
+    assert len(find_constants(many, "k")) == 1_000  # the first places only
+
+
+def test_type_aliases_with_using_and_typedef():
+    assert find_type_aliases(CONSTANTS, "Key") == ["::c10::DispatchKey"]
+    assert find_type_aliases(CONSTANTS, "Device") == ["c10::DeviceType"]
+    assert find_type_aliases(CONSTANTS, "Config") == []
 
 
 # --- expand_macro ---------------------------------------------------------------
@@ -490,3 +594,82 @@ def test_code_like_fragments_never_raise(pieces):
     facts = extract_cpp(text)
     for call in find_calls(facts, {"f"}):
         assert 1 <= call.line <= text.count("\n") + 1
+
+
+# --- function bodies ----------------------------------------------------------
+
+FUNCTIONS = """\
+namespace vendor {
+static void register_on(torch::Library& lib, const c10::DispatchKey key, int /*unused*/) {
+  if (key != c10::DispatchKey::CPU) {
+    lib.impl("add.Tensor", torch::dispatch(key, add));
+  }
+  auto later = [&](int x) { return torch::dispatch(key, x); };
+}
+template <typename T>
+auto Registrar<T>::apply(std::map<int, int> table, T&& value) const noexcept(true) -> void {
+  call(value);
+}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("x", f); }
+struct S { void method(int a[4], unsigned int) { use(a); } };
+void declared_only(torch::Library& lib);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("written", "name", "params"),
+    [
+        ("torch::dispatch(key, add)", "register_on", ("lib", "key", "")),  # inside a control block
+        ("torch::dispatch(key, x)", "register_on", ("lib", "key", "")),  # inside a lambda
+        ("call(value)", "apply", ("table", "value")),  # qualifiers, trailing return, template arguments
+        ('m.impl("x"', "TORCH_LIBRARY_IMPL", ("", "", "")),  # a block macro: no named parameter
+        ("use(a)", "method", ("a", "")),
+    ],
+)
+def test_the_function_around_a_call(written, name, params):
+    function = FunctionBodies(FUNCTIONS).around(FUNCTIONS.index(written))
+    assert (function.name, function.params) == (name, params)
+    assert written in function.body
+
+
+def test_no_function_around_a_namespace_or_class_scope():
+    bodies = FunctionBodies(FUNCTIONS)
+    assert bodies.around(FUNCTIONS.index("static void")) is None
+    assert bodies.around(FUNCTIONS.index("void method")) is None
+
+
+def test_definitions_by_name_leave_declarations_out():
+    bodies = FunctionBodies(FUNCTIONS)
+    assert [(f.line, f.params) for f in bodies.defined("register_on")] == [(2, ("lib", "key", ""))]
+    assert [f.line for f in bodies.defined("apply")] == [9]
+    assert bodies.defined("declared_only") == []
+
+
+def test_function_bodies_of_deeply_nested_or_unbalanced_text_end():
+    text = "void f(int k) " + "{" * 5000 + "g(k);"
+    assert FunctionBodies(text).around(len(text) - 3) is None  # deeper than any function is looked for
+    assert FunctionBodies("void f(int k) { g(k); ").around(17).params == ("k",)
+
+
+def test_calls_of_a_block_with_their_arguments_and_not_those_directives_write():
+    text = textwrap.dedent("""\
+        BLOCK(aten, Slot1, m) {
+          m.impl("add.Tensor", torch::dispatch(Key::Grad, TORCH_FN(add)));
+        #define ENTRY(op) m.impl(#op, op##_kernel);
+        #if defined(WITH_SUB)
+          m->impl(NAME("sub.Tensor"), &sub);
+        #endif
+        }
+        after("x");
+        """)
+    facts = extract_cpp(text)
+    (block,) = find_calls(facts, ["BLOCK"])
+    found = [(c.line, c.callee, c.literal, c.args) for c in calls_between(facts, *block_span(facts, block))]
+    assert found == [
+        (2, "m.impl", "add.Tensor", ('"add.Tensor"', "torch::dispatch(Key::Grad, TORCH_FN(add))")),
+        (2, "torch::dispatch", "", ("Key::Grad", "TORCH_FN(add)")),
+        (2, "TORCH_FN", "", ("add",)),
+        (5, "m->impl", "sub.Tensor", ('NAME("sub.Tensor")', "&sub")),  # the literal read through NAME(...)
+    ]
+    assert block_span(facts, find_calls(facts, ["after"])[0]) is None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from air.index import IndexOptions, build_index
-from air.index.files import role_of
+from air.index.files import language_of, role_of
 
 
 @pytest.mark.parametrize(
@@ -29,6 +29,16 @@ from air.index.files import role_of
 )
 def test_roles(path, role):
     assert role_of(path) == role
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["ops.inc", "ops.def", "kernels.ipp", "impl.tpp", "impl.txx", "impl.tcc", "api.hpp", "api.hh", "api.hxx",
+     "api.h++", "ops.cxx", "ops.c++", "ops.cp", "k.cu", "k.cuh", "k.hip", "k.mu", "k.muh", "bridge.mm", "ops.cc",
+     "mod.ixx", "mod.cppm", "OPS.CPP", "Ops.H", "gen/ops.cpp.inc"],
+)
+def test_every_cpp_spelling_is_cpp(path):
+    assert language_of(path) == "cpp"
 
 
 def write(root: Path, files: dict[str, bytes | str]) -> None:
@@ -142,7 +152,7 @@ def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch)
     assert expected["pkg/a.py"][0].startswith("x = 'a # not a comment'" + " " * 13 + "\n")
 
 
-def test_aliases_and_modules(tmp_path):
+def test_defines_and_modules(tmp_path):
     write(tmp_path, {
         "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",
         "pkg/__init__.py": "",
@@ -150,7 +160,8 @@ def test_aliases_and_modules(tmp_path):
         "pkg/sub/mod.py": "",
     })
     index = build_index(tmp_path)
-    assert index.aliases == {"TPU": "PrivateUse1"}
+    assert sorted((name, define.body) for name, [(_, define)] in index.defines.items()) == [
+        ("TPU", "PrivateUse1"), ("WRAP", "f(x)")]
     assert index.modules["pkg.sub.mod"] == "pkg/sub/mod.py"
     assert index.modules["pkg"] == "pkg/__init__.py"
 

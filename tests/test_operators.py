@@ -6,11 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from air import operators
 from air.errors import PackError
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
 from air.expr import parse_condition
 from air.index import build_index
+from air.operator_summary import operator_coverage
 from air.operators import family, find_registrations
 from air.packs import load_pack
 from test_packs import HEADER, ROWS, write_pack
@@ -82,6 +84,95 @@ def test_cpp_blocks_through_aliases_and_wrappers(tmp_path, syntax):
     assert ops == {("add.Tensor", "MY_KEY", 7), ("mul.Tensor", "MY_KEY", 9), ("abs.out", "PrivateUse1", 11),
                    ("relu", "XPU", 12), ("topk", "CPU", 13)}
     assert [(r.key, r.line) for r in found.fallbacks] == [("PrivateUse1", 15)]
+
+
+KEYED = {
+    "csrc/register.h": """\
+#pragma once
+constexpr auto kAmpKey = c10::DispatchKey::AutocastPrivateUse1;
+#define VENDOR_OP(op, fn, key) lib.impl(#op, torch::dispatch(key, TORCH_FN(fn)))
+#define VENDOR_BLOCK(k) \\
+  TORCH_LIBRARY_IMPL(aten, k, lib) { lib.impl("neg", &neg); lib.impl("exp", &exp); }
+void add_all(torch::Library& target, c10::DispatchKey key);
+""",
+    "csrc/register.cpp": """\
+#include "register.h"
+void add_all(torch::Library& target, c10::DispatchKey key) {
+  target.impl("sin", torch::dispatch(key, &sin));
+  target.impl("cos", &cos);
+}
+""",
+    "csrc/ops.cpp": """\
+#include "register.h"
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  lib.impl("add.Tensor", torch::dispatch(c10::DispatchKey::AutogradPrivateUse1, TORCH_FN(add)));
+  lib.impl("sub.Tensor", ::torch::dispatch(kAmpKey, &sub));
+  lib->impl("tan", c10::DispatchKey::AutocastPrivateUse1, &tan);
+  VENDOR_OP(mul.Tensor, mul, c10::DispatchKey::AutocastPrivateUse1);
+  VENDOR_OP(div.Tensor, div, c10::DispatchKey::PrivateUse1);
+  add_all(lib, c10::DispatchKey::AutogradPrivateUse1);
+  #include "ops.inc"
+}
+VENDOR_BLOCK(PrivateUse1)
+""",
+    "csrc/ops.inc": 'lib.impl("abs", &abs);\nlib.impl("relu", torch::dispatch(c10::DispatchKey::Meta, &relu));\n',
+    "csrc/xmacro.cpp": """\
+#define ENTRY(name, fn) m.impl(#name, TORCH_FN(fn));
+TORCH_LIBRARY_IMPL(aten, XPU, m) {
+#include "list.def"
+}
+""",
+    "csrc/list.def": "ENTRY(floor, floor_impl)\nENTRY(ceil, ceil_impl)\n",
+    "csrc/own_block.inc": 'TORCH_LIBRARY_IMPL(aten, CPU, m) { m.impl("round", &round_cpu); }\n',
+    "csrc/includes_own_block.cpp": 'TORCH_LIBRARY_IMPL(aten, XPU, m) {\n#include "own_block.inc"\n}\n',
+}
+
+
+def test_registrations_through_keys_wrappers_and_fragments(tmp_path, syntax):
+    found = registered(tmp_path, syntax, KEYED)
+    ops = {(r.op, r.key, r.source.path, r.line) for r in found.ops}
+    assert ops == {
+        ("add.Tensor", "c10::DispatchKey::AutogradPrivateUse1", "csrc/ops.cpp", 3),  # the registration's own key
+        ("sub.Tensor", "kAmpKey", "csrc/ops.cpp", 4),  # an alias, resolved when constraints are checked
+        ("tan", "c10::DispatchKey::AutocastPrivateUse1", "csrc/ops.cpp", 5),  # the key between name and function
+        ("mul.Tensor", "c10::DispatchKey::AutocastPrivateUse1", "csrc/ops.cpp", 6),  # a macro taking the key
+        ("div.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/ops.cpp", 7),
+        ("sin", "c10::DispatchKey::AutogradPrivateUse1", "csrc/ops.cpp", 8),  # a function taking library and key
+        ("cos", "PrivateUse1", "csrc/ops.cpp", 8),
+        ("abs", "PrivateUse1", "csrc/ops.inc", 1),  # a fragment included in the block
+        ("relu", "c10::DispatchKey::Meta", "csrc/ops.inc", 2),
+        ("neg", "PrivateUse1", "csrc/ops.cpp", 11),  # a wrapper macro that writes the block itself
+        ("exp", "PrivateUse1", "csrc/ops.cpp", 11),
+        ("floor", "XPU", "csrc/list.def", 1),  # an X-macro list, expanded by the including file's macro
+        ("ceil", "XPU", "csrc/list.def", 2),
+        ("round", "CPU", "csrc/own_block.inc", 1),  # a fragment with a block of its own counts once, as its own
+    }
+
+
+def test_the_key_a_registration_names_decides_whether_it_is_a_device_kernel(tmp_path):
+    for path, text in KEYED.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    pack = load_pack("pytorch-2.x")
+    evaluator = Evaluator(Context(build_index(tmp_path), pack.symbols, pack.operators, pack.framework.cpp))
+    coverage = operator_coverage(pack, evaluator)
+    # the autograd key's kernels count as the device's (add, sin), not the autocast key's (mul,
+    # sub through its alias), Meta's (relu) or CPU's (round)
+    assert coverage.registered == len({"div.Tensor", "cos", "abs", "neg", "exp", "floor", "ceil", "add.Tensor", "sin"})
+
+
+def test_fragments_that_include_themselves_and_expansions_that_fan_out_end(tmp_path, syntax, monkeypatch):
+    fan_out = "".join(f"#define LEVEL{n}(x) " + " ".join([f"LEVEL{n + 1}(x)"] * 5) + "\n" for n in range(2))
+    found = registered(tmp_path, syntax, {
+        "csrc/loop.inc": '#include "loop.inc"\n' * 20 + 'm.impl("abs", &abs);\n',
+        "csrc/ops.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n#include "loop.inc"\n#include "loop.inc"\n}\n',
+    })
+    assert [(r.op, r.source.path) for r in found.ops] == [("abs", "csrc/loop.inc")]  # read once
+    monkeypatch.setattr(operators, "MAX_BLOCK_STATEMENTS", 10)
+    found = registered(tmp_path / "fan", syntax, {
+        "csrc/fan.cpp": fan_out + '#define LEVEL2(x) m.impl(#x, &x);\nTORCH_LIBRARY_IMPL(aten, XPU, m) { LEVEL0(neg) }\n',
+    })
+    assert len(found.ops) == 10  # of the 25 the macros write, the first MAX_BLOCK_STATEMENTS
 
 
 def test_python_registrations(tmp_path, syntax):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from air.evaluate import findings_of
 from air.evidence import Evaluator
 from air.framework import COUNT_PLACEHOLDER, Framework, Verdict
-from air.index.cpp import resolve_alias
 from air.report.model import IntegrationPath, PathSignal
 
 
@@ -20,8 +19,8 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Verdict, In
     dispatch_key = verdict.dispatch_key
     if verdict.dispatch_capture:
         signal, capture = verdict.dispatch_capture
-        values = [hit.capture(capture) for hit in results[signal].counted() if hit.capture(capture)]
+        values = [(hit.capture(capture), hit.path) for hit in results[signal].counted() if hit.capture(capture)]
         if values:
-            dispatch_key = resolve_alias(values[0], evaluator.context.index.aliases).split("::")[-1]
+            dispatch_key = evaluator.context.resolve(*values[0]).split("::")[-1]
     note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)
     return verdict, IntegrationPath(verdict.id, verdict.title, dispatch_key, verdict.applies, note, fired)

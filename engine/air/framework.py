@@ -10,6 +10,8 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import ConditionError, Node, parse_condition, referenced_names
+from air.index.cpp import extract_cpp
+from air.index.cpp_names import CppVocabulary
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
 from air.resources import data_dir
 from air.schemas import validate_document
@@ -58,6 +60,7 @@ class Framework:
     sources: tuple[tuple[str, str], ...]
     quick_reference: tuple[tuple[str, str], ...]
     data: dict  # the validated definition, for the pack digest
+    cpp: CppVocabulary = CppVocabulary()
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -147,7 +150,20 @@ def _build(document: _Combined) -> Framework:
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
         quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
         data=data,
+        cpp=_cpp_vocabulary(document, data.get("cpp", {})),
     )
+
+
+def _cpp_vocabulary(document: YamlDocument, data: dict) -> CppVocabulary:
+    """The constant types and header macros a framework names for reading C/C++; each macro is
+    written as its `#define` line."""
+    macros = {}
+    for number, line in enumerate(data.get("macros", [])):
+        defines = extract_cpp(line).defines
+        if len(defines) != 1:
+            raise document.error(("cpp", "macros", number), "must be one `#define NAME(...) body` line")
+        macros[defines[0].name] = defines[0]
+    return CppVocabulary(frozenset(data.get("constant_types", ())), macros)
 
 
 def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:

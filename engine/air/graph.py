@@ -9,7 +9,6 @@ a scan of each file, not a parse.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from air.index import CodeIndex
@@ -28,7 +27,6 @@ class DependencyGraph:
 
         self.graph = networkx.DiGraph()
         self._expanded: set[str] = set()
-        self._by_name: dict[str, list[str]] | None = None
 
     # --- nodes --------------------------------------------------------------
 
@@ -85,17 +83,8 @@ class DependencyGraph:
         return targets
 
     def _include_targets(self, source: SourceFile) -> set[str]:
-        if self._by_name is None:
-            self._by_name = {}
-            for other in self.index.files:
-                self._by_name.setdefault(PurePosixPath(other.path).name, []).append(other.path)
-        targets = set()
-        for include in self.index.cpp_facts(source).includes:
-            target = include.target.strip()
-            for candidate in self._by_name.get(PurePosixPath(target).name, []):
-                if candidate == target or candidate.endswith("/" + target):
-                    targets.add(candidate)
-        return targets
+        return {target for include in self.index.cpp_facts(source).includes
+                for target in self.index.included(source.path, include)}
 
     # --- queries ------------------------------------------------------------
 

@@ -22,7 +22,7 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
     context = evaluator.context
     found = registrations(context)
     on_device = {"symbol": syntax.kernel_keys}
-    kernels = [r for r in found.ops if constraint_holds(r.key, on_device, context)]
+    kernels = [r for r in found.ops if constraint_holds(r.key, on_device, context, r.source.path)]
     families = {family(r.op) for r in kernels}
     core = syntax.catalog.core
     core_missing = tuple(name for name in core if family(name) not in families)
@@ -34,7 +34,7 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
         core_total=len(core),
         core_missing=core_missing[:MAX_CORE_MISSING],
         fallbacks=tuple(finding_of(hit_at(r.source, r.line), r.key) for r in found.fallbacks
-                        if constraint_holds(r.key, on_device, context)),
+                        if constraint_holds(r.key, on_device, context, r.source.path)),
         categories=tuple(_categories(pack, evaluator)),
     )
 

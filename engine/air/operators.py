@@ -2,8 +2,13 @@
 
 Registrations are read from three places, as a pack's `operators` section names them:
 - C/C++ blocks `BLOCK(namespace, key, m) { m.impl("op.overload", ...); }`, also when the
-  block macro is wrapped in one of the backend's own macros, and `m.fallback(...)` in a
-  block on the wildcard namespace (a global fallback);
+  block macro is wrapped in one of the backend's own macros (which may write the block
+  itself), and `m.fallback(...)` in a block on the wildcard namespace (a global fallback).
+  A block's calls include those of the backend's macros it invokes and of its functions it
+  passes the library to, expanded with the call's arguments, and those of the fragments it
+  `#include`s (`ops.inc`) that have no block of their own. A registration that names its own
+  key (`m.impl("op", torch::dispatch(key, f))` through the pack's `dispatch` call, or
+  `m.impl("op", key, f)` through its `keyed_impl` method) is on that key;
 - Python calls `impl("namespace::op", "key")` and `lib.impl("op", fn[, "key"])` on a
   library object created with `Library(namespace, "IMPL", key)`;
 - op lists of codegen backends: YAML files whose entries name catalog operators (`- func:
@@ -23,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +36,16 @@ import yaml
 
 from air.errors import PackError
 from air.index import CodeIndex
-from air.index.cpp import block_calls, expand_macro, find_calls
-from air.index.model import CppDefine, CppFacts, SourceFile
+from air.index.cpp import CPP_LANGUAGES, block_span, calls_between, expand_macro, find_calls, includes_between
+from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, CppInclude, SourceFile
 
 OP_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_]+)?$")
 MIN_OP_LIST_ENTRIES = 5
 MIN_OP_LIST_SHARE = 0.5
 MAX_OP_LIST_BYTES = 2 * 1024 * 1024
 WILDCARD_NAMESPACE = "_"
+MAX_EXPANSION_DEPTH = 3
+MAX_BLOCK_STATEMENTS = 50_000
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,8 @@ class OperatorSyntax:
     python_library: str
     op_list_default_key: str
     kernel_keys: str  # the symbol set of keys whose kernels count as the device's
+    dispatch: str = ""  # the call that gives one registration its own key, as its first argument
+    keyed_impl: str = ""  # the registration method that takes its own key between name and function
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
@@ -64,6 +74,8 @@ class OperatorSyntax:
             python_library=data["python_library"],
             op_list_default_key=data["op_list_default_key"],
             kernel_keys=data["kernel_keys"],
+            dispatch=data.get("dispatch", ""),
+            keyed_impl=data.get("keyed_impl", ""),
         )
 
     @cached_property
@@ -138,24 +150,126 @@ def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registration
 def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
     wrappers = _wrappers(index, syntax.blocks)
     names = frozenset(block for block in syntax.blocks if not _is_pattern(block)) | frozenset(wrappers)
-    for source in index.select(names, languages=("cpp", "template"), roles=("product",)):
+    body = _BlockBody(index, names, syntax.dispatch, syntax.keyed_impl)
+    for source in index.select(names, languages=CPP_LANGUAGES, roles=("product",)):
         facts = index.cpp_facts(source)
         for call in find_calls(facts, names):
             if call.in_define is not None:
                 continue
-            args = _block_args(call.name.split("::")[-1], call.args, tuple(names), wrappers)
-            if args is None or len(args) < 3:
+            opened = _opened_block(call, facts, tuple(names), wrappers)
+            if opened is None or len(opened.args) < 3:
                 continue
-            namespace, key, variable = args[0], args[1], args[2]
-            for inner in block_calls(facts, call):
+            namespace, key, variable = opened.args[0], opened.args[1], opened.args[2]
+            for statement in body.statements(source, opened, variable, call.line):
+                inner = statement.call
                 receiver, _, method = inner.callee.rpartition(".")
                 if namespace == WILDCARD_NAMESPACE:
                     if receiver == variable and method == syntax.fallback:
-                        yield Registration("*", namespace, key, source, inner.line, "block")
+                        yield Registration("*", namespace, key, statement.source, statement.line, "block")
                     continue
                 op = _op_name(inner.literal, namespace) if inner.literal else None
                 if op:
-                    yield Registration(op, namespace, key, source, inner.line, "block")
+                    own_key = body.dispatch_key(inner)
+                    yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block")
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A registration block: the block macro's arguments, and the text that holds its `{ ... }`
+    (a file's, or a wrapper macro's expansion when the wrapper writes the block itself)."""
+
+    args: tuple[str, ...]
+    facts: CppFacts
+    call: CppCall
+    expanded: bool
+
+
+@dataclass(frozen=True)
+class _Statement:
+    call: CppBlockCall
+    source: SourceFile
+    line: int  # where the registration is reported
+
+
+class _BlockBody:
+    """The calls a registration block makes: those written in it; those of the backend's
+    macros and functions it calls on its library variable, expanded with the arguments of the
+    call and reported at its line; and those of the fragments it `#include`s that have no
+    block of their own, reported where the fragment writes them."""
+
+    def __init__(self, index: CodeIndex, blocks: frozenset[str], dispatch: str, keyed_impl: str) -> None:
+        self._index = index
+        self._blocks = blocks
+        self._dispatch = frozenset([dispatch] if dispatch else [])
+        self._keyed_impl = keyed_impl
+
+    def statements(self, source: SourceFile, block: _Block, variable: str, line: int) -> Iterator[_Statement]:
+        """The block's calls, at most MAX_BLOCK_STATEMENTS of them: expansions and fragments
+        that a hostile tree nests into each other stop there. A fragment is read once."""
+        span = block_span(block.facts, block.call)
+        if span is None:
+            return
+        at = line if block.expanded else None
+        calls = self._calls(source, block.facts, span, variable, at, 0, set())
+        yield from islice(calls, MAX_BLOCK_STATEMENTS)
+
+    def dispatch_key(self, call: CppBlockCall) -> str | None:
+        """The key a registration names for itself: `m.impl("op", torch::dispatch(key, f))`, or
+        `m.impl("op", key, f)`."""
+        method = call.callee.replace("->", ".").rpartition(".")[2]
+        if self._keyed_impl and method == self._keyed_impl and len(call.args) == 3:
+            return call.args[1]
+        for arg in call.args[1:]:
+            for inner in find_calls(CppFacts(arg), self._dispatch) if self._dispatch else ():
+                if inner.args:
+                    return inner.args[0]
+        return None
+
+    def _calls(self, source: SourceFile, facts: CppFacts, span: tuple[int, int], variable: str,
+               at: int | None, depth: int, fragments_read: set[str]) -> Iterator[_Statement]:
+        expanded_until = -1
+        for inner in calls_between(facts, *span):
+            if inner.start < expanded_until:
+                continue  # written in the arguments of a call already expanded
+            expansion = self._expansion(source, inner, variable) if depth < MAX_EXPANSION_DEPTH else None
+            if expansion is None:
+                yield _Statement(inner, source, at or inner.line)
+                continue
+            expanded_until = inner.end
+            text = CppFacts(expansion)
+            yield from self._calls(source, text, (0, len(expansion)), variable, at or inner.line, depth + 1,
+                                   fragments_read)
+        for include in includes_between(facts, *span):
+            for fragment in self._fragments(source, include):
+                if fragment.path not in fragments_read:
+                    fragments_read.add(fragment.path)
+                    fragment_facts = self._index.cpp_facts(fragment)
+                    whole = (0, len(fragment_facts.stripped))
+                    yield from self._calls(fragment, fragment_facts, whole, variable, at, depth, fragments_read)
+
+    def _expansion(self, source: SourceFile, call: CppBlockCall, variable: str) -> str | None:
+        """What a call of one of the backend's macros, or of one of its functions given the
+        library variable, does: the body with the call's arguments substituted."""
+        name = call.callee.rpartition("::")[2]
+        if not call.end > 0 or "." in call.callee or "->" in call.callee:
+            return None
+        macro = next((define for where, define in self._index.defines.get(name, [])
+                      if define.params is not None and where.path == source.path), None)
+        macro = macro or next((define for _where, define in self._index.defines.get(name, [])
+                               if define.params is not None), None)
+        if macro is not None:
+            return expand_macro(macro, call.args)
+        if variable not in call.args:
+            return None
+        function = next((function for where in self._index.select([name], languages=CPP_LANGUAGES)
+                         for function in self._index.function_bodies(where).defined(name)), None)
+        return expand_macro(function, call.args) if function is not None else None
+
+    def _fragments(self, source: SourceFile, include: CppInclude) -> Iterator[SourceFile]:
+        for path in self._index.included(source.path, include):
+            fragment = self._index.by_path[path]
+            if fragment.language in CPP_LANGUAGES and not find_calls(self._index.cpp_facts(fragment), self._blocks):
+                yield fragment
 
 
 def _wrappers(index: CodeIndex, blocks: tuple[str, ...]) -> dict[str, list[CppDefine]]:
@@ -180,16 +294,21 @@ def _is_pattern(name: str) -> bool:
     return any(char in name for char in "*?[")
 
 
-def _block_args(name: str, args: tuple[str, ...], blocks: tuple[str, ...],
-                wrappers: dict[str, list[CppDefine]]) -> tuple[str, ...] | None:
-    """The block macro's own arguments, through a wrapper macro when `name` is one."""
+def _opened_block(call: CppCall, facts: CppFacts, blocks: tuple[str, ...],
+                  wrappers: dict[str, list[CppDefine]]) -> _Block | None:
+    """The block `call` opens, through a wrapper macro when it is one: the block macro's own
+    arguments, and the block written in the wrapper's expansion, else after the call."""
+    name = call.name.split("::")[-1]
     if name not in wrappers:
-        return args
+        return _Block(call.args, facts, call, expanded=False)
     for define in wrappers[name]:
-        for inner in find_calls(CppFacts(expand_macro(define, args)), blocks):
-            return inner.args
-        if len(define.params or ()) == len(args):
-            return args
+        expanded = CppFacts(expand_macro(define, call.args))
+        for inner in find_calls(expanded, blocks):
+            if block_span(expanded, inner) is not None:
+                return _Block(inner.args, expanded, inner, expanded=True)
+            return _Block(inner.args, facts, call, expanded=False)
+        if len(define.params or ()) == len(call.args):
+            return _Block(call.args, facts, call, expanded=False)
     return None
 
 

@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from air.graph import DependencyGraph
 from air.index import CodeIndex
-from air.index.cpp import resolve_alias
+from air.index.cpp import CPP_LANGUAGES
+from air.index.cpp_names import CppNames, CppVocabulary
 from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
@@ -113,10 +114,11 @@ class Context:
     """What a kind may consult besides its own spec."""
 
     def __init__(self, index: CodeIndex, symbols: Mapping[str, tuple[str, ...]],
-                 operators: OperatorSyntax | None = None) -> None:
+                 operators: OperatorSyntax | None = None, cpp: CppVocabulary | None = None) -> None:
         self.index = index
         self.symbols = symbols
         self.operators = operators
+        self.cpp = cpp or CppVocabulary()
         self._memo: dict[tuple, Any] = {}
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
@@ -129,23 +131,38 @@ class Context:
     def graph(self) -> DependencyGraph:
         return DependencyGraph(self.index)
 
+    @cached_property
+    def names(self) -> CppNames:
+        return CppNames(self.index, self.cpp, lambda path: self.graph.reachable([path]))
 
-def normalise_value(value: str, aliases: Mapping[str, str] | None = None) -> str:
-    """Compare captured values by their last `::`/`.` component, unquoted, alias-resolved, case-folded."""
+    def resolve(self, value: str, path: str | None = None) -> str:
+        """What a value captured in the file `path` stands for, through the C/C++ aliases that
+        file sees (see `air.index.cpp_names`); a value from a file of another language, or
+        quoted, is left as it is."""
+        source = self.index.by_path.get(path) if path is not None else None
+        if (source is not None and source.language not in CPP_LANGUAGES) or value.strip().startswith(("'", '"')):
+            return value
+        return self.names.resolve(value, path)
+
+
+def normalise_value(value: str) -> str:
+    """Compare captured values by their last `::`/`.` component, unquoted, case-folded."""
     value = value.strip().strip("\"'")
-    if aliases:
-        value = resolve_alias(value, aliases)
     value = re.split(r"::|\.", value)[-1] if value else value
     return value.strip().lower()
 
 
-def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context) -> bool:
-    """`equals`, `in`, `symbol` and their negations compare normalised values; `matches`
-    searches the value as written, unquoted."""
-    normal = normalise_value(value, context.index.aliases if _looks_like_cpp_name(value) else None)
+def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context, path: str | None = None) -> bool:
+    """`equals`, `in`, `symbol` and their negations compare normalised values, aliases resolved
+    as the file `path` sees them; `matches` searches the value, unquoted, as written or as
+    resolved."""
+    resolved = context.resolve(value, path)
+    normal = normalise_value(resolved)
     for operator, operand in constraint.items():
         if operator == "matches":
-            holds = compile_guarded(operand).search(value.strip().strip("\"'")) is not None
+            pattern = compile_guarded(operand)
+            spellings = dict.fromkeys(text.strip().strip("\"'") for text in (value, resolved))
+            holds = any(pattern.search(text) is not None for text in spellings)
         else:
             allowed = context.symbols[operand] if operator.endswith("symbol") else as_list(operand)
             holds = (normal in _normalised(tuple(allowed))) != operator.startswith("not_")
@@ -159,18 +176,15 @@ def _normalised(values: tuple[str, ...]) -> frozenset[str]:
     return frozenset(normalise_value(str(item)) for item in values)
 
 
-def _looks_like_cpp_name(value: str) -> bool:
-    return not value.strip().startswith(("'", '"'))
-
-
 def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[Hit]:
-    """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved."""
+    """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved
+    as their file sees them."""
     kept = []
     for hit in hits:
         captures = dict(hit.captures)
         with searching(hit.path):
             if all(
-                name in captures and constraint_holds(captures[name], constraint, context)
+                name in captures and constraint_holds(captures[name], constraint, context, hit.path)
                 for name, constraint in clause.where.items()
             ):
                 kept.append(hit)

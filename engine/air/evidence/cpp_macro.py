@@ -4,10 +4,17 @@ A call written inside a function-like `#define` of the tree counts where that ma
 invoked, with the invocation's arguments substituted, so a registration wrapped in a
 backend's own macro is found at the line that expands it. A wrapper that is never
 invoked registers nothing and yields nothing.
+
+Likewise a call inside a function definition whose arguments name the function's own
+parameters (`void register_on(torch::Library& m, c10::DispatchKey k) { ... dispatch(k, f) ... }`)
+counts where the function is called, with the call's arguments substituted; a function the
+tree never calls keeps the call as written. Wrappers of wrappers are followed up to
+MAX_WRAPPER_DEPTH levels. A hit found through a wrapper captures VIA: the wrapper's name.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from air.evidence.base import (
@@ -20,11 +27,13 @@ from air.evidence.base import (
     last_component,
 )
 from air.index import CodeIndex
-from air.index.cpp import expand_macro, find_calls
-from air.index.model import CppFacts, SourceFile
+from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, is_declared_at
+from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
-CPP_LANGUAGES = ("cpp", "template")
 MAX_WRAPPER_DEPTH = 3
+_IDENTIFIER = re.compile(r"(?<![\w:])[A-Za-z_]\w*(?!\w|\s*::)")
+
+Invocation = tuple[SourceFile, int, tuple[str, ...], str]  # file, line, args, wrapper or ""
 
 
 def literals(spec: dict) -> list[str]:
@@ -35,7 +44,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = frozenset(literals(clause.spec))
     capture = clause.spec.get("capture", [])
     hits = []
-    for source, line, args, via in invocations(context.index, names):
+    for source, line, args, via in invocations(context.index, names, arguments=len(capture)):
         if not in_clause_files(source.path, clause):
             continue
         captures = {cap: args[i] for i, cap in enumerate(capture) if i < len(args)}
@@ -45,27 +54,65 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def invocations(
-    index: CodeIndex, names: frozenset[str], depth: int = 0
-) -> Iterator[tuple[SourceFile, int, tuple[str, ...], str]]:
-    """(file, line, args, wrapper macro or "") for every invocation of `names`, wrappers expanded."""
+def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0, calls_only: bool = False,
+                arguments: int | None = None) -> Iterator[Invocation]:
+    """Every invocation of `names`, wrappers expanded where they are called: macros always,
+    functions when one of the first `arguments` arguments (all when None) names a parameter
+    of theirs. With `calls_only`, what declares or defines a function of those names is left out."""
     for source in index.select(names, languages=CPP_LANGUAGES):
         facts = index.cpp_facts(source)
+        expanded_functions: set[int] = set()
         for call in find_calls(facts, names):
-            if call.in_define is None:
+            if calls_only and is_declared_at(facts.stripped, call.start):
+                continue
+            if call.in_define is not None:
+                if depth < MAX_WRAPPER_DEPTH:
+                    yield from _through_wrapper(index, source, call.in_define, names, depth)
+                continue
+            function = _function_passing_parameters(index, source, call, arguments) if depth < MAX_WRAPPER_DEPTH else None
+            if function is not None and function.line in expanded_functions:
+                continue
+            through = list(_through_function(index, function, names, depth)) if function is not None else []
+            if through:
+                expanded_functions.add(function.line)
+                yield from through
+            else:
                 yield source, call.line, call.args, ""
-            elif depth < MAX_WRAPPER_DEPTH:
-                yield from _through_wrapper(index, source, call.in_define, names, depth)
 
 
-def _through_wrapper(
-    index: CodeIndex, source: SourceFile, macro: str, names: frozenset[str], depth: int
-) -> Iterator[tuple[SourceFile, int, tuple[str, ...], str]]:
+def _through_wrapper(index: CodeIndex, source: SourceFile, macro: str, names: frozenset[str],
+                     depth: int) -> Iterator[Invocation]:
     defines = [define for where, define in index.defines.get(macro, []) if where.path == source.path]
     for define in defines:
         if define.params is None:
             continue
         for site, line, args, _via in invocations(index, frozenset([macro]), depth + 1):
-            expanded = CppFacts(stripped=expand_macro(define, args))
-            for call in find_calls(expanded, names):
-                yield site, line, call.args, macro
+            yield from _expanded_calls(site, line, define, args, names)
+
+
+def _function_passing_parameters(index: CodeIndex, source: SourceFile, call: CppCall,
+                                 arguments: int | None) -> CppDefine | None:
+    """The function whose body holds `call`, when the call's first `arguments` arguments (all
+    when None) name its parameters."""
+    args = call.args[:arguments]
+    bodies = index.function_bodies(source)
+    if not bodies.may_take(_IDENTIFIER.findall(" ".join(args))):
+        return None
+    function = bodies.around(call.start)
+    named = [param for param in function.params if param and param != "..."] if function else []
+    if not named:
+        return None
+    mentioned = re.compile(r"\b(?:" + "|".join(map(re.escape, named)) + r")\b")
+    return function if any(mentioned.search(arg) for arg in args) else None
+
+
+def _through_function(index: CodeIndex, function: CppDefine, names: frozenset[str],
+                      depth: int) -> Iterator[Invocation]:
+    for site, line, args, _via in invocations(index, frozenset([function.name]), depth + 1, calls_only=True):
+        yield from _expanded_calls(site, line, function, args, names)
+
+
+def _expanded_calls(site: SourceFile, line: int, wrapper: CppDefine, args: tuple[str, ...],
+                    names: frozenset[str]) -> Iterator[Invocation]:
+    for call in find_calls(CppFacts(stripped=expand_macro(wrapper, args)), names):
+        yield site, line, call.args, wrapper.name

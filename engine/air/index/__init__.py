@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import posixpath
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from functools import cached_property
@@ -19,6 +20,7 @@ from air.index.model import (
     CppClass,
     CppDefine,
     CppFacts,
+    CppInclude,
     PyScope,
     PythonFacts,
     SourceFile,
@@ -60,6 +62,7 @@ class CodeIndex:
         self._scopes: dict[str, tuple[PyScope, ...]] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._cpp_stripped: dict[str, str] = {}
+        self._function_bodies: dict[str, cpp.FunctionBodies] = {}
         self._pool: ProcessPoolExecutor | None = None
         self._reading: list | None = None
 
@@ -245,6 +248,13 @@ class CodeIndex:
             self._cpp[source.path] = facts
         return facts
 
+    def function_bodies(self, source: SourceFile) -> cpp.FunctionBodies:
+        """The function definitions of a C/C++ file, read on demand (see `cpp.FunctionBodies`)."""
+        found = self._function_bodies.get(source.path)
+        if found is None:
+            found = self._function_bodies[source.path] = cpp.FunctionBodies(self.cpp_facts(source).stripped)
+        return found
+
     def code_text(self, source: SourceFile) -> str:
         """The file's text with comments blanked out (C/C++ and Python), offsets preserved."""
         if source.language in ("cpp", "template"):
@@ -291,15 +301,24 @@ class CodeIndex:
                 found.setdefault(define.name, []).append((source, define))
         return found
 
+    def included(self, including: str, include: CppInclude) -> list[str]:
+        """The files of the tree that an `#include` of the file `including` names. For
+        `#include "x"` that is the file beside the including one when there is one, where the
+        preprocessor looks first; else every file whose path ends with the written one."""
+        target = include.target.strip()
+        if not include.system:
+            beside = posixpath.normpath(posixpath.join(posixpath.dirname(including), target))
+            if beside in self.by_path:
+                return [beside]
+        named = self._by_file_name.get(PurePosixPath(target).name, [])
+        return [path for path in named if path == target or path.endswith("/" + target)]
+
     @cached_property
-    def aliases(self) -> dict[str, str]:
-        """Object-like `#define NAME VALUE` where VALUE is a single (possibly qualified) name."""
-        aliases: dict[str, str] = {}
-        for name, places in sorted(self.defines.items()):
-            for _source, define in places:
-                if define.params is None and _is_name(define.body):
-                    aliases.setdefault(name, define.body)
-        return aliases
+    def _by_file_name(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for source in self.files:
+            found.setdefault(PurePosixPath(source.path).name, []).append(source.path)
+        return found
 
     def classes(self, literal: str) -> list[tuple[SourceFile, CppClass]]:
         """C/C++ classes defined in files that mention `literal`."""
@@ -368,11 +387,6 @@ def _scan_texts(texts: list[str], literals: tuple[str, ...], positions: range) -
         for position in positions
         for number in {match[0] for match in automaton.find_matches_as_indexes(texts[position], overlapping=True)}
     ]
-
-
-def _is_name(text: str) -> bool:
-    stripped = text.replace("::", "")
-    return bool(stripped) and stripped.replace("_", "a").isalnum() and not stripped[0].isdigit()
 
 
 def build_index(root: Path, options: IndexOptions | None = None) -> CodeIndex:

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from functools import lru_cache
-from itertools import pairwise
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from functools import cached_property, lru_cache
+from itertools import islice, pairwise
 
 from air.index.blanking import blank_spans
 from air.index.model import (
     CppBlockCall,
     CppCall,
     CppClass,
+    CppConstant,
     CppDefine,
     CppFacts,
     CppInclude,
     CppMethodDef,
 )
+
+CPP_LANGUAGES = ("cpp", "template")  # the index languages read as C/C++
 
 # --- Lexing -----------------------------------------------------------------
 
@@ -617,6 +620,308 @@ def extract_cpp(text: str) -> CppFacts:
     )
 
 
+# --- Function bodies ----------------------------------------------------------
+
+_NOT_A_FUNCTION_HEAD = frozenset(
+    "if for while switch catch return sizeof alignof decltype noexcept throw requires static_assert".split()
+)
+_HEAD_QUALIFIERS = frozenset("noexcept throw requires __attribute__ alignas".split())
+_SCOPE_KEYWORDS = re.compile(r"\b(?:namespace|class|struct|union|enum|extern)\b")
+_TYPE_KEYWORDS = frozenset(
+    "auto bool char char8_t char16_t char32_t double float int long short signed unsigned void wchar_t".split()
+)
+# What may stand between a parameter list and the body: qualifiers, a trailing return type,
+# attributes. Each item matches in one way only, so a failed match does not backtrack.
+_FUNCTION_TRAILER = re.compile(r"(?:\s|[A-Za-z_]\w*\b|::|->|[<>,*&]|\[\[[^\]]*\]\]|\([^()]*\))*")
+_MAX_FUNCTION_HEAD = 2048
+MAX_BLOCK_NESTING = 64
+
+
+@lru_cache(maxsize=512)
+def _parameter_pattern(name: str) -> re.Pattern[str]:
+    escaped = re.escape(name)
+    return re.compile(escaped + r"(?<![\w.:]" + escaped + r")(?=\s*[,)=\[])")
+
+
+class FunctionBodies:
+    """The function definitions of a C/C++ text, read on demand from the braces around an
+    offset. A function is given as a function-like define of its body (line and name of its
+    head, its parameter names, the body's text): substituting a call's arguments for the
+    parameters in the body says what the call makes the body do. An unnamed parameter is "",
+    so the others keep their positions. A brace block opened by a macro invocation such as
+    `BLOCK(ns, key, m) {` reads as a function whose parameters are all unnamed."""
+
+    def __init__(self, stripped: str) -> None:
+        self._stripped = stripped
+        self._parameter_like: dict[str, bool] = {}
+
+    def may_take(self, names: Iterable[str]) -> bool:
+        """A quick test that one of `names` may be a function's parameter in the text: it is
+        written after a type somewhere, then `,` `)` `=` or `[`. `around` tells for sure."""
+        return any(self._is_parameter_like(name) for name in names)
+
+    def _is_parameter_like(self, name: str) -> bool:
+        if name not in self._parameter_like:
+            text = self._stripped
+            self._parameter_like[name] = any(
+                text[before - 1] in "*&>" or _is_identifier_char(text[before - 1])
+                for match in _parameter_pattern(name).finditer(text)
+                if (before := _skip_space_back(text, match.start())) > 0
+            )
+        return self._parameter_like[name]
+
+    @cached_property
+    def _code(self) -> str:
+        literals = [(start, end) for _kind, start, end in _lexemes(self._stripped)]
+        directives = [directive.span() for directive in _DIRECTIVE.finditer(self._stripped)]
+        return blank_spans(self._stripped, sorted(literals + directives))
+
+    @cached_property
+    def _braces(self) -> _Braces:
+        return _Braces(self._code)
+
+    @cached_property
+    def _opens(self) -> list[int]:
+        return sorted(self._braces.closing)
+
+    @cached_property
+    def _enclosing(self) -> dict[int, int | None]:
+        """The `{` directly enclosing each `{`, None at the top level."""
+        enclosing: dict[int, int | None] = {}
+        open_now: list[int] = []
+        for opened in self._opens:
+            while open_now and self._braces.closing[open_now[-1]] < opened:
+                open_now.pop()
+            enclosing[opened] = open_now[-1] if open_now else None
+            open_now.append(opened)
+        return enclosing
+
+    @cached_property
+    def _brackets(self) -> _Brackets:
+        return _Brackets(self._code)
+
+    @cached_property
+    def _lines(self) -> _Lines:
+        return _Lines(self._stripped)
+
+    def around(self, offset: int) -> CppDefine | None:
+        """The innermost function whose body holds `offset`; nested blocks, lambdas and
+        initialisers inside it are looked through, up to MAX_BLOCK_NESTING of them. None
+        outside any function."""
+        index = bisect_left(self._opens, offset) - 1
+        opened = self._opens[index] if index >= 0 else None
+        for _ in range(MAX_BLOCK_NESTING):
+            if opened is None:
+                return None
+            if self._braces.closing[opened] >= offset:
+                function = self._function_opened_at(opened)
+                if function is not None or self._opens_scope(opened):
+                    return function
+            opened = self._enclosing[opened]
+        return None
+
+    def defined(self, name: str) -> list[CppDefine]:
+        """The functions named `name` (last `::` component) that the text defines."""
+        found = []
+        for _start, paren in _occurrences(self._code, name):
+            group = self._brackets.group(paren)
+            trailer = _FUNCTION_TRAILER.match(self._code, group[0] + 1) if group else None
+            body = trailer.end() if trailer else -1
+            if 0 <= body < len(self._code) and self._code[body] == "{":
+                function = self._function_opened_at(body)
+                if function is not None and function.name == name:
+                    found.append(function)
+        return found
+
+    def _function_opened_at(self, opened: int) -> CppDefine | None:
+        """The function whose body the `{` at `opened` opens, if it opens one."""
+        code = self._code
+        end = opened
+        for _ in range(len(_HEAD_QUALIFIERS) + 1):
+            close = code.rfind(")", max(0, end - _MAX_FUNCTION_HEAD), end)
+            if close < 0 or not _FUNCTION_TRAILER.fullmatch(code, close + 1, end):
+                return None
+            paren = _opening_paren(code, close)
+            if paren is None:
+                return None
+            name_end = _skip_space_back(code, paren)
+            name_start = _identifier_start(code, name_end)
+            name = code[name_start:name_end]
+            if name not in _HEAD_QUALIFIERS:
+                break
+            end = name_start
+        else:
+            return None
+        if not name or name[0].isdigit() or name in _NOT_A_FUNCTION_HEAD or code[name_end - 1 : name_end] == "]":
+            return None
+        body = self._stripped[opened + 1 : self._braces.closing[opened]]
+        return CppDefine(self._lines.of(name_start), name, self._parameters(paren), body)
+
+    def _parameters(self, paren: int) -> tuple[str, ...]:
+        group = self._brackets.group(paren)
+        if group is None:
+            return ()
+        close, commas = group
+        pieces = [self._code[left + 1 : right] for left, right in pairwise([paren, *commas, close])]
+        parameters: list[str] = []
+        pending = ""
+        for piece in pieces:  # commas inside template arguments do not separate parameters
+            pending = f"{pending},{piece}" if pending else piece
+            if pending.count("<") <= pending.count(">"):
+                parameters.append(_parameter_name(pending))
+                pending = ""
+        return tuple(parameters) if parameters != [""] else ()
+
+    def _opens_scope(self, opened: int) -> bool:
+        """Whether the `{` at `opened` opens a namespace, class or other scope that no function
+        body encloses."""
+        before = max(self._code.rfind(char, 0, opened) for char in ";{}")
+        return _SCOPE_KEYWORDS.search(self._code, before + 1, opened) is not None
+
+
+def _opening_paren(code: str, close: int) -> int | None:
+    """Offset of the `(` that the `)` at `close` closes, searching back at most _MAX_FUNCTION_HEAD."""
+    depth = 0
+    for pos in range(close, max(close - _MAX_FUNCTION_HEAD, -1), -1):
+        char = code[pos]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                return pos
+    return None
+
+
+def _parameter_name(parameter: str) -> str:
+    """`const T& name = x` -> "name"; "" for an unnamed parameter (`T`, `ns::T`, `int`)."""
+    declarator = parameter.split("=", 1)[0].rstrip()
+    while declarator.endswith("]") and "[" in declarator:  # an array parameter
+        declarator = declarator[: declarator.rfind("[")].rstrip()
+    if declarator.endswith("..."):
+        return "..."
+    start = _identifier_start(declarator, len(declarator))
+    name = declarator[start:]
+    before = declarator[:start].rstrip()
+    if not name or name[0].isdigit() or not before or before.endswith("::") or name in _TYPE_KEYWORDS:
+        return ""
+    return name
+
+
+# --- Constants --------------------------------------------------------------
+
+_DECLARATION_SPECIFIERS = frozenset(
+    {"static", "inline", "extern", "export", "constexpr", "const", "constinit", "thread_local", "volatile"}
+)
+_CONSTANT_SPECIFIERS = frozenset({"const", "constexpr", "constinit"})
+_HEAD_ITEM = re.compile(r"\s*(?:\[\[[^\]]*\]\]|(?P<name>(?:::\s*)?[A-Za-z_]\w*(?:::\s*[A-Za-z_]\w*)*))")
+_ACCESS_LABEL = re.compile(r"\s*(?:public|protected|private)\s*:(?!:)")
+_MACRO_INVOCATION = re.compile(r"[A-Za-z_]\w*\s*\(.*\)", re.S)
+_MAX_DECLARATION_HEAD = 8192  # characters back to the statement before, blanked comments included
+_MAX_INITIALISER = 512
+_MAX_CONSTANT_CANDIDATES = 1000  # places a file writes the name with an initialiser; more are not read
+
+
+@lru_cache(maxsize=512)
+def _initialised(name: str) -> re.Pattern[str]:
+    escaped = re.escape(name)  # written first, so that the search skips ahead to it
+    return re.compile(escaped + r"(?<![\w.:>]" + escaped + r")\s*(?:(?P<equals>=)(?!=)|(?P<open>[{(]))")
+
+
+@lru_cache(maxsize=512)
+def _type_alias(name: str) -> re.Pattern[str]:
+    target = r"(?:::)?[A-Za-z_][\w:]*"
+    escaped = re.escape(name)
+    return re.compile(
+        rf"\busing\s+{escaped}\s*=\s*(?:typename\s+)?(?:const\s+)?(?P<using>{target})\s*;"
+        rf"|\btypedef\s+(?:const\s+)?(?P<typedef>{target})\s+{escaped}\s*;"
+    )
+
+
+def may_define_constant(text: str, name: str) -> bool:
+    """A quick test that `text`, comments included, may define the constant `name`: it writes
+    `name` followed by an initialiser somewhere. `find_constants` tells for sure."""
+    return name in text and _initialised(name).search(text) is not None
+
+
+def find_constants(text: str, name: str) -> list[CppConstant]:
+    """Every constant named `name` that the comment-free C/C++ `text` defines with an initialiser
+    that is a name or a macro invocation: `[static|inline|extern] const|constexpr|constinit TYPE
+    name = value;`, also `{value}` and `(value)`, specifiers in any order, attributes and an access
+    label before them skipped. TYPE is one (possibly qualified) name or `auto`; declarations of
+    other shapes (pointers, templates, several declarators) are not constants here. Of a text
+    that writes the name with an initialiser more than _MAX_CONSTANT_CANDIDATES times, as only
+    a hostile one does, the first ones are read."""
+    found: list[CppConstant] = []
+    code = ""
+    candidates = _initialised(name).finditer(text) if name in text else iter(())
+    for match in islice(candidates, _MAX_CONSTANT_CANDIDATES):
+        statement = _statement_start(text, match.start())
+        if statement < 0 or "const" not in text[statement : match.start()]:
+            continue  # the common case, told without blanking the directives
+        code = code or _without_directives(text)
+        declared = _constant_type(code, match.start())
+        value = _initialiser(code, match) if declared else None
+        if declared and value:
+            found.append(CppConstant(code.count("\n", 0, match.start()) + 1, name, declared, value))
+    return found
+
+
+def find_type_aliases(text: str, name: str) -> list[str]:
+    """What `using name = T;` and `typedef T name;` in the comment-free C/C++ `text` make `name`
+    stand for."""
+    if name not in text:
+        return []
+    return ["".join((match["using"] or match["typedef"]).split()) for match in _type_alias(name).finditer(text)]
+
+
+def _without_directives(stripped: str) -> str:
+    return blank_spans(stripped, (directive.span() for directive in _DIRECTIVE.finditer(stripped)))
+
+
+def _statement_start(code: str, end: int) -> int:
+    """Where the statement that runs to `end` starts: after the last `;`, `{` or `}` within
+    _MAX_DECLARATION_HEAD characters, -1 when there is none that near."""
+    window = max(0, end - _MAX_DECLARATION_HEAD)
+    boundary = max(code.rfind(char, window, end) for char in ";{}")
+    return boundary + 1 if boundary >= 0 or window == 0 else -1
+
+
+def _constant_type(code: str, start: int) -> str | None:
+    """The type of the declaration that names a constant at `start`, None if what precedes
+    the name since the last statement is not `specifiers TYPE` with const or constexpr."""
+    statement = _statement_start(code, start)
+    if statement < 0:
+        return None
+    head = code[statement:start]
+    label = _ACCESS_LABEL.match(head)
+    pos = label.end() if label else 0
+    words = []
+    while item := _HEAD_ITEM.match(head, pos):
+        if item["name"]:
+            words.append("".join(item["name"].split()))
+        pos = item.end()
+    types = [word for word in words if word not in _DECLARATION_SPECIFIERS]
+    if head[pos:].strip() or len(types) != 1 or _CONSTANT_SPECIFIERS.isdisjoint(words):
+        return None
+    return types[0]
+
+
+def _initialiser(code: str, match: re.Match[str]) -> str | None:
+    """The initialiser after `=`, or inside `{}`/`()`, when it is a name or a macro invocation."""
+    if match["equals"]:
+        end = code.find(";", match.end(), match.end() + _MAX_INITIALISER)
+        value = code[match.end() : end].strip() if end >= 0 else ""
+        if value.startswith("{") and value.endswith("}"):
+            value = value[1:-1].strip()
+    else:
+        close = _skip_group(code, match.start("open"))
+        too_long = close is None or close - match.end() > _MAX_INITIALISER
+        value = "" if too_long else code[match.end() : close - 1].strip()
+    value = _collapse(value)
+    return value if is_name(value) or _MACRO_INVOCATION.fullmatch(value) else None
+
+
 # --- Calls ------------------------------------------------------------------
 
 
@@ -678,32 +983,67 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         )
         qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
         line = lines.of(start)
-        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start), close))
+        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start), close, start))
     return calls
 
 
+_NOT_A_TYPE = frozenset("return else do case throw new delete goto co_return co_yield co_await".split())
+
+
+def is_declared_at(text: str, start: int) -> bool:
+    """Whether the name at `start` is declared or defined there, a type written before it
+    (`void f(`, `T* f(`, `ns::T f(`), rather than called."""
+    before = _skip_space_back(text, _qualifier_start(text, start))
+    if before and text[before - 1] in "*&>":
+        return True
+    word = text[_identifier_start(text, before) : before]
+    return bool(word) and word not in _NOT_A_TYPE
+
+
 _BLOCK_CALL = re.compile(
-    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*\(\s*'
+    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*(?P<paren>\()\s*'
     r'(?:(?:[A-Za-z_]\w*\s*\(\s*)?"(?P<literal>[^"\\\n]*)")?'
 )
 
 
-def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
-    """The calls in the `{ ... }` block that directly follows `call` (as in
-    `TORCH_LIBRARY_IMPL(aten, Key, m) { m.impl("op", f); }`), each with its first argument
-    when that is a string literal, also one wrapped in a macro call (`NAME("op")`), else "".
-    No block, no calls."""
+def block_span(facts: CppFacts, call: CppCall) -> tuple[int, int] | None:
+    """(start, end) of the inside of the `{ ... }` block that directly follows `call` (as in
+    `TORCH_LIBRARY_IMPL(aten, Key, m) { m.impl("op", f); }`), None if no block follows; an
+    unclosed block runs to the end of the text."""
     text = facts.stripped
     opened = _skip_space(text, call.end + 1) if call.end >= 0 else len(text)
     if opened >= len(text) or text[opened] != "{":
-        return []
+        return None
     group = _Brackets(text).group(opened)
-    close = group[0] if group else len(text)
+    return opened + 1, group[0] if group else len(text)
+
+
+def calls_between(facts: CppFacts, start: int = 0, end: int | None = None) -> list[CppBlockCall]:
+    """The calls of `facts.stripped` from `start` to `end` (the whole text by default), nested
+    ones too, in order, leaving out what preprocessor directives write: each with its first
+    argument when that is a string literal, also one wrapped in a macro call (`NAME("op")`),
+    else "", and its arguments as `find_calls` splits them."""
+    text = _without_directives(facts.stripped)
     lines = _Lines(text)
-    return [
-        CppBlockCall(lines.of(opened + 1 + match.start()), "".join(match["callee"].split()), match["literal"] or "")
-        for match in _BLOCK_CALL.finditer(text[opened + 1 : close])
-    ]
+    brackets = _Brackets(text)
+    found = []
+    for match in _BLOCK_CALL.finditer(text, start, len(text) if end is None else end):
+        paren = match.start("paren")
+        group = brackets.group(paren)
+        close, commas = group if group else (-1, [])
+        args = tuple(_collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)])
+                     for left, right in pairwise([paren, *commas, close])) if group else ()
+        callee = "".join(match["callee"].split())
+        found.append(CppBlockCall(lines.of(match.start()), callee, match["literal"] or "",
+                                  () if args == ("",) else args, match.start(), close))
+    return found
+
+
+def includes_between(facts: CppFacts, start: int, end: int) -> list[CppInclude]:
+    """The `#include`s of `facts` written from `start` to `end`."""
+    lines = _Lines(facts.stripped)
+    first, last = lines.of(start), lines.of(end)
+    return [include for include in facts.includes if first <= include.line <= last]
 
 
 def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
@@ -717,23 +1057,28 @@ def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
 # --- Macros -----------------------------------------------------------------
 
 
-def resolve_alias(value: str, aliases: Mapping[str, str], max_depth: int = 8) -> str:
-    """Follow object-like `#define` aliases: with {"DEV": "Slot1"}, "DEV" and
-    "ns::Kind::DEV" resolve to "Slot1" and "ns::Kind::Slot1".
+def resolve_alias(value: str, replacement: Callable[[str], str | None], max_depth: int = 8) -> str:
+    """Follow aliases: when `replacement` maps "DEV" to "Slot1", "DEV" and "ns::Kind::DEV"
+    resolve to "Slot1" and "ns::Kind::Slot1".
     The last `::` component is replaced at each step. As in the preprocessor, a name
     already being expanded is left as it is, which ends cycles; at most `max_depth`
     steps are taken."""
     scope, separator, name = value.rpartition("::")
     expanding = {name}
     for _ in range(max_depth):
-        replacement = aliases.get(name)
-        if replacement is None:
+        replaced = replacement(name)
+        if replaced is None:
             break
-        scope, separator, name = _join_scope(scope, separator, replacement)
+        scope, separator, name = _join_scope(scope, separator, replaced)
         if name in expanding:
             break
         expanding.add(name)
     return scope + separator + name
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` is one identifier, possibly `::`-qualified."""
+    return _QUALIFIED_NAME.fullmatch(text) is not None
 
 
 def _join_scope(scope: str, separator: str, replacement: str) -> tuple[str, str, str]:
@@ -745,20 +1090,24 @@ def _join_scope(scope: str, separator: str, replacement: str) -> tuple[str, str,
     return scope + separator + inner_scope, inner_separator, name
 
 
+_QUALIFIED_NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 _BODY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|##|#|\w+|\s+|.', re.S)
 _VARIADIC = "__VA_ARGS__"
 
 
-def expand_macro(define: CppDefine, args: Sequence[str]) -> str:
+def expand_macro(define: CppDefine, args: Sequence[str], expand: Callable[[str], str] | None = None) -> str:
     """The body of a function-like macro with its parameters replaced by `args`:
     plain parameters, `#param` stringification (quotes and backslashes escaped)
     and `a ## b` token pasting, with
     `...` bound to `__VA_ARGS__` (GNU `name...` binds `name`). A `, ## __VA_ARGS__`
-    with no variadic arguments drops the comma. Arguments are not macro-expanded.
-    An object-like define's body is returned unchanged."""
+    with no variadic arguments drops the comma. An argument is substituted as written,
+    or, where it is neither stringified nor pasted, as `expand` makes it (the
+    preprocessor macro-expands such arguments first). An object-like define's body is
+    returned unchanged."""
     if define.params is None:
         return define.body
     bindings = _bind_arguments(define.params, args)
+    expanded: dict[str, str] = {}
     variadic = _variadic_name(define.params)
     tokens = _significant_tokens(define.body)
     pieces: list[str] = []
@@ -776,7 +1125,13 @@ def expand_macro(define: CppDefine, args: Sequence[str]) -> str:
         elif token in bindings:
             if paste and token == variadic and not bindings[token] and pieces[-1:] == [","]:
                 pieces.pop()
-            token = bindings[token]
+            pasted = paste or (index < len(tokens) and tokens[index][0] == "##")
+            if pasted or expand is None:
+                token = bindings[token]
+            else:
+                if token not in expanded:
+                    expanded[token] = expand(bindings[token])
+                token = expanded[token]
         if spaced and pieces and not paste:
             pieces.append(" ")
         pieces.append(token)
@@ -815,3 +1170,87 @@ def _variadic_name(params: Sequence[str]) -> str | None:
 
 def _stringify(arg: str) -> str:
     return '"' + " ".join(arg.split()).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+MAX_EXPANSIONS = 64
+MAX_EXPANDED_LENGTH = 4096
+_EXPANSION_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|##|[A-Za-z_]\w*|\d[\w.]*|\s+|.', re.S)
+
+
+class _Overflow(Exception):
+    """An expansion took more steps or grew longer than is allowed."""
+
+
+def expand_macros(text: str, lookup: Callable[[str], CppDefine | None], hidden: Collection[str] = ()) -> str | None:
+    """`text` with every macro `lookup` defines expanded as the preprocessor would: object-like
+    macros, invocations of function-like ones with their arguments expanded first (except
+    where stringified or pasted), the result rescanned; a macro is not expanded again inside
+    its own expansion, nor are the names of `hidden`. None when the expansion runs past
+    MAX_EXPANSIONS steps or MAX_EXPANDED_LENGTH characters, as a hostile tree could make it."""
+    try:
+        return _Expansion(lookup).expand(text, frozenset(hidden))
+    except _Overflow:
+        return None
+
+
+class _Expansion:
+    def __init__(self, lookup: Callable[[str], CppDefine | None]) -> None:
+        self._lookup = lookup
+        self._steps = 0
+
+    def expand(self, text: str, hidden: frozenset[str]) -> str:
+        tokens = _EXPANSION_TOKEN.findall(text)
+        pieces: list[str] = []
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            index += 1
+            define = self._lookup(token) if token not in hidden and _is_identifier_start(token) else None
+            if define is None:
+                pieces.append(token)
+                continue
+            if define.params is None:
+                body = define.body
+            else:
+                invocation = _invocation(tokens, index)
+                if invocation is None:
+                    pieces.append(token)
+                    continue
+                args, index = invocation
+                body = expand_macro(define, args, lambda arg: self.expand(arg, hidden))
+            self._steps += 1
+            if self._steps > MAX_EXPANSIONS:
+                raise _Overflow
+            pieces.append(self.expand(body, hidden | {token}))
+        expanded = "".join(pieces)
+        if len(expanded) > MAX_EXPANDED_LENGTH:
+            raise _Overflow
+        return expanded
+
+
+def _is_identifier_start(token: str) -> bool:
+    return token[0] == "_" or token[0].isalpha()
+
+
+def _invocation(tokens: Sequence[str], index: int) -> tuple[list[str], int] | None:
+    """The arguments of the `( ... )` that opens at `tokens[index]` (blanks skipped), and the
+    index after its `)`; None if no `(` follows or it is never closed."""
+    while index < len(tokens) and tokens[index].isspace():
+        index += 1
+    if index >= len(tokens) or tokens[index] != "(":
+        return None
+    args: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for position in range(index + 1, len(tokens)):
+        token = tokens[position]
+        if token == ")" and depth == 0:
+            args.append("".join(current).strip())
+            return ([] if args == [""] else args), position + 1
+        if token == "," and depth == 0:
+            args.append("".join(current).strip())
+            current = []
+            continue
+        depth += {"(": 1, ")": -1}.get(token, 0)
+        current.append(token)
+    return None

@@ -113,6 +113,17 @@ class CppDefine:
 
 
 @dataclass(frozen=True)
+class CppConstant:
+    """`constexpr TYPE name = value;` and its kin: a constant initialised with a name, or with a
+    macro invocation (`value` as written, whitespace-collapsed)."""
+
+    line: int
+    name: str
+    type: str
+    value: str
+
+
+@dataclass(frozen=True)
 class CppInclude:
     line: int
     target: str
@@ -130,16 +141,21 @@ class CppCall:
     args: tuple[str, ...]
     in_define: str | None = None
     end: int = field(default=-1, compare=False)  # offset of the closing parenthesis
+    start: int = field(default=-1, compare=False)  # offset of the name's last component
 
 
 @dataclass(frozen=True)
 class CppBlockCall:
     """A call inside the brace block that follows a macro invocation, with its first
-    argument if that is a string literal: `m.impl("add.Tensor", f)` -> ("m.impl", "add.Tensor")."""
+    argument if that is a string literal: `m.impl("add.Tensor", f)` -> ("m.impl", "add.Tensor"),
+    and its arguments, split and collapsed as `CppCall.args`."""
 
     line: int
     callee: str
     literal: str
+    args: tuple[str, ...] = ()
+    start: int = field(default=-1, compare=False)  # offset of the callee
+    end: int = field(default=-1, compare=False)  # offset of the closing parenthesis, -1 if unclosed
 
 
 @dataclass(frozen=True)
