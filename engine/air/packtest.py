@@ -1,7 +1,7 @@
 """`air pack test`: check a pack against its fixture trees.
 
 Each fixture is a small tree with an `expected.yaml` (the outcome of listed rows, the path
-verdict, fragments of reasons) and optional inline annotations in its files:
+verdict, fragments of reasons and of the remediations shown) and optional inline annotations in its files:
 `air: expect <row-id>` says the next line (or the annotated line itself, when code precedes
 the comment) must be among the row's findings; `air: reject <row-id>` says it must not count
 for the row (it may still be cited as a test).
@@ -102,7 +102,7 @@ def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
     expected = document.data
     result = FixtureResult(directory.name)
     known = {row.id for row in pack.rows}
-    for row_id in list(expected["rows"]) + list(expected.get("reasons", {})):
+    for row_id in list(expected["rows"]) + list(expected.get("reasons", {})) + list(expected.get("remediations", {})):
         if row_id not in known:
             result.failures.append(f"{EXPECTED_FILE}: no row {row_id!r} in pack {pack.id}")
     report = check(directory, pack, IndexOptions(excludes=DEFAULT_EXCLUDES + (EXPECTED_FILE,)))
@@ -118,6 +118,9 @@ def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
     for row_id, fragment in expected.get("reasons", {}).items():
         if row_id in rows and fragment not in rows[row_id].reason:
             result.failures.append(f"{row_id}: reason lacks {fragment!r}: {rows[row_id].reason}")
+    for row_id, fragment in expected.get("remediations", {}).items():
+        if row_id in rows and fragment not in rows[row_id].remediation:
+            result.failures.append(f"{row_id}: remediation lacks {fragment!r}: {rows[row_id].remediation}")
     for annotation in annotations(directory):
         _check_annotation(annotation, rows, result)
     result.failures.extend(_unproven(report))

@@ -13,7 +13,7 @@ from pathlib import Path
 from air import __version__, cache
 from air.detect import detect_path
 from air.distribution import BINARY_DIST
-from air.evaluate import evaluate_row
+from air.evaluate import Setting, evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
@@ -107,12 +107,13 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         tests = evaluator.evaluate_all(
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
-        verdict, path = detect_path(pack.framework, evaluator)
+        route, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         backend = describe_backend(index, root, pack, source, framework_version)
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
-        rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target, compiled) for row in pack.rows)
+        setting = Setting(route, pack.framework, target, compiled)
+        rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
