@@ -7,7 +7,8 @@ the comment) must be among the row's findings; `air: reject <row-id>` says it mu
 for the row (it may still be cited as a test).
 
 A row is tested when fixtures show both ends of its range: 2 and 0 for a row source can
-decide, 1 and unknown for a row only a runtime check can decide. An untested row is a failure.
+decide, 1 and unknown for a row only a runtime check can decide (and 0 when it has a static
+prerequisite). An untested row is a failure.
 """
 
 from __future__ import annotations
@@ -70,9 +71,11 @@ def outcome_of(row: RowResult) -> Outcome:
     return row.points
 
 
-def required_outcomes(row: Row) -> tuple[Outcome, Outcome]:
+def required_outcomes(row: Row) -> tuple[Outcome, ...]:
+    """The outcomes fixtures must show: both ends of the row's range, and for a runtime row
+    with a static prerequisite, also the 0 it scores without it."""
     if row.runtime_only:
-        return 1, "unknown"
+        return (1, "unknown", 0) if row.requires is not None else (1, "unknown")
     return max(row.score), 0
 
 
