@@ -51,9 +51,10 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     findings = findings_of(results.values())
     notes = [note.say for note in row.notes if note.when.evaluate(results)]
     fix = next((remedy.say for remedy in row.remedies if remedy.when.evaluate(results)), row.remediation)
-    if row.requires is not None and row.requires.evaluate(results) is False:
+    prerequisite = row.requires.evaluate(results) if row.requires is not None else True
+    if prerequisite is False:
         return _result(row, "scored", 0, _join([_without_prerequisite(row, results)] + notes), findings, fix)
-    if undecided:
+    if undecided or prerequisite is None:
         reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
         return _result(row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes),
                        findings, fix)
