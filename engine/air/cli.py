@@ -70,7 +70,8 @@ def cli() -> None:
 @click.option("--fail-under", type=click.FloatRange(0, 100), default=None,
               help="Exit 1 when readiness is below this percentage.")
 @click.option("--exclude", "excludes", multiple=True, help="Extra glob of files to leave out (repeatable).")
-@click.option("--include-vendored", is_flag=True, help="Also read third_party/ and build output.")
+@click.option("--include-vendored", is_flag=True,
+              help="Also read every vendored directory (third_party/, ...) and build output.")
 @click.option("--ref", default=None, help="Branch, tag or commit of a git URL (same as TARGET@REF).")
 @click.option("--subdir", default=None, help="Analyse one folder of the repository; provenance stays the repository's.")
 @click.option("--framework-version", "--torch-version", "framework_version", default=None,
@@ -94,7 +95,8 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
     if not outputs and Path(DEFAULT_OUTPUT_DIR).is_symlink():
         raise InputError(f"{DEFAULT_OUTPUT_DIR}: a symbolic link, not a directory; remove it or give --output")
     progress = None if quiet else (lambda message: _say(f"air: {message}", err=True))
-    options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
+    options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes,
+                           include_vendored=include_vendored)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
     if framework_version is not None and not is_release(framework_version):
         raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint="--framework-version")

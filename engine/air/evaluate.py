@@ -37,8 +37,9 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     """The row's outcome. A row of a path that does not apply under the route is N/A, and so is
     a row whose `framework_versions` excludes the release the backend targets (given, or the
     range its pins allow). In a binary distribution, a row whose evidence is all C/C++ is
-    unknown. A runtime row whose static prerequisite is absent scores 0; a row reading code of
-    a kind the tree declares but does not contain (`absent`) is unknown unless it scores 2."""
+    unknown. A runtime row whose static prerequisite is absent scores 0. A row reading code of
+    a kind (`depends_on`) while the tree declares code of the backend it does not contain
+    (`absent`) is unknown, not 0, unless it earns its top score or is N/A."""
     not_applicable = _not_applicable(row, setting)
     if not_applicable:
         return _result(row, "not_applicable", None, not_applicable)
@@ -51,9 +52,11 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     findings = findings_of(results.values())
     notes = [note.say for note in row.notes if note.when.evaluate(results)]
     fix = next((remedy.say for remedy in row.remedies if remedy.when.evaluate(results)), row.remediation)
+    hidden = _absent_text(row.depends_on, setting.absent) if row.depends_on and setting.absent else ""
     prerequisite = row.requires.evaluate(results) if row.requires is not None else True
     if prerequisite is False:
-        return _result(row, "scored", 0, _join([_without_prerequisite(row, results)] + notes), findings, fix)
+        reason = _join([hidden, _without_prerequisite(row, results)] + notes)
+        return _result(row, "unknown" if hidden else "scored", None if hidden else 0, reason, findings, fix)
     if undecided or prerequisite is None:
         reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
         return _result(row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes),
@@ -63,9 +66,8 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         return _result(row, "unknown", None, _join([reason, _only_in_tests(results)] + notes), findings, fix)
     coverage = [_coverage_text(r) for r in results.values() if r.coverage is not None]
     reason = _join(coverage + [_explain(row, points, results)] + notes)
-    if points < 2 and row.depends_on and setting.absent:
-        return _result(row, "unknown", None, _join([_absent_text(row.depends_on, setting.absent), reason]),
-                       findings, fix)
+    if hidden and points < max(row.score):
+        return _result(row, "unknown", None, _join([hidden, reason]), findings, fix)
     return _result(row, "scored", points, reason, findings, fix)
 
 
@@ -88,7 +90,7 @@ def _without_prerequisite(row: Row, results: Mapping[str, ClauseResult]) -> str:
 
 def _absent_text(kind: str, absent: tuple[str, ...]) -> str:
     places = ", ".join(absent[:MAX_LISTED]) + (f" and {len(absent) - MAX_LISTED} more" if len(absent) > MAX_LISTED else "")
-    return f"{kind} may live in code the tree declares but does not contain ({places}, not present)"
+    return f"{kind} may live in {places}, not present"
 
 
 def _off_route(row: Row, route: Route, framework: Framework) -> str:

@@ -11,6 +11,7 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import ConditionError, EvidenceResult, Node, parse_condition, referenced_names
+from air.index.vendored import Vendoring
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
 from air.resources import data_dir
 from air.schemas import validate_document
@@ -88,6 +89,7 @@ class Framework:
     sources: tuple[tuple[str, str], ...]
     quick_reference: tuple[tuple[str, str], ...]
     data: dict  # the validated definition, for the pack digest
+    vendoring: Vendoring = Vendoring()
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -177,8 +179,29 @@ def _build(document: _Combined) -> Framework:
         signals=signals, verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
         quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
-        data=data,
+        data=data, vendoring=_vendoring(document),
     )
+
+
+def _vendoring(document: YamlDocument) -> Vendoring:
+    if "vendored" not in document.data:
+        return Vendoring()
+    own = document.data["vendored"].get("own_code")
+    if own is not None:
+        checked_pattern(document, ("vendored", "own_code", "pattern"), own["pattern"])
+    return Vendoring.from_data(document.data["vendored"])
+
+
+def framework_vendoring(name: str) -> Vendoring:
+    """The framework's rules for vendored code, read without loading the whole framework (a
+    check answered from the cache needs nothing else of it); loading a pack validates them."""
+    directory = framework_dir(name)
+    main = load_yaml(directory / "framework.yaml")
+    documents = [main.data] + [load_yaml(directory / include).data for include in main.data.get("include", [])]
+    for data in documents:
+        if isinstance(data, dict) and isinstance(data.get("vendored"), dict):
+            return Vendoring.from_data(data["vendored"])
+    return Vendoring()
 
 
 def _conditional_paths(document: YamlDocument, number: int, verdict: dict, signals, paths: list) -> tuple[ConditionalPath, ...]:

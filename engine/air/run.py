@@ -7,6 +7,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,10 +17,13 @@ from air.distribution import BINARY_DIST
 from air.evaluate import Setting, evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
+from air.framework import framework_vendoring
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.files import shown_path
+from air.index.model import SourceFile
+from air.index.vendored import Vendoring
 from air.operator_summary import operator_coverage
-from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
+from air.packs import Pack, load_pack, pack_fingerprint, pack_framework, resolve_pack
 from air.provenance import local_source
 from air.regex import TIMED_OUT
 from air.report.model import (
@@ -48,7 +52,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     say = progress or (lambda message: None)
     started = time.perf_counter()
     if index is None:
-        index = _indexed(root, options, say)
+        index = _indexed(root, _with_vendoring(options, pack.framework.vendoring), say)
     return _evaluate(root, pack, index, say, source, started, framework_version)
 
 
@@ -62,7 +66,7 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     pack_dir = resolve_pack(pack_name)
     source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
-    index = _indexed(root, options, lines.append)
+    index = _indexed(root, _with_vendoring(options, framework_vendoring(pack_framework(str(pack_dir)))), lines.append)
     key = cache.cache_key(index, pack_fingerprint(pack_dir), repr((source, framework_version))) if use_cache else None
     cached = cache.load(key, report_date()) if key else None
     if cached is not None:
@@ -81,6 +85,12 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     if note:
         say(note)
     return report
+
+
+def _with_vendoring(options: IndexOptions | None, vendoring: Vendoring) -> IndexOptions:
+    """`options` with the framework's rules for vendored code, unless vendored code is read anyway."""
+    options = options or IndexOptions()
+    return options if options.include_vendored else replace(options, vendoring=vendoring)
 
 
 def _cut_short(report: Report) -> bool:
@@ -112,7 +122,8 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         backend = describe_backend(index, root, pack, source, framework_version)
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
-        setting = Setting(route, pack.framework, target, compiled)
+        absent = own_absent_code(index, absent_submodules(index), pack.framework.vendoring)
+        setting = Setting(route, pack.framework, target, compiled, absent)
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         names = backend_names(backend.name, device_names(pack, evaluator))
@@ -209,7 +220,28 @@ def index_stats(index: CodeIndex) -> IndexStats:
         files=len(index.files), product=roles["product"], tests=roles["tests"], docs=roles["docs"],
         bytes=index.total_bytes, skipped=tuple(sorted(skipped.items())), absent_submodules=absent_submodules(index),
         skipped_files=tuple(sorted((s.path, s.reason) for s in index.skipped))[:MAX_LISTED_SKIPPED],
+        skipped_directories=tuple(sorted(index.skipped_directories)), vendored_read=tuple(sorted(index.vendored_read)),
     )
+
+
+BUILD_LANGUAGES = ("cmake", "make", "bazel", "shell", "toml", "ini")
+
+
+def own_absent_code(index: CodeIndex, absent: tuple[str, ...], vendoring: Vendoring) -> tuple[str, ...]:
+    """The absent submodules that may hold the backend's own code: not named after an upstream
+    project (a missing googletest hides nothing the rows read), and named by the product's
+    build (setup.py, CMake, scripts): a submodule no build step uses is not part of the backend."""
+    build = list(index.select(languages=BUILD_LANGUAGES, roles=["product"]))
+    build += [source for source, _facts in index.build if source.role == "product"]
+    return tuple(f"submodule {path}" for path in absent
+                 if vendoring.upstream_name(path) is None and _named_in(path, build))
+
+
+def _named_in(path: str, files: list[SourceFile]) -> bool:
+    """Whether a file names `path` by its last two components (`third_party/kernels`), as a
+    build file beside or above the submodule writes it."""
+    tail = "/".join(path.split("/")[-2:])
+    return any(tail in source.text for source in files)
 
 
 _SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")

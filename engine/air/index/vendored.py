@@ -1,0 +1,163 @@
+"""Vendored directories: copies of other projects, skipped unless they hold the backend's own code.
+
+A vendored unit is a directory directly below a directory that holds vendored code
+(`third_party/op-plugin`); files directly in such a directory form a unit of their own
+(`third_party`). A path belongs to the innermost unit it lies in, so the upstream copies a
+vendored project carries in turn (`third_party/op-plugin/third_party/googletest`) are units of
+their own. A unit is the backend's own, and read like the rest of the tree, when
+
+- it is not named after an upstream project (`upstream`, also with a suffix: `kineto_mlu`), and
+- one of its code files matches `own_pattern` (comments blanked), found only in the files that
+  hold one of `own_prefilter`, or it holds a Python package the product imports as a module of
+  one of its own packages (`from pkg import name`, `pkg.name`).
+
+Every other unit is skipped, with its reason. Only the files of units that are not named after
+an upstream project are read to decide, and searched for literals only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ahocorasick_rs import AhoCorasick
+
+from air.index import cpp, python
+from air.index.blanking import blank_spans
+from air.index.model import SourceFile
+from air.regex import compile_guarded, searching
+
+PACKAGE_MARKER = "__init__.py"
+
+
+@dataclass(frozen=True)
+class Vendoring:
+    """How vendored copies of other projects are told from the backend's own code."""
+
+    directories: tuple[str, ...] = ("third_party",)
+    upstream: tuple[str, ...] = ()
+    own_prefilter: tuple[str, ...] = ()
+    own_pattern: str | None = None
+    own_describe: str = "registers for a device key"
+
+    @classmethod
+    def from_data(cls, data: Mapping) -> Vendoring:
+        own = data.get("own_code", {})
+        return cls(
+            directories=tuple(data["directories"]), upstream=tuple(data.get("upstream", ())),
+            own_prefilter=tuple(own.get("prefilter", ())), own_pattern=own.get("pattern"),
+            own_describe=own.get("describe", cls.own_describe),
+        )
+
+    def unit_of(self, rel: str) -> str | None:
+        """The innermost vendored unit `rel` lies in, None when it lies in none."""
+        parts = rel.split("/")
+        for position in range(len(parts) - 2, -1, -1):
+            if parts[position] in self.directories:
+                return "/".join(parts[: position + 2 if position + 2 < len(parts) else position + 1])
+        return None
+
+    def upstream_name(self, directory: str) -> str | None:
+        """The upstream project a directory is named after (`kineto_mlu` -> `kineto`), if any."""
+        name = _normal(PurePosixPath(directory).name)
+        return next((project for project in self.upstream
+                     if name == _normal(project) or name.startswith(_normal(project) + "-")), None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    unit: str
+    own: bool
+    reason: str
+
+
+def decide(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile], vendoring: Vendoring) -> list[Verdict]:
+    """Whether each unit (with the files read from it) is the backend's own, and why."""
+    imported = _imported_packages(units, product)
+    verdicts = []
+    for unit, files in sorted(units.items()):
+        upstream = vendoring.upstream_name(unit)
+        if upstream is not None:
+            verdicts.append(Verdict(unit, False, f"vendored copy of {upstream}, an upstream project"))
+            continue
+        registration = _registration(files, vendoring)
+        if registration:
+            verdicts.append(Verdict(unit, True, f"{vendoring.own_describe} ({registration})"))
+        elif imported.get(unit):
+            verdicts.append(Verdict(unit, True, f"the product imports it as a module of its own ({imported[unit]})"))
+        else:
+            verdicts.append(Verdict(unit, False, f"vendored; nothing in it {vendoring.own_describe}, "
+                                                 "and the product imports none of it as a module of its own"))
+    return verdicts
+
+
+def _registration(files: list[SourceFile], vendoring: Vendoring) -> str:
+    """"path:line" of the first file of the unit that matches the own-code pattern, or ""."""
+    if vendoring.own_pattern is None:
+        return ""
+    pattern = compile_guarded(vendoring.own_pattern)
+    for source in files:
+        if source.language not in ("cpp", "template", "python"):
+            continue
+        if not any(literal in source.text for literal in vendoring.own_prefilter):
+            continue
+        code = _without_comments(source)
+        with searching(source.path):
+            match = pattern.search(code)
+        if match is not None:
+            return f"{source.path}:{code.count(chr(10), 0, match.start()) + 1}"
+    return ""
+
+
+def _without_comments(source: SourceFile) -> str:
+    if source.language == "python":
+        return blank_spans(source.text, python.literal_spans(source.text)[1])
+    return cpp.strip_comments(source.text)
+
+
+def _imported_packages(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile]) -> dict[str, str]:
+    """Units holding a Python package that product code imports as a module of one of its own
+    packages, with the import found. Product files are searched for literals only."""
+    product = [source for source in product if source.language == "python"]
+    owners = _top_packages(source.path for source in product)
+    wanted: dict[str, str] = {}
+    for unit, files in units.items():
+        for name in _package_names(unit, files):
+            for owner in owners:
+                wanted[f"{owner}.{name}"] = wanted[f"from {owner} import {name}"] = unit
+    if not wanted:
+        return {}
+    literals = sorted(wanted)
+    automaton = AhoCorasick(literals)
+    found: dict[str, str] = {}
+    for source in product:
+        for number, start, _end in automaton.find_matches_as_indexes(source.text):
+            if _is_whole(source.text, start, start + len(literals[number])):
+                found.setdefault(wanted[literals[number]], f"{source.path}: {literals[number]}")
+    return found
+
+
+def _top_packages(paths: Iterable[str]) -> set[str]:
+    """Names of the outermost Python packages among `paths` (directories with __init__.py)."""
+    packages = {str(PurePosixPath(path).parent) for path in paths if PurePosixPath(path).name == PACKAGE_MARKER}
+    return {PurePosixPath(package).name for package in packages
+            if package != "." and str(PurePosixPath(package).parent) not in packages}
+
+
+def _package_names(unit: str, files: list[SourceFile]) -> set[str]:
+    inside = [source.path[len(unit) + 1:] for source in files if source.path.startswith(unit + "/")]
+    return {name for name in (PurePosixPath(path).parent.name for path in inside if PurePosixPath(path).name == PACKAGE_MARKER)
+            if name.isidentifier()}
+
+
+def _is_whole(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] begins a dotted name and ends one of its components."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    return not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_")
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[_.\s]+", "-", name.lower())
