@@ -151,3 +151,26 @@ def test_a_hybrid_registering_its_guard_as_cudas_gets_the_fork_rows(tmp_path, pa
     assert report.integration_path.id == "hybrid"
     assert "fork" in report.integration_path.applies
     assert row_of(report, "guard-register-fork").points == 2
+
+
+KERNELS = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl(\"add.Tensor\", add);\n}\n"
+
+
+@pytest.mark.parametrize(
+    ("build", "hidden"),
+    [
+        ({"scripts/build.sh": "cmake -S ext/kernels -B build\n"}, True),  # an empty submodule a script builds
+        ({"pyproject.toml": '[tool.b]\nsources = ["ext/kernels/src"]\n'}, True),
+        ({"scripts/build.sh": "cmake -S . -B build\n"}, False),  # no build step uses it: it hides nothing
+    ],
+)
+def test_rows_reading_kernels_are_unknown_when_a_submodule_the_build_uses_is_empty(tmp_path, pack, build, hidden):
+    tree = write(tmp_path / "tree", {".gitmodules": '[submodule "k"]\n  path = ext/kernels\n', "csrc/ops.cpp": KERNELS,
+                                     "hx/__init__.py": PU1, **build})
+    (tree / "ext" / "kernels").mkdir(parents=True)
+    report = check(tree, pack)
+    binary, methods = row_of(report, "opcat-binary"), row_of(report, "dev-generate-methods")
+    assert report.index.absent_submodules == ("ext/kernels",)
+    assert (binary.outcome == "unknown") == hidden
+    assert binary.reason.startswith("kernels may live in submodule ext/kernels, not present") == hidden
+    assert (methods.outcome, methods.points) == ("scored", 0)  # reads no kernels
