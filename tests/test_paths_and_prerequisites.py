@@ -157,20 +157,21 @@ KERNELS = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl(\"add.Tensor\", 
 
 
 @pytest.mark.parametrize(
-    ("build", "hidden"),
+    ("uses", "hidden"),
     [
-        ({"scripts/build.sh": "cmake -S ext/kernels -B build\n"}, True),  # an empty submodule a script builds
-        ({"pyproject.toml": '[tool.b]\nsources = ["ext/kernels/src"]\n'}, True),
-        ({"scripts/build.sh": "cmake -S . -B build\n"}, False),  # no build step uses it: it hides nothing
+        ({"csrc/act.cpp": "#  include <ext_kernels/act.h>\n"}, True),  # headers of an empty submodule
+        ({"hx/ops.py": "import hx.ext_kernels.act as act\n"}, True),  # a module of the package
+        ({"scripts/build.sh": "cmake -S ext-kernels -B build\n", "hx/x.py": "import ext_kernels\n"}, False),
     ],
 )
-def test_rows_reading_kernels_are_unknown_when_a_submodule_the_build_uses_is_empty(tmp_path, pack, build, hidden):
-    tree = write(tmp_path / "tree", {".gitmodules": '[submodule "k"]\n  path = ext/kernels\n', "csrc/ops.cpp": KERNELS,
-                                     "hx/__init__.py": PU1, **build})
-    (tree / "ext" / "kernels").mkdir(parents=True)
+def test_rows_reading_kernels_are_unknown_when_an_empty_submodule_holds_code_the_product_uses(tmp_path, pack, uses,
+                                                                                                hidden):
+    tree = write(tmp_path / "tree", {".gitmodules": '[submodule "k"]\n  path = ext-kernels\n', "csrc/ops.cpp": KERNELS,
+                                     "hx/__init__.py": PU1, **uses})
+    (tree / "ext-kernels").mkdir()
     report = check(tree, pack)
     binary, methods = row_of(report, "opcat-binary"), row_of(report, "dev-generate-methods")
-    assert report.index.absent_submodules == ("ext/kernels",)
+    assert report.index.absent_submodules == ("ext-kernels",)
     assert (binary.outcome == "unknown") == hidden
-    assert binary.reason.startswith("kernels may live in submodule ext/kernels, not present") == hidden
+    assert binary.reason.startswith("kernels may live in submodule ext-kernels, not present") == hidden
     assert (methods.outcome, methods.points) == ("scored", 0)  # reads no kernels

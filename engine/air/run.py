@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from air import __version__, cache
 from air.detect import detect_path
@@ -20,8 +20,7 @@ from air.evidence.base import Context
 from air.framework import framework_vendoring
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.files import shown_path
-from air.index.model import SourceFile
-from air.index.vendored import Vendoring
+from air.index.vendored import Vendoring, imported_as_own, included_as_own
 from air.operator_summary import operator_coverage
 from air.packs import Pack, load_pack, pack_fingerprint, pack_framework, resolve_pack
 from air.provenance import local_source
@@ -224,24 +223,19 @@ def index_stats(index: CodeIndex) -> IndexStats:
     )
 
 
-BUILD_LANGUAGES = ("cmake", "make", "bazel", "shell", "toml", "ini")
-
-
 def own_absent_code(index: CodeIndex, absent: tuple[str, ...], vendoring: Vendoring) -> tuple[str, ...]:
-    """The absent submodules that may hold the backend's own code: not named after an upstream
-    project (a missing googletest hides nothing the rows read), and named by the product's
-    build (setup.py, CMake, scripts): a submodule no build step uses is not part of the backend."""
-    build = list(index.select(languages=BUILD_LANGUAGES, roles=["product"]))
-    build += [source for source, _facts in index.build if source.role == "product"]
-    return tuple(f"submodule {path}" for path in absent
-                 if vendoring.upstream_name(path) is None and _named_in(path, build))
-
-
-def _named_in(path: str, files: list[SourceFile]) -> bool:
-    """Whether a file names `path` by its last two components (`third_party/kernels`), as a
-    build file beside or above the submodule writes it."""
-    tail = "/".join(path.split("/")[-2:])
-    return any(tail in source.text for source in files)
+    """The absent submodules that hold code of the backend's own: not named after an upstream
+    project (a missing googletest hides nothing the rows read), and used by the product as code
+    of its own, under the submodule's name: headers it includes (`#include "op_plugin/..."` for
+    `third_party/op-plugin`) or a module it imports as one of its packages' (`torch_x.op_plugin`)."""
+    names = {path: {PurePosixPath(path).name, PurePosixPath(path).name.replace("-", "_")}
+             for path in absent if vendoring.upstream_name(path) is None}
+    wanted = set().union(*names.values()) if names else set()
+    if not wanted:
+        return ()
+    product = [source for source in index.files if source.role == "product"]
+    used = {**included_as_own(product, sorted(wanted)), **imported_as_own(product, sorted(wanted))}
+    return tuple(f"submodule {path}" for path, spellings in names.items() if spellings & used.keys())
 
 
 _SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")

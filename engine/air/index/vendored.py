@@ -107,7 +107,7 @@ def _registration(files: list[SourceFile], vendoring: Vendoring) -> str:
         with searching(source.path):
             match = pattern.search(code)
         if match is not None:
-            return f"{source.path}:{code.count(chr(10), 0, match.start()) + 1}"
+            return f"{source.path}:{_line_of(code, match.start())}"
     return ""
 
 
@@ -119,23 +119,51 @@ def _without_comments(source: SourceFile) -> str:
 
 def _imported_packages(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile]) -> dict[str, str]:
     """Units holding a Python package that product code imports as a module of one of its own
-    packages, with the import found. Product files are searched for literals only."""
-    product = [source for source in product if source.language == "python"]
-    owners = _top_packages(source.path for source in product)
-    wanted: dict[str, str] = {}
+    packages, with the import found."""
+    names: dict[str, list[str]] = {}
     for unit, files in units.items():
         for name in _package_names(unit, files):
-            for owner in owners:
-                wanted[f"{owner}.{name}"] = wanted[f"from {owner} import {name}"] = unit
+            names.setdefault(name, []).append(unit)
+    found: dict[str, str] = {}
+    for name, evidence in imported_as_own(product, names).items():
+        for unit in names[name]:
+            found.setdefault(unit, evidence)
+    return found
+
+
+def imported_as_own(product: Iterable[SourceFile], names: Iterable[str]) -> dict[str, str]:
+    """The module names of `names` that product code imports as a module of one of its own
+    packages (`from pkg import name`, `pkg.name`), each with the first import found. Product
+    files are searched for literals only."""
+    product = [source for source in product if source.language == "python"]
+    wanted = {}
+    for owner in _top_packages(source.path for source in product):
+        for name in names:
+            wanted[f"{owner}.{name}"] = wanted[f"from {owner} import {name}"] = name
     if not wanted:
         return {}
     literals = sorted(wanted)
     automaton = AhoCorasick(literals)
     found: dict[str, str] = {}
     for source in product:
-        for number, start, _end in automaton.find_matches_as_indexes(source.text):
-            if _is_whole(source.text, start, start + len(literals[number])):
+        for number, start, end in automaton.find_matches_as_indexes(source.text):
+            if _is_whole(source.text, start, end):
                 found.setdefault(wanted[literals[number]], f"{source.path}: {literals[number]}")
+    return found
+
+
+def included_as_own(product: Iterable[SourceFile], names: Iterable[str]) -> dict[str, str]:
+    """The names of `names` under which product C/C++ includes headers (`#include "name/..."`),
+    each with the first include found."""
+    found: dict[str, str] = {}
+    for name in names:
+        include = re.compile(rf'(?m)^[^\S\n]*#[^\S\n]*include[^\S\n]*[<"]{re.escape(name)}/')
+        for source in product:
+            if source.language in ("cpp", "template") and f"{name}/" in source.text:
+                match = include.search(source.text)
+                if match is not None:
+                    found[name] = f"{source.path}:{_line_of(source.text, match.start())}"
+                    break
     return found
 
 
@@ -150,6 +178,10 @@ def _package_names(unit: str, files: list[SourceFile]) -> set[str]:
     inside = [source.path[len(unit) + 1:] for source in files if source.path.startswith(unit + "/")]
     return {name for name in (PurePosixPath(path).parent.name for path in inside if PurePosixPath(path).name == PACKAGE_MARKER)
             if name.isidentifier()}
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
 
 
 def _is_whole(text: str, start: int, end: int) -> bool:
