@@ -240,3 +240,17 @@ def test_absent_submodules_are_listed(tmp_path):
     (tmp_path / "present" / "a.cpp").write_text("int a;\n")
     (tmp_path / "empty").mkdir()
     assert absent_submodules(build_index(tmp_path)) == ("empty", "kernels")
+
+
+def test_a_vendored_directory_whose_search_runs_out_of_time_is_skipped_and_says_so(tmp_path, monkeypatch):
+    from air.regex import PatternTimeout
+
+    class Slow:
+        def search(self, text):
+            raise PatternTimeout("p")
+
+    monkeypatch.setattr("air.index.vendored.compile_guarded", lambda pattern: Slow())
+    write(tmp_path, {"third_party/lib/a.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"})
+    index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
+    assert index.files == []
+    assert index.skipped_directories == (("third_party/lib", "vendored; not read: pattern timed out on third_party/lib/a.cc"),)

@@ -95,7 +95,8 @@ def _with_vendoring(options: IndexOptions | None, vendoring: Vendoring) -> Index
 def _cut_short(report: Report) -> bool:
     """Whether a search ran past its time budget: that depends on the machine's load, so such a
     report is not kept in the cache."""
-    return any(TIMED_OUT in row.reason for row in report.rows)
+    return (any(TIMED_OUT in row.reason for row in report.rows)
+            or any(TIMED_OUT in reason for _directory, reason in report.index.skipped_directories))
 
 
 def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeIndex:

@@ -11,7 +11,7 @@ their own. A unit is the backend's own, and read like the rest of the tree, when
   hold one of `own_prefilter`, or it holds a Python package the product imports as a module of
   one of its own packages (`from pkg import name`, `pkg.name`).
 
-Every other unit is skipped, with its reason. Only the files of units that are not named after
+Every other unit is skipped, with its reason (also one whose search ran past its time budget). Only the files of units that are not named after
 an upstream project are read to decide, and searched for literals only.
 """
 
@@ -27,7 +27,7 @@ from ahocorasick_rs import AhoCorasick
 from air.index import cpp, python
 from air.index.blanking import blank_spans
 from air.index.model import SourceFile
-from air.regex import compile_guarded, searching
+from air.regex import PatternTimeout, compile_guarded, searching
 
 PACKAGE_MARKER = "__init__.py"
 
@@ -82,7 +82,11 @@ def decide(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile],
         if upstream is not None:
             verdicts.append(Verdict(unit, False, f"vendored copy of {upstream}, an upstream project"))
             continue
-        registration = _registration(files, vendoring)
+        try:
+            registration = _registration(files, vendoring)
+        except PatternTimeout as timeout:
+            verdicts.append(Verdict(unit, False, f"vendored; not read: {timeout}"))
+            continue
         if registration:
             verdicts.append(Verdict(unit, True, f"{vendoring.own_describe} ({registration})"))
         elif imported.get(unit):
