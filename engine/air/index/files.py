@@ -256,14 +256,14 @@ def _read_vendored(tree: TreeReader, units: dict[str, list[str]], options: Index
             for rel in paths:
                 _read_one(tree, rel, options, decided[unit])
     skipped = {}
-    for verdict in decide({unit: read.files for unit, read in decided.items()}, product, vendoring):
-        if verdict.own:
-            listing.files.extend(decided[verdict.unit].files)
-            listing.skipped.extend(decided[verdict.unit].skipped)
-            listing.total_bytes += decided[verdict.unit].total_bytes
-            listing.vendored_read.append((shown_path(verdict.unit), verdict.reason))
+    for decision in decide({unit: read.files for unit, read in decided.items()}, product, vendoring):
+        if decision.own:
+            listing.files.extend(decided[decision.unit].files)
+            listing.skipped.extend(decided[decision.unit].skipped)
+            listing.total_bytes += decided[decision.unit].total_bytes
+            listing.vendored_read.append((shown_path(decision.unit), decision.reason))
         else:
-            skipped[verdict.unit] = verdict.reason
+            skipped[decision.unit] = decision.reason
     projects = [unit for unit in skipped if unit.rpartition("/")[2] not in vendoring.directories]
     listing.skipped_directories += [(shown_path(unit), reason) for unit, reason in skipped.items()
                                     if not any(unit.startswith(outer + "/") for outer in projects)]

@@ -67,34 +67,32 @@ class Vendoring:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Decision:
     unit: str
     own: bool
     reason: str
 
 
-def decide(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile], vendoring: Vendoring) -> list[Verdict]:
+def decide(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile], vendoring: Vendoring) -> list[Decision]:
     """Whether each unit (with the files read from it) is the backend's own, and why."""
     imported = _imported_packages(units, product)
-    verdicts = []
-    for unit, files in sorted(units.items()):
-        upstream = vendoring.upstream_name(unit)
-        if upstream is not None:
-            verdicts.append(Verdict(unit, False, f"vendored copy of {upstream}, an upstream project"))
-            continue
-        try:
-            registration = _registration(files, vendoring)
-        except PatternTimeout as timeout:
-            verdicts.append(Verdict(unit, False, f"vendored; not read: {timeout}"))
-            continue
-        if registration:
-            verdicts.append(Verdict(unit, True, f"{vendoring.own_describe} ({registration})"))
-        elif imported.get(unit):
-            verdicts.append(Verdict(unit, True, f"the product imports it as a module of its own ({imported[unit]})"))
-        else:
-            verdicts.append(Verdict(unit, False, f"vendored; nothing in it {vendoring.own_describe}, "
-                                                 "and the product imports none of it as a module of its own"))
-    return verdicts
+    return [_decision(unit, files, imported.get(unit, ""), vendoring) for unit, files in sorted(units.items())]
+
+
+def _decision(unit: str, files: list[SourceFile], imported: str, vendoring: Vendoring) -> Decision:
+    upstream = vendoring.upstream_name(unit)
+    if upstream is not None:
+        return Decision(unit, False, f"vendored copy of {upstream}, an upstream project")
+    try:
+        registration = _registration(files, vendoring)
+    except PatternTimeout as timeout:
+        return Decision(unit, False, f"vendored; not read: {timeout}")
+    if registration:
+        return Decision(unit, True, f"{vendoring.own_describe} ({registration})")
+    if imported:
+        return Decision(unit, True, f"the product imports it as a module of its own ({imported})")
+    return Decision(unit, False, f"vendored; nothing in it {vendoring.own_describe}, "
+                                 "and the product imports none of it as a module of its own")
 
 
 def _registration(files: list[SourceFile], vendoring: Vendoring) -> str:
