@@ -112,7 +112,7 @@ def test_a_vendored_package_the_product_imports_as_its_own_is_read(tmp_path, spe
     assert "third_party/plugin/tpu_plugin/__init__.py" in index.by_path
     assert "third_party/other/other_pkg/__init__.py" not in index.by_path
     assert index.vendored_read == (("third_party/plugin", "the product imports it as a module of its own "
-                                    f"(torch_tpu/__init__.py: {'from torch_tpu import tpu_plugin' if 'from' in spelling else 'torch_tpu.tpu_plugin'})"),)
+                                    f"(torch_tpu/__init__.py:1: {'from torch_tpu import tpu_plugin' if 'from' in spelling else 'torch_tpu.tpu_plugin'})"),)
 
 
 def test_excluded_directories_are_listed_with_their_reason(tmp_path):

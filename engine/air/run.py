@@ -7,7 +7,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
@@ -20,7 +20,7 @@ from air.evidence.base import Context
 from air.framework import framework_vendoring
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.files import shown_path
-from air.index.vendored import Vendoring, imported_as_own, included_as_own
+from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
 from air.operator_summary import operator_coverage
 from air.packs import Pack, load_pack, pack_fingerprint, pack_framework, resolve_pack
 from air.provenance import local_source
@@ -112,8 +112,9 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
     clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
     clauses += [d.clause for d in pack.upstream]
+    absent = AbsentCode.of(index, pack.framework.vendoring)
     try:
-        evaluator.prepare(clauses)
+        evaluator.prepare(clauses, absent.literals)
         tests = evaluator.evaluate_all(
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
@@ -122,8 +123,7 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         backend = describe_backend(index, root, pack, source, framework_version)
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
-        absent = own_absent_code(index, absent_submodules(index), pack.framework.vendoring)
-        setting = Setting(route, pack.framework, target, compiled, absent)
+        setting = Setting(route, pack.framework, target, compiled, absent.used(index))
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         names = backend_names(backend.name, device_names(pack, evaluator))
@@ -224,19 +224,36 @@ def index_stats(index: CodeIndex) -> IndexStats:
     )
 
 
-def own_absent_code(index: CodeIndex, absent: tuple[str, ...], vendoring: Vendoring) -> tuple[str, ...]:
-    """The absent submodules that hold code of the backend's own: not named after an upstream
-    project (a missing googletest hides nothing the rows read), and used by the product as code
-    of its own, under the submodule's name: headers it includes (`#include "op_plugin/..."` for
-    `third_party/op-plugin`) or a module it imports as one of its packages' (`torch_x.op_plugin`)."""
-    names = {path: {PurePosixPath(path).name, PurePosixPath(path).name.replace("-", "_")}
-             for path in absent if vendoring.upstream_name(path) is None}
-    wanted = set().union(*names.values()) if names else set()
-    if not wanted:
-        return ()
-    product = [source for source in index.files if source.role == "product"]
-    used = {**included_as_own(product, sorted(wanted)), **imported_as_own(product, sorted(wanted))}
-    return tuple(f"submodule {path}" for path, spellings in names.items() if spellings & used.keys())
+@dataclass(frozen=True)
+class AbsentCode:
+    """The absent submodules that may hold code of the backend's own (not named after an
+    upstream project: a missing googletest hides nothing the rows read), each with the names
+    the product would use its code under."""
+
+    names: dict[str, frozenset[str]]  # submodule path -> its name, also with `_` for `-`
+    owners: frozenset[str]  # the product's outermost Python packages
+
+    @classmethod
+    def of(cls, index: CodeIndex, vendoring: Vendoring) -> AbsentCode:
+        names = {path: frozenset({PurePosixPath(path).name, PurePosixPath(path).name.replace("-", "_")})
+                 for path in absent_submodules(index) if vendoring.upstream_name(path) is None}
+        owners = top_packages(source.path for source in index.files if source.role == "product") if names else ()
+        return cls(names, frozenset(owners))
+
+    @property
+    def literals(self) -> dict[str, str]:
+        return own_use_literals(sorted(set().union(*self.names.values())), sorted(self.owners)) if self.names else {}
+
+    def used(self, index: CodeIndex) -> tuple[str, ...]:
+        """The submodules whose code the product uses as its own, under their names: headers it
+        includes (`#include "op_plugin/..."` for `third_party/op-plugin`) or a module it
+        imports as one of its packages' (`torch_x.op_plugin`). The literals were scanned for."""
+        literals = self.literals
+        if not literals:
+            return ()
+        candidates = index.select(literals, languages=["python", "cpp", "template"], roles=["product"])
+        used = used_as_own(candidates, sorted(set(literals.values())), sorted(self.owners))
+        return tuple(f"submodule {path}" for path, spelled in self.names.items() if spelled & used.keys())
 
 
 _SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")

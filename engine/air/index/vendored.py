@@ -30,6 +30,8 @@ from air.index.model import SourceFile
 from air.regex import PatternTimeout, compile_guarded, searching
 
 PACKAGE_MARKER = "__init__.py"
+_PATH_MARKS = "\"</"
+_INCLUDE = re.compile(r"[^\S\n]*#[^\S\n]*include[^\S\n]*")  # what precedes an included path on its line
 
 
 @dataclass(frozen=True)
@@ -120,56 +122,59 @@ def _without_comments(source: SourceFile) -> str:
 
 
 def _imported_packages(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile]) -> dict[str, str]:
-    """Units holding a Python package that product code imports as a module of one of its own
-    packages, with the import found."""
+    """Units holding a Python package that product code imports as a module of its own, with
+    the import found."""
     names: dict[str, list[str]] = {}
     for unit, files in units.items():
         for name in _package_names(unit, files):
             names.setdefault(name, []).append(unit)
+    if not names:
+        return {}
+    python = [source for source in product if source.language == "python"]
     found: dict[str, str] = {}
-    for name, evidence in imported_as_own(product, names).items():
+    for name, evidence in used_as_own(python, names, top_packages(source.path for source in python)).items():
         for unit in names[name]:
             found.setdefault(unit, evidence)
     return found
 
 
-def imported_as_own(product: Iterable[SourceFile], names: Iterable[str]) -> dict[str, str]:
-    """The module names of `names` that product code imports as a module of one of its own
-    packages (`from pkg import name`, `pkg.name`), each with the first import found. Product
-    files are searched for literals only."""
-    product = [source for source in product if source.language == "python"]
-    wanted = {}
-    for owner in _top_packages(source.path for source in product):
-        for name in names:
-            wanted[f"{owner}.{name}"] = wanted[f"from {owner} import {name}"] = name
-    if not wanted:
-        return {}
+def own_use_literals(names: Iterable[str], owners: Iterable[str]) -> dict[str, str]:
+    """The literals that show code using one of `names` as its own, each with its name: the
+    start of a header's path included from under it (`"name/`, `<name/`), and its import as a module of one of
+    the `owners` packages (`owner.name`, `from owner import name`)."""
+    literals = {}
+    for name in names:
+        literals[f'"{name}/'] = literals[f"<{name}/"] = name
+        for owner in owners:
+            literals[f"{owner}.{name}"] = literals[f"from {owner} import {name}"] = name
+    return literals
+
+
+def used_as_own(files: Iterable[SourceFile], names: Iterable[str], owners: Iterable[str]) -> dict[str, str]:
+    """The names of `names` whose code `files` use as their own, each with the first use found:
+    C/C++ that includes a header from under it (`#include "name/..."`), Python that imports it as
+    a module of one of `owners` (`from owner import name`, `owner.name`). One literal search."""
+    wanted = own_use_literals(names, owners)
     literals = sorted(wanted)
     automaton = AhoCorasick(literals)
     found: dict[str, str] = {}
-    for source in product:
+    for source in files:
         for number, start, end in automaton.find_matches_as_indexes(source.text):
-            if _is_whole(source.text, start, end):
-                found.setdefault(wanted[literals[number]], f"{source.path}: {literals[number]}")
+            literal = literals[number]
+            if wanted[literal] not in found and _is_use(source, literal, start, end):
+                shown = literal.strip(_PATH_MARKS)
+                found[wanted[literal]] = f"{source.path}:{_line_of(source.text, start)}: {shown}"
     return found
 
 
-def included_as_own(product: Iterable[SourceFile], names: Iterable[str]) -> dict[str, str]:
-    """The names of `names` under which product C/C++ includes headers (`#include "name/..."`),
-    each with the first include found."""
-    found: dict[str, str] = {}
-    for name in names:
-        include = re.compile(rf'(?m)^[^\S\n]*#[^\S\n]*include[^\S\n]*[<"]{re.escape(name)}/')
-        for source in product:
-            if source.language in ("cpp", "template") and f"{name}/" in source.text:
-                match = include.search(source.text)
-                if match is not None:
-                    found[name] = f"{source.path}:{_line_of(source.text, match.start())}"
-                    break
-    return found
+def _is_use(source: SourceFile, literal: str, start: int, end: int) -> bool:
+    if literal.startswith(('"', "<")):
+        line_start = source.text.rfind("\n", 0, start) + 1
+        return source.language in ("cpp", "template") and _INCLUDE.fullmatch(source.text, line_start, start) is not None
+    return source.language == "python" and _is_whole(source.text, start, end)
 
 
-def _top_packages(paths: Iterable[str]) -> set[str]:
+def top_packages(paths: Iterable[str]) -> set[str]:
     """Names of the outermost Python packages among `paths` (directories with __init__.py)."""
     packages = {str(PurePosixPath(path).parent) for path in paths if PurePosixPath(path).name == PACKAGE_MARKER}
     return {PurePosixPath(package).name for package in packages
