@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from air.cli import source_ref
+from air.report.model import Source
 from air.schemas import validator
 from conftest import FIXTURES
 from jsonschema import Draft202012Validator
+from test_provenance import git
 
 FULL = FIXTURES / "pu1_full"
 
@@ -22,10 +26,10 @@ def air(*args: str, cwd: Path | None = None, env: dict | None = None) -> subproc
 
 
 def test_default_outputs_summary_and_progress(tmp_path):
-    result = air("check", str(FULL), cwd=tmp_path)
+    shutil.copytree(FULL, tmp_path / "torch_full")  # a directory that is no checkout: no ref in the names
+    result = air("check", str(tmp_path / "torch_full"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "air-report" / "torch_full.md").is_file()
-    assert (tmp_path / "air-report" / "torch_full.json").is_file()
+    assert sorted(p.name for p in (tmp_path / "air-report").iterdir()) == ["torch_full.json", "torch_full.md"]
     assert result.stdout.startswith("torch_full: readiness ")
     assert "integration path: PrivateUse1" in result.stderr
 
@@ -207,3 +211,39 @@ def test_an_interrupt_during_a_check_exits_130_and_writes_nothing(tmp_path):
         pytest.skip("the check finished before the interrupt arrived")
     assert process.returncode == 130 and "air: interrupted" in err and "Traceback" not in err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_reports_of_two_refs_of_one_checkout_keep_their_own_files(tmp_path):
+    checkout = tmp_path / "checkout"
+    shutil.copytree(FULL, checkout)
+    git(checkout, "init", "-q", "-b", "main")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-q", "-m", "one")
+    git(checkout, "tag", "v1.0")
+    assert air("check", "-q", str(checkout), cwd=tmp_path).returncode == 0
+    (checkout / "torch_full" / "later.py").write_text("x = 1\n")
+    git(checkout, "add", ".")
+    git(checkout, "commit", "-q", "-m", "two")
+    assert air("check", "-q", str(checkout), cwd=tmp_path).returncode == 0
+    (checkout / "torch_full" / "later.py").write_text("x = 2\n")
+    assert air("check", "-q", "--format", "json", str(checkout), cwd=tmp_path).returncode == 0
+    head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True).stdout[:12]
+    assert sorted(p.name for p in (tmp_path / "air-report").iterdir()) == sorted([
+        "torch_full@v1.0.json", "torch_full@v1.0.md", f"torch_full@{head}.json", f"torch_full@{head}.md",
+        f"torch_full@{head}-dirty.json"])
+    first = json.loads((tmp_path / "air-report" / "torch_full@v1.0.json").read_text())
+    assert first["backend"]["source"]["describe"] == "v1.0"
+
+
+@pytest.mark.parametrize(
+    ("source", "ref"),
+    [
+        (Source("git", "https://example.org/r.git", "0123456789abcdef0123", branch="v2"), "0123456789ab"),
+        (Source("local", "/r", "0123456789abcdef0123", describe="v2.1-3-g0123456", dirty=False), "0123456789ab"),
+        (Source("local", "/r", "0123456789abcdef0123", describe="0123456-dirty", dirty=True), "0123456789ab-dirty"),
+        (Source("local", "/r", "0123456789abcdef0123", describe="r2.4", dirty=False), "r2.4"),
+        (Source("local", "/r"), None),
+    ],
+)
+def test_the_ref_a_default_report_name_carries(source, ref):
+    assert source_ref(source) == ref

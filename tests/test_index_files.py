@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from air.index import IndexOptions, build_index
-from air.index.files import language_of, role_of
+from air.index.files import DEFAULT_EXCLUDES, language_of, role_of
+from air.index.vendored import Vendoring
 
 
 @pytest.mark.parametrize(
@@ -72,7 +73,64 @@ def test_walk_skips_with_counted_reasons(tmp_path):
 
 def test_vendored_files_are_read_on_request(tmp_path):
     write(tmp_path, {"third_party/kineto/a.cpp": "int a;\n"})
-    assert build_index(tmp_path, IndexOptions(excludes=())).files[0].path == "third_party/kineto/a.cpp"
+    assert build_index(tmp_path, IndexOptions()).files == []
+    assert build_index(tmp_path, IndexOptions(include_vendored=True)).files[0].path == "third_party/kineto/a.cpp"
+
+
+VENDORING = Vendoring(
+    directories=("third_party", "3rdparty", "vendor"), upstream=("googletest", "kineto", "pybind11"),
+    own_prefilter=("LIBRARY_IMPL", "REGISTER_GUARD_IMPL", "privateuseone"),
+    own_pattern=r"\b\w*LIBRARY_IMPL\s*\(\s*\w+\s*,\s*PrivateUse1\b|\bC10_REGISTER_GUARD_IMPL\s*\(\s*(?:[\w:]*::)?kXPU\b"
+                r"|[\"']privateuseone[\"']",
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "read", "skipped"),
+    [
+        # a kernel library of the backend, registered through a macro of its own, beside an upstream copy
+        ({"3rdparty/tpu-kernels/ops.cu": "TPU_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n",
+          "3rdparty/googletest/gtest.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"},
+         ["3rdparty/tpu-kernels/ops.cu"], {"3rdparty/googletest": "vendored copy of googletest, an upstream project"}),
+        # a guard for an in-tree type; an upstream fork for the device (kineto_tpu) is still a copy
+        ({"vendor/runtime/guard.cpp": "C10_REGISTER_GUARD_IMPL(c10::DeviceType::kXPU, G);\n",
+          "vendor/kineto_tpu/k.cpp": "C10_REGISTER_GUARD_IMPL(kXPU, G);\n"},
+         ["vendor/runtime/guard.cpp"], {"vendor/kineto_tpu": "vendored copy of kineto, an upstream project"}),
+        # Python registering on the lowercase key string; the nested upstream copy stays out
+        ({"third_party/tpu_py/ops.py": "import torch\ntorch.library.impl('aten::add.Tensor', 'privateuseone')\n",
+          "third_party/tpu_py/third_party/pybind11/p.h": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"},
+         ["third_party/tpu_py/ops.py"], {"third_party/tpu_py/third_party/pybind11": "vendored copy of pybind11, an upstream project"}),
+        # a registration only in a comment, or for another key, does not make a directory the backend's own
+        ({"third_party/a/x.cc": "// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)\nTORCH_LIBRARY_IMPL(aten, CUDA, m) {}\n"},
+         [], {"third_party/a": "vendored; nothing in it registers for a device key, and the product imports none "
+                               "of it as a module of its own"}),
+    ],
+)
+def test_vendored_directories_are_read_when_they_are_the_backends_own(tmp_path, files, read, skipped):
+    write(tmp_path, files)
+    index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
+    assert [source.path for source in index.files] == read
+    assert dict(index.skipped_directories) == skipped
+    assert [directory for directory, _why in index.vendored_read] == sorted({path.rsplit("/", 1)[0] for path in read})
+
+
+@pytest.mark.parametrize("spelling", ["from torch_tpu import tpu_plugin\n", "import torch_tpu.tpu_plugin.ops as ops\n"])
+def test_a_vendored_package_the_product_imports_as_its_own_is_read(tmp_path, spelling):
+    write(tmp_path, {"torch_tpu/__init__.py": spelling, "third_party/plugin/tpu_plugin/__init__.py": "def f():\n    pass\n",
+                     "third_party/other/other_pkg/__init__.py": "x = 1\n"})
+    index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
+    assert "third_party/plugin/tpu_plugin/__init__.py" in index.by_path
+    assert "third_party/other/other_pkg/__init__.py" not in index.by_path
+    assert index.vendored_read == (("third_party/plugin", "the product imports it as a module of its own "
+                                    f"(torch_tpu/__init__.py:1: {'from torch_tpu import tpu_plugin' if 'from' in spelling else 'torch_tpu.tpu_plugin'})"),)
+
+
+def test_excluded_directories_are_listed_with_their_reason(tmp_path):
+    write(tmp_path, {"build/lib/x.py": "a = 1\n", "src/node_modules/m/i.js": "", "gen/out/a.cpp": "int a;\n",
+                     "src/ok.py": "b = 2\n"})
+    index = build_index(tmp_path, IndexOptions(excludes=DEFAULT_EXCLUDES + ("gen/**",)))
+    assert dict(index.skipped_directories) == {"build": "build output", "gen": "excluded by gen/**",
+                                               "src/node_modules": "installed JavaScript packages"}
 
 
 def test_git_checkout_uses_git_file_list(tmp_path):
@@ -193,3 +251,17 @@ def test_absent_submodules_are_listed(tmp_path):
     (tmp_path / "present" / "a.cpp").write_text("int a;\n")
     (tmp_path / "empty").mkdir()
     assert absent_submodules(build_index(tmp_path)) == ("empty", "kernels")
+
+
+def test_a_vendored_directory_whose_search_runs_out_of_time_is_skipped_and_says_so(tmp_path, monkeypatch):
+    from air.regex import PatternTimeout
+
+    class Slow:
+        def search(self, text):
+            raise PatternTimeout("p")
+
+    monkeypatch.setattr("air.index.vendored.compile_guarded", lambda pattern: Slow())
+    write(tmp_path, {"third_party/lib/a.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"})
+    index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
+    assert index.files == []
+    assert index.skipped_directories == (("third_party/lib", "vendored; not read: pattern timed out on third_party/lib/a.cc"),)

@@ -91,6 +91,8 @@ def cache_key(index: CodeIndex, pack_fingerprint: str, settings: str) -> str:
         digest.update(hashlib.sha256(file.text.encode("utf-8", "surrogateescape")).digest())
     for skipped in sorted(index.skipped, key=lambda s: s.path):
         digest.update(f"{skipped.path}\0{skipped.reason}\0".encode("utf-8", "surrogateescape"))
+    for directory, reason in index.skipped_directories + index.vendored_read:
+        digest.update(f"{directory}\0{reason}\0".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 

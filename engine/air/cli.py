@@ -39,7 +39,7 @@ from air.packtest import FixtureResult, run_pack_tests
 from air.printable import printable
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
-from air.report.model import Report
+from air.report.model import Backend, Report, Source
 from air.report.output import is_standard_output, write_atomic
 from air.run import check_tree
 from air.versions import is_release
@@ -47,6 +47,7 @@ from air.versions import is_release
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
 DEFAULT_PACK = "pytorch-2.x"
 DEFAULT_OUTPUT_DIR = "air-report"
+SHORT_COMMIT = 12
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,7 +71,8 @@ def cli() -> None:
 @click.option("--fail-under", type=click.FloatRange(0, 100), default=None,
               help="Exit 1 when readiness is below this percentage.")
 @click.option("--exclude", "excludes", multiple=True, help="Extra glob of files to leave out (repeatable).")
-@click.option("--include-vendored", is_flag=True, help="Also read third_party/ and build output.")
+@click.option("--include-vendored", is_flag=True,
+              help="Also read every vendored directory (third_party/, ...) and build output.")
 @click.option("--ref", default=None, help="Branch, tag or commit of a git URL (same as TARGET@REF).")
 @click.option("--subdir", default=None, help="Analyse one folder of the repository; provenance stays the repository's.")
 @click.option("--framework-version", "--torch-version", "framework_version", default=None,
@@ -94,13 +96,14 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
     if not outputs and Path(DEFAULT_OUTPUT_DIR).is_symlink():
         raise InputError(f"{DEFAULT_OUTPUT_DIR}: a symbolic link, not a directory; remove it or give --output")
     progress = None if quiet else (lambda message: _say(f"air: {message}", err=True))
-    options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes)
+    options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes,
+                           include_vendored=include_vendored)
     gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
     if framework_version is not None and not is_release(framework_version):
         raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint="--framework-version")
     with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
         report = _checked(located, pack_name, options, progress, framework_version, no_cache)
-    targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend.name)
+    targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend)
     for fmt, destination in targets:
         render, _suffix = RENDERERS[fmt]
         written = write_atomic(destination, render(report))
@@ -146,9 +149,29 @@ def _checked(located: Located, pack_name: str, options: IndexOptions, progress, 
                       use_cache=not no_cache)
 
 
-def _default_targets(formats: tuple[str, ...], backend: str) -> list[tuple[str, Path]]:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", backend).strip("._") or "backend"
+def _default_targets(formats: tuple[str, ...], backend: Backend) -> list[tuple[str, Path]]:
+    """air-report/<backend>.md and .json; `<backend>@<ref>` when the code came from a commit, so
+    that checks of two refs of one repository never overwrite each other's reports."""
+    stem = _file_name(backend.name) or "backend"
+    ref = source_ref(backend.source)
+    if ref:
+        stem = f"{stem}@{_file_name(ref)}"
     return [(fmt, Path(DEFAULT_OUTPUT_DIR) / f"{stem}{RENDERERS[fmt][1]}") for fmt in formats or ("markdown", "json")]
+
+
+def _file_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+
+
+def source_ref(source: Source) -> str | None:
+    """The tag the commit carries (`git describe` names it exactly), else the short commit;
+    `-dirty` when tracked files differ from it. None when the code came from no commit."""
+    if source.commit is None:
+        return None
+    described = (source.describe or "").removesuffix("-dirty")
+    exact_tag = described and not re.search(r"-\d+-g[0-9a-f]+$", described) and not source.commit.startswith(described)
+    ref = described if exact_tag else source.commit[:SHORT_COMMIT]
+    return f"{ref}-dirty" if source.dirty else ref
 
 
 def summary_line(report) -> str:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from air.evaluate import findings_of
 from air.evidence import Evaluator
-from air.framework import COUNT_PLACEHOLDER, Framework, Verdict
+from air.framework import COUNT_PLACEHOLDER, Framework, Route
 from air.report.model import IntegrationPath, PathSignal
 
 
-def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Verdict, IntegrationPath]:
+def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, IntegrationPath]:
+    """The first verdict whose condition holds over the framework's signals, with the paths
+    whose rows apply under it (its `applies_if` paths only when their condition holds)."""
     results = {name: evaluator.result(clause) for name, clause in framework.signals.items()}
     verdict = next(v for v in framework.verdicts if v.when is None or v.when.evaluate(results))
+    route = verdict.route(results)
     fired = tuple(
         PathSignal(name, result.clause.description(), findings_of([result])[:10])
         for name, result in sorted(results.items())
@@ -23,4 +26,4 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Verdict, In
         if values:
             dispatch_key = evaluator.context.resolve(*values[0]).split("::")[-1]
     note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)
-    return verdict, IntegrationPath(verdict.id, verdict.title, dispatch_key, verdict.applies, note, fired)
+    return route, IntegrationPath(verdict.id, verdict.title, dispatch_key, route.applies, note, fired)

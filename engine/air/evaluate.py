@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from air.evidence import Evaluator
 from air.evidence.base import ClauseResult, Hit
 from air.expr import referenced_names
-from air.framework import Framework, Verdict
+from air.framework import Framework, Route
 from air.packs import NOT_ENCODED, Row
 from air.report.model import Finding, RowResult
 from air.versions import admits
@@ -23,33 +24,82 @@ BINARY_REASON = "binary distribution: source not available"
 CPP_LANGUAGES = {"cpp", "template"}
 
 
-def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Framework,
-                 target_version: str | None = None, compiled: bool = False) -> RowResult:
-    """The row's outcome. `target_version` is the framework release the backend targets (given,
-    or the range its pins allow); a row whose `framework_versions` excludes it is N/A. With
-    `compiled` (a binary distribution), a row whose evidence is all C/C++ is unknown."""
-    if row.paths and not set(row.paths) & set(verdict.applies):
-        shorts = " / ".join(framework.path_short(p) for p in row.paths)
-        return _result(row, "not_applicable", None, f"applies to {shorts} backends only; this one is {verdict.title}")
-    if row.framework_versions and target_version and not admits(row.framework_versions, target_version):
-        return _result(row, "not_applicable", None, f"applies to {framework.name} {row.framework_versions}; "
-                                                    f"this backend targets {framework.name} {target_version}")
+@dataclass(frozen=True)
+class Setting:
+    """What a row's outcome depends on besides its evidence."""
+
+    route: Route
+    framework: Framework
+    target_version: str | None = None  # the framework release the backend targets
+    compiled: bool = False  # a binary distribution
+    absent: tuple[str, ...] = ()  # the backend's own code the tree declares but does not contain
+
+
+def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
+    """The row's outcome. A row of a path that does not apply under the route is N/A, and so is
+    a row whose `framework_versions` excludes the release the backend targets (given, or the
+    range its pins allow). In a binary distribution, a row whose evidence is all C/C++ is
+    unknown. A runtime row whose static prerequisite is absent scores 0. A row reading code of
+    a kind (`depends_on`) while the tree declares code of the backend it does not contain
+    (`absent`) is unknown, not 0, unless it earns its top score or is N/A."""
+    not_applicable = _not_applicable(row, setting)
+    if not_applicable:
+        return _result(row, "not_applicable", None, not_applicable)
     if not row.encoded:
         return _result(row, "unknown", None, NOT_ENCODED)
-    if compiled and all(_reads_only_cpp(clause) for clause in row.evidence.values()):
+    if setting.compiled and all(_reads_only_cpp(clause) for clause in row.evidence.values()):
         return _result(row, "unknown", None, BINARY_REASON)
     results = {name: evaluator.result(clause) for name, clause in row.evidence.items()}
     points, undecided = _decide(row, results)
     findings = findings_of(_strongest_first(row, results, points))
     notes = [note.say for note in row.notes if note.when.evaluate(results)]
-    if undecided:
+    fix = next((remedy.say for remedy in row.remedies if remedy.when.evaluate(results)), row.remediation)
+    hidden = _absent_text(row.depends_on, setting.absent) if row.depends_on and setting.absent else ""
+    prerequisite = row.requires.evaluate(results) if row.requires is not None else True
+    if prerequisite is False:
+        reason = _join([hidden, _without_prerequisite(row, results)] + notes)
+        return _result(row, "unknown" if hidden else "scored", None if hidden else 0, reason, findings, fix)
+    if undecided or prerequisite is None:
         reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
-        return _result(row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes), findings)
+        return _result(row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes),
+                       findings, fix)
     if points == 0 and row.runtime_command:
         reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
-        return _result(row, "unknown", None, _join([reason, _only_in_tests(results)] + notes), findings)
+        return _result(row, "unknown", None, _join([reason, _only_in_tests(results)] + notes), findings, fix)
     coverage = [_coverage_text(r) for r in results.values() if r.coverage is not None]
-    return _result(row, "scored", points, _join(coverage + [_explain(row, points, results)] + notes), findings)
+    reason = _join(coverage + [_explain(row, points, results)] + notes)
+    if hidden and points < max(row.score):
+        return _result(row, "unknown", None, _join([hidden, reason]), findings, fix)
+    return _result(row, "scored", points, reason, findings, fix)
+
+
+def _not_applicable(row: Row, setting: Setting) -> str:
+    """Why the row does not apply to this backend, or "" when it does."""
+    if row.paths and not set(row.paths) & set(setting.route.applies):
+        return _off_route(row, setting.route, setting.framework)
+    target, name = setting.target_version, setting.framework.name
+    if row.framework_versions and target and not admits(row.framework_versions, target):
+        return f"applies to {name} {row.framework_versions}; this backend targets {name} {target}"
+    return ""
+
+
+def _without_prerequisite(row: Row, results: Mapping[str, ClauseResult]) -> str:
+    missing = [results[name].clause.description() for name in sorted(referenced_names(row.requires))
+               if results[name].decided and results[name].count() == 0]
+    return (f"cannot work without its static prerequisite (`{row.requires_text}`), which is absent; "
+            f"not found: {'; '.join(missing)}")
+
+
+def _absent_text(kind: str, absent: tuple[str, ...]) -> str:
+    places = ", ".join(absent[:MAX_LISTED]) + (f" and {len(absent) - MAX_LISTED} more" if len(absent) > MAX_LISTED else "")
+    return f"{kind} may live in {places}, not present"
+
+
+def _off_route(row: Row, route: Route, framework: Framework) -> str:
+    shorts = " / ".join(framework.path_short(p) for p in row.paths)
+    reason = f"applies to {shorts} backends only; this one is {route.verdict.title}"
+    withheld = [why for path, why in route.withheld if path in row.paths]
+    return f"{reason}, and {'; '.join(withheld)}" if withheld else reason
 
 
 def _coverage_text(result: ClauseResult) -> str:
@@ -147,8 +197,10 @@ def _join(parts: list[str]) -> str:
     return "; ".join(part for part in parts if part)
 
 
-def _result(row: Row, outcome, points, reason: str, findings: tuple[Finding, ...] = ()) -> RowResult:
+def _result(row: Row, outcome, points, reason: str, findings: tuple[Finding, ...] = (),
+            remediation: str | None = None) -> RowResult:
     return RowResult(
         id=row.id, item=row.item, section=row.section, title=row.title, priority=row.priority, paths=row.paths,
-        outcome=outcome, points=points, reason=reason, evidence=findings, remediation=row.remediation, docs=row.docs,
+        outcome=outcome, points=points, reason=reason, evidence=findings,
+        remediation=row.remediation if remediation is None else remediation, docs=row.docs,
     )

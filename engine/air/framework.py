@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
-from air.expr import ConditionError, Node, parse_condition, referenced_names
+from air.expr import ConditionError, EvidenceResult, Node, parse_condition, referenced_names
 from air.index.cpp import extract_cpp
 from air.index.cpp_names import CppVocabulary
+from air.index.vendored import Vendoring
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
 from air.resources import data_dir
 from air.schemas import validate_document
@@ -37,14 +39,43 @@ class PathKind:
 
 
 @dataclass(frozen=True)
+class ConditionalPath:
+    """A path whose rows apply under a verdict only when `when` holds over the signals."""
+
+    path: str
+    when: Node
+    otherwise: str  # why its rows are N/A when `when` does not hold
+
+
+@dataclass(frozen=True)
 class Verdict:
     id: str
     title: str
     when: Node | None  # None: the fallback verdict
     applies: tuple[str, ...]
+    applies_if: tuple[ConditionalPath, ...]
     dispatch_key: str | None
     dispatch_capture: tuple[str, str] | None  # (signal, CAPTURE)
     note: str
+
+    def route(self, signals: Mapping[str, EvidenceResult]) -> Route:
+        """The paths whose rows apply under this verdict, given the results of the signals."""
+        applies, withheld = list(self.applies), []
+        for conditional in self.applies_if:
+            if conditional.when.evaluate(signals):
+                applies.append(conditional.path)
+            else:
+                withheld.append((conditional.path, conditional.otherwise))
+        return Route(self, tuple(applies), tuple(withheld))
+
+
+@dataclass(frozen=True)
+class Route:
+    """The verdict reached for a tree, and the paths whose rows apply under it."""
+
+    verdict: Verdict
+    applies: tuple[str, ...]
+    withheld: tuple[tuple[str, str], ...]  # (path, why its rows do not apply under this verdict)
 
 
 @dataclass(frozen=True)
@@ -61,6 +92,7 @@ class Framework:
     quick_reference: tuple[tuple[str, str], ...]
     data: dict  # the validated definition, for the pack digest
     cpp: CppVocabulary = CppVocabulary()
+    vendoring: Vendoring = Vendoring()
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -136,6 +168,7 @@ def _build(document: _Combined) -> Framework:
             raise document.error(("verdicts", number, "dispatch_key"), f"unknown signal {capture[0]!r}")
         verdicts.append(Verdict(
             id=verdict["id"], title=verdict["title"], when=when, applies=tuple(verdict["applies"]),
+            applies_if=_conditional_paths(document, number, verdict, signals.keys(), data["paths"]),
             dispatch_key=key if isinstance(key, str) else None, dispatch_capture=capture,
             note=verdict.get("note", ""),
         ))
@@ -149,7 +182,7 @@ def _build(document: _Combined) -> Framework:
         signals=signals, verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
         quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
-        data=data,
+        data=data, vendoring=_vendoring(document),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
     )
 
@@ -164,6 +197,39 @@ def _cpp_vocabulary(document: YamlDocument, data: dict) -> CppVocabulary:
             raise document.error(("cpp", "macros", number), "must be one `#define NAME(...) body` line")
         macros[defines[0].name] = defines[0]
     return CppVocabulary(frozenset(data.get("constant_types", ())), macros)
+
+
+def _vendoring(document: YamlDocument) -> Vendoring:
+    if "vendored" not in document.data:
+        return Vendoring()
+    own = document.data["vendored"].get("own_code")
+    if own is not None:
+        checked_pattern(document, ("vendored", "own_code", "pattern"), own["pattern"])
+    return Vendoring.from_data(document.data["vendored"])
+
+
+def framework_vendoring(name: str) -> Vendoring:
+    """The framework's rules for vendored code, read without loading the whole framework (a
+    check answered from the cache needs nothing else of it); loading a pack validates them."""
+    directory = framework_dir(name)
+    main = load_yaml(directory / "framework.yaml")
+    documents = [main.data] + [load_yaml(directory / include).data for include in main.data.get("include", [])]
+    for data in documents:
+        if isinstance(data, dict) and isinstance(data.get("vendored"), dict):
+            return Vendoring.from_data(data["vendored"])
+    return Vendoring()
+
+
+def _conditional_paths(document: YamlDocument, number: int, verdict: dict, signals, paths: list) -> tuple[ConditionalPath, ...]:
+    known = {path["id"] for path in paths}
+    conditional = []
+    for path_id, rule in verdict.get("applies_if", {}).items():
+        where = ("verdicts", number, "applies_if", path_id)
+        if path_id not in known:
+            raise document.error(where, f"unknown path {path_id!r}")
+        when = checked_condition(document, where + ("when",), rule["when"], signals)
+        conditional.append(ConditionalPath(path_id, when, rule["otherwise"]))
+    return tuple(conditional)
 
 
 def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:

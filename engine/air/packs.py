@@ -65,9 +65,13 @@ class Row:
     score_text: dict[int, str]
     notes: tuple[Note, ...]
     runtime_command: str | None
-    remediation: str
+    remediation: str  # shown unless one of `remedies` holds
     framework_versions: str
     docs: tuple[str, ...]
+    remedies: tuple[Note, ...] = ()  # fixes for what the evidence shows, the first that holds shown
+    requires: Node | None = None  # a runtime row's static prerequisite
+    requires_text: str = ""
+    depends_on: str | None = None  # the kind of code the row reads (kernels, ...)
 
     @property
     def encoded(self) -> bool:
@@ -345,6 +349,9 @@ def _row(document, path, data, section, framework, symbols, shared, operators) -
         raise document.error(path + ("framework_versions",), f"not a version range: {data['framework_versions']!r}")
     if "runtime" in data and "2" in data.get("score", {}):
         raise document.error(path + ("score", "2"), "a row with a runtime check earns at most 1 from static evidence")
+    if "requires" in data and "runtime" not in data:
+        raise document.error(path + ("requires",), "only a row with a runtime check has a static prerequisite; "
+                                                   "a static row says what it needs in its score conditions")
     score, score_text = {}, {}
     for level, text in data.get("score", {}).items():
         score[int(level)] = checked_condition(document, path + ("score", level), text, evidence)
@@ -356,13 +363,33 @@ def _row(document, path, data, section, framework, symbols, shared, operators) -
         Note(checked_condition(document, path + ("notes", i, "when"), note["when"], evidence), note["say"])
         for i, note in enumerate(data.get("notes", []))
     )
+    remediation, remedies = _remediation(document, path, data["remediation"], evidence)
+    requires = checked_condition(document, path + ("requires",), data["requires"], evidence) if "requires" in data else None
     return Row(
         id=data["id"], item=data["item"], section=section, title=data["title"], priority=data["priority"],
         paths=tuple(data.get("paths", ())), evidence=evidence, score=score, score_text=score_text, notes=notes,
-        runtime_command=data.get("runtime", {}).get("command"), remediation=data["remediation"],
+        runtime_command=data.get("runtime", {}).get("command"), remediation=remediation,
         framework_versions=data.get("framework_versions", ""),
-        docs=tuple(data["docs"]),
+        docs=tuple(data["docs"]), remedies=remedies, requires=requires, requires_text=data.get("requires", ""),
+        depends_on=data.get("depends_on"),
     )
+
+
+def _remediation(document, path: tuple, written: str | list, evidence) -> tuple[str, tuple[Note, ...]]:
+    """The fix shown by default, and those shown instead when their condition holds."""
+    if isinstance(written, str):
+        return written, ()
+    *conditional, fallback = written
+    if "when" in fallback:
+        raise document.error(path + ("remediation", len(conditional), "when"),
+                             "the last remediation is the one shown otherwise: it takes no `when`")
+    remedies = []
+    for number, remedy in enumerate(conditional):
+        if "when" not in remedy:
+            raise document.error(path + ("remediation", number), "only the last remediation may omit `when`")
+        when = checked_condition(document, path + ("remediation", number, "when"), remedy["when"], evidence)
+        remedies.append(Note(when, remedy["say"]))
+    return fallback["say"], tuple(remedies)
 
 
 def _operators(header: YamlDocument, directory: Path, symbols: dict) -> OperatorSyntax:

@@ -1,14 +1,15 @@
 """`air pack test`: check a pack against its fixture trees.
 
 Each fixture is a small tree with an `expected.yaml` (the outcome of listed rows, the path
-verdict, fragments of reasons) and optional inline annotations in its files:
+verdict, fragments of reasons and of the remediations shown) and optional inline annotations in its files:
 `air: expect <row-id>` says the next line (or the annotated line itself, when code precedes
 the comment) must be among the row's findings; `air: first <row-id>` that it must be the first
 finding shown, the strongest; `air: reject <row-id>` says it must not count for the row (it may
 still be cited as a test). `name` in `expected.yaml` is the name the report gives the backend.
 
 A row is tested when fixtures show both ends of its range: 2 and 0 for a row source can
-decide, 1 and unknown for a row only a runtime check can decide. An untested row is a failure.
+decide, 1 and unknown for a row only a runtime check can decide (and 0 when it has a static
+prerequisite). An untested row is a failure.
 """
 
 from __future__ import annotations
@@ -71,9 +72,11 @@ def outcome_of(row: RowResult) -> Outcome:
     return row.points
 
 
-def required_outcomes(row: Row) -> tuple[Outcome, Outcome]:
+def required_outcomes(row: Row) -> tuple[Outcome, ...]:
+    """The outcomes fixtures must show: both ends of the row's range, and for a runtime row
+    with a static prerequisite, also the 0 it scores without it."""
     if row.runtime_only:
-        return 1, "unknown"
+        return (1, "unknown", 0) if row.requires is not None else (1, "unknown")
     return max(row.score), 0
 
 
@@ -103,7 +106,7 @@ def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
     expected = document.data
     result = FixtureResult(directory.name)
     known = {row.id for row in pack.rows}
-    for row_id in list(expected["rows"]) + list(expected.get("reasons", {})):
+    for row_id in list(expected["rows"]) + list(expected.get("reasons", {})) + list(expected.get("remediations", {})):
         if row_id not in known:
             result.failures.append(f"{EXPECTED_FILE}: no row {row_id!r} in pack {pack.id}")
     report = check(directory, pack, IndexOptions(excludes=DEFAULT_EXCLUDES + (EXPECTED_FILE,)))
@@ -119,6 +122,9 @@ def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
     for row_id, fragment in expected.get("reasons", {}).items():
         if row_id in rows and fragment not in rows[row_id].reason:
             result.failures.append(f"{row_id}: reason lacks {fragment!r}: {rows[row_id].reason}")
+    for row_id, fragment in expected.get("remediations", {}).items():
+        if row_id in rows and fragment not in rows[row_id].remediation:
+            result.failures.append(f"{row_id}: remediation lacks {fragment!r}: {rows[row_id].remediation}")
     for annotation in annotations(directory):
         _check_annotation(annotation, rows, result)
     result.failures.extend(_unproven(report))

@@ -8,23 +8,26 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from fnmatch import fnmatchcase
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from air import __version__, cache
 from air.detect import detect_path
 from air.distribution import BINARY_DIST
-from air.evaluate import evaluate_row
+from air.evaluate import Setting, evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
+from air.framework import framework_vendoring
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.build import normalized_name
 from air.index.files import shown_path
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
+from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
 from air.operator_summary import operator_coverage
-from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
+from air.packs import Pack, load_pack, pack_fingerprint, pack_framework, resolve_pack
 from air.provenance import local_source
 from air.regex import TIMED_OUT
 from air.report.model import (
@@ -53,7 +56,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     say = progress or (lambda message: None)
     started = time.perf_counter()
     if index is None:
-        index = _indexed(root, options, say)
+        index = _indexed(root, _with_vendoring(options, pack.framework.vendoring), say)
     return _evaluate(root, pack, index, say, source, started, framework_version)
 
 
@@ -67,7 +70,7 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     pack_dir = resolve_pack(pack_name)
     source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
-    index = _indexed(root, options, lines.append)
+    index = _indexed(root, _with_vendoring(options, framework_vendoring(pack_framework(str(pack_dir)))), lines.append)
     key = cache.cache_key(index, pack_fingerprint(pack_dir), repr((source, framework_version))) if use_cache else None
     cached = cache.load(key, report_date()) if key else None
     if cached is not None:
@@ -88,10 +91,17 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
     return report
 
 
+def _with_vendoring(options: IndexOptions | None, vendoring: Vendoring) -> IndexOptions:
+    """`options` with the framework's rules for vendored code, unless vendored code is read anyway."""
+    options = options or IndexOptions()
+    return options if options.include_vendored else replace(options, vendoring=vendoring)
+
+
 def _cut_short(report: Report) -> bool:
     """Whether a search ran past its time budget: that depends on the machine's load, so such a
     report is not kept in the cache."""
-    return any(TIMED_OUT in row.reason for row in report.rows)
+    return (any(TIMED_OUT in row.reason for row in report.rows)
+            or any(TIMED_OUT in reason for _directory, reason in report.index.skipped_directories))
 
 
 def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeIndex:
@@ -107,17 +117,19 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp))
     clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
     clauses += [d.clause for d in pack.upstream]
+    absent = AbsentCode.of(index, pack.framework.vendoring)
     try:
-        evaluator.prepare(clauses)
+        evaluator.prepare(clauses, absent.literals)
         tests = evaluator.evaluate_all(
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
-        verdict, path = detect_path(pack.framework, evaluator)
+        route, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         backend = describe_backend(index, root, pack, source, framework_version, registering_files(pack, evaluator))
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
-        rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target, compiled) for row in pack.rows)
+        setting = Setting(route, pack.framework, target, compiled, absent.used(index))
+        rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
@@ -274,7 +286,40 @@ def index_stats(index: CodeIndex) -> IndexStats:
         files=len(index.files), product=roles["product"], tests=roles["tests"], docs=roles["docs"],
         bytes=index.total_bytes, skipped=tuple(sorted(skipped.items())), absent_submodules=absent_submodules(index),
         skipped_files=tuple(sorted((s.path, s.reason) for s in index.skipped))[:MAX_LISTED_SKIPPED],
+        skipped_directories=tuple(sorted(index.skipped_directories)), vendored_read=tuple(sorted(index.vendored_read)),
     )
+
+
+@dataclass(frozen=True)
+class AbsentCode:
+    """The absent submodules that may hold code of the backend's own (not named after an
+    upstream project: a missing googletest hides nothing the rows read), each with the names
+    the product would use its code under."""
+
+    names: dict[str, frozenset[str]]  # submodule path -> its name, also with `_` for `-`
+    owners: frozenset[str]  # the product's outermost Python packages
+
+    @classmethod
+    def of(cls, index: CodeIndex, vendoring: Vendoring) -> AbsentCode:
+        names = {path: frozenset({PurePosixPath(path).name, PurePosixPath(path).name.replace("-", "_")})
+                 for path in absent_submodules(index) if vendoring.upstream_name(path) is None}
+        owners = top_packages(source.path for source in index.files if source.role == "product") if names else ()
+        return cls(names, frozenset(owners))
+
+    @property
+    def literals(self) -> dict[str, str]:
+        return own_use_literals(sorted(set().union(*self.names.values())), sorted(self.owners)) if self.names else {}
+
+    def used(self, index: CodeIndex) -> tuple[str, ...]:
+        """The submodules whose code the product uses as its own, under their names: headers it
+        includes (`#include "op_plugin/..."` for `third_party/op-plugin`) or a module it
+        imports as one of its packages' (`torch_x.op_plugin`). The literals were scanned for."""
+        literals = self.literals
+        if not literals:
+            return ()
+        candidates = index.select(literals, languages=["python", "cpp", "template"], roles=["product"])
+        used = used_as_own(candidates, sorted(set(literals.values())), sorted(self.owners))
+        return tuple(f"submodule {path}" for path, spelled in self.names.items() if spelled & used.keys())
 
 
 _SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")

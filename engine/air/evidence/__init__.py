@@ -90,17 +90,19 @@ class Evaluator:
         self.context = context
         self._results: dict[tuple, ClauseResult] = {}
 
-    def prepare(self, clauses: Iterable[Clause]) -> None:
-        """Find the files holding each clause's prefilter literals in one pass over the tree,
-        parse the Python files of every clause in one parallel batch, and run the batched
-        kinds (semgrep) once for every clause of the check."""
+    def prepare(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
+        """Find the files holding each clause's prefilter literals (and `literals`, for the
+        caller's own selections) in one pass over the tree, parse the Python files of every
+        clause in one parallel batch, and run the batched kinds (semgrep) once for every clause
+        of the check."""
         clauses = list(clauses)
-        self.context.index.scan_literals(
-            part
-            for clause in clauses
-            for literal in KINDS[clause.kind].literals(clause.spec)
-            for part in ((literal,) if isinstance(literal, str) else literal)
-        )
+        self.context.index.scan_literals([
+            *(part
+              for clause in clauses
+              for literal in KINDS[clause.kind].literals(clause.spec)
+              for part in ((literal,) if isinstance(literal, str) else literal)),
+            *literals,
+        ])
         files = {}
         for clause in clauses:
             prefilters = getattr(KINDS[clause.kind], "prefilters", None)  # of the kinds that parse what they select

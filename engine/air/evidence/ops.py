@@ -4,7 +4,8 @@
 (`add` covers `add.Tensor`, `add_.Tensor`, `add.out`), and `a|b` is covered by either (`_to_copy|
 _copy_from`: a cast works through either kernel). Listed operators that the catalog marks
 composite need no kernel of their own: they are left out of the coverage and listed apart.
-`fallback: true` finds global fallbacks instead. Each hit captures OP, KEY and HOW.
+`fallback: true` finds global fallbacks instead, and `any: true` every registration of an
+operator (on the keys the clause's `where` allows). Each hit captures OP, KEY and HOW.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     found = registrations(context)
     if clause.spec.get("fallback"):
         chosen = found.fallbacks
+    elif clause.spec.get("any"):
+        chosen = found.ops
     else:
         families = {family(name) for member in clause.spec["of"] for name in alternatives(member)}
         chosen = tuple(r for r in found.ops if family(r.op) in families)

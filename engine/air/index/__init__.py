@@ -51,6 +51,8 @@ class CodeIndex:
         self.root = root
         self.files = listing.files
         self.skipped = listing.skipped
+        self.skipped_directories = tuple(listing.skipped_directories)
+        self.vendored_read = tuple(listing.vendored_read)
         self.total_bytes = listing.total_bytes
         self.by_path = {f.path: f for f in self.files}
         self._listed: dict[tuple, list[SourceFile]] = {}

@@ -18,24 +18,25 @@ from pathlib import Path
 from air.gitcmd import run_git
 from air.gitdir import Repository, find_repository
 from air.index.model import Role, SkippedFile, SourceFile
+from air.index.vendored import Vendoring, decide
 from air.regular_file import NotRegular, open_regular
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 LEAVING_THE_TREE = "symlink leaving the tree"
 
-DEFAULT_EXCLUDES = (
-    ".git/**",
-    "**/.git/**",
-    "third_party/**",
-    "**/third_party/**",
-    "build/**",
-    "dist/**",
-    "**/__pycache__/**",
-    "**/*.egg-info/**",
-    "**/node_modules/**",
-    ".venv/**",
-    "**/.tox/**",
-)
+# What is never read, and why (vendored code is decided apart, see `air.index.vendored`).
+EXCLUDED_BECAUSE = {
+    ".git/**": "git metadata",
+    "**/.git/**": "git metadata",
+    "build/**": "build output",
+    "dist/**": "build output",
+    "**/__pycache__/**": "Python bytecode cache",
+    "**/*.egg-info/**": "build metadata",
+    "**/node_modules/**": "installed JavaScript packages",
+    ".venv/**": "a virtual environment",
+    "**/.tox/**": "test environments",
+}
+DEFAULT_EXCLUDES = tuple(EXCLUDED_BECAUSE)
 
 LANGUAGES = {
     ".py": "python",
@@ -102,6 +103,8 @@ EXERCISE_DIRS = {"example", "examples", "benchmark", "benchmarks", "demo", "demo
 class IndexOptions:
     excludes: tuple[str, ...] = DEFAULT_EXCLUDES
     max_file_bytes: int = MAX_FILE_BYTES
+    vendoring: Vendoring = Vendoring()
+    include_vendored: bool = False  # read vendored directories like the rest of the tree
 
 
 @dataclass
@@ -109,6 +112,8 @@ class FileListing:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     total_bytes: int = 0
+    skipped_directories: list[tuple[str, str]] = field(default_factory=list)  # (directory, why)
+    vendored_read: list[tuple[str, str]] = field(default_factory=list)  # (directory, why it is the backend's own)
 
 
 def role_of(path: str) -> Role:
@@ -221,25 +226,85 @@ def _walk(root: Path, skipped: list[SkippedFile] | None) -> list[str]:
 
 
 def read_files(root: Path, options: IndexOptions) -> FileListing:
-    """Read every selected file once. Unreadable and unsuitable files are counted, not raised."""
+    """Read every selected file once. Unreadable and unsuitable files are counted, not raised;
+    excluded directories, and vendored ones that are not the backend's own, are listed with why."""
     listing = FileListing()
     tree = TreeReader(root)
+    excluded: dict[str, str] = {}
+    vendored: dict[str, list[str]] = {}
     for rel in list_paths(root, listing.skipped):
         if is_excluded(rel, options.excludes):
+            _note_excluded(rel, options.excludes, excluded)
             continue
-        language = language_of(rel)
-        if language is None:
+        unit = None if options.include_vendored or language_of(rel) is None else options.vendoring.unit_of(rel)
+        if unit is not None:
+            vendored.setdefault(unit, []).append(rel)
             continue
-        if not _is_utf8(rel):
-            listing.skipped.append(SkippedFile(shown_path(rel), "file name not UTF-8"))
-            continue
-        text, reason = tree.read_text(rel, options.max_file_bytes)
-        if reason:
-            listing.skipped.append(SkippedFile(rel, reason))
-            continue
-        listing.total_bytes += len(text)
-        listing.files.append(SourceFile(path=rel, role=role_of(rel), language=language, text=text))
+        _read_one(tree, rel, options, listing)
+    _read_vendored(tree, vendored, options, listing)
+    listing.skipped_directories = sorted({**excluded, **dict(listing.skipped_directories)}.items())
     return listing
+
+
+def _read_one(tree: TreeReader, rel: str, options: IndexOptions, listing: FileListing) -> SourceFile | None:
+    language = language_of(rel)
+    if language is None:
+        return None
+    if not _is_utf8(rel):
+        listing.skipped.append(SkippedFile(shown_path(rel), "file name not UTF-8"))
+        return None
+    text, reason = tree.read_text(rel, options.max_file_bytes)
+    if reason:
+        listing.skipped.append(SkippedFile(rel, reason))
+        return None
+    source = SourceFile(path=rel, role=role_of(rel), language=language, text=text)
+    listing.total_bytes += len(text)
+    listing.files.append(source)
+    return source
+
+
+def _read_vendored(tree: TreeReader, units: dict[str, list[str]], options: IndexOptions, listing: FileListing) -> None:
+    """Read the vendored units that are the backend's own (see `air.index.vendored`): the files
+    of a unit not named after an upstream project are read to decide, and kept when it is."""
+    vendoring, product = options.vendoring, list(listing.files)
+    decided: dict[str, FileListing] = {}
+    for unit, paths in sorted(units.items()):
+        decided[unit] = FileListing()
+        if vendoring.upstream_name(unit) is None:
+            for rel in paths:
+                _read_one(tree, rel, options, decided[unit])
+    skipped = {}
+    for decision in decide({unit: read.files for unit, read in decided.items()}, product, vendoring):
+        if decision.own:
+            listing.files.extend(decided[decision.unit].files)
+            listing.skipped.extend(decided[decision.unit].skipped)
+            listing.total_bytes += decided[decision.unit].total_bytes
+            listing.vendored_read.append((shown_path(decision.unit), decision.reason))
+        else:
+            skipped[decision.unit] = decision.reason
+    projects = [unit for unit in skipped if unit.rpartition("/")[2] not in vendoring.directories]
+    listing.skipped_directories += [(shown_path(unit), reason) for unit, reason in skipped.items()
+                                    if not any(unit.startswith(outer + "/") for outer in projects)]
+
+
+def _note_excluded(rel: str, excludes: tuple[str, ...], excluded: dict[str, str]) -> None:
+    """Record the outermost directory of `rel` that an exclude glob names, with its reason."""
+    directory = _excluded_directory(rel.rpartition("/")[0], excludes)
+    if directory is not None:
+        excluded.setdefault(shown_path(directory[0]), directory[1])
+
+
+@lru_cache(maxsize=4096)
+def _excluded_directory(parent: str, excludes: tuple[str, ...]) -> tuple[str, str] | None:
+    if not parent:
+        return None
+    outer = _excluded_directory(parent.rpartition("/")[0], excludes)
+    if outer is not None:
+        return outer
+    for glob in excludes:
+        if matches_glob(parent + "/", (glob,)):
+            return parent, EXCLUDED_BECAUSE.get(glob, f"excluded by {glob}")
+    return None
 
 
 def shown_path(rel: str) -> str:

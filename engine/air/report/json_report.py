@@ -15,6 +15,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from air.report.model import IndexStats, Report
 
 TOOL_NAME = "air"
+_DIRECTORY_LISTS = ("skipped_directories", "vendored_read")  # (path, reason) pairs, written as objects
 
 
 def render_json(report: Report) -> str:
@@ -53,6 +54,7 @@ def from_dict(data: dict[str, Any]) -> Report:
         **data["index"],
         "skipped": [[item["reason"], item["count"]] for item in data["index"]["skipped"]],
         "skipped_files": [[item["path"], item["reason"]] for item in data["index"]["skipped_files"]],
+        **{key: [[item["path"], item["reason"]] for item in data["index"][key]] for key in _DIRECTORY_LISTS},
     }
     return _typed(Report, fields_data)
 
@@ -92,4 +94,6 @@ def _index_to_dict(index: IndexStats) -> dict[str, Any]:
     stats = _plain(index)
     stats["skipped"] = [{"reason": reason, "count": count} for reason, count in index.skipped]
     stats["skipped_files"] = [{"path": path, "reason": reason} for path, reason in index.skipped_files]
+    for key in _DIRECTORY_LISTS:
+        stats[key] = [{"path": path, "reason": reason} for path, reason in getattr(index, key)]
     return stats

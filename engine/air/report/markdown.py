@@ -140,9 +140,11 @@ def _source_discovery(report: Report) -> list[str]:
         f"Integration path: **{_text(path.title)}** (dispatch key: {_text(path.dispatch_key or NONE)})",
     ]
     blocks = ["## Source discovery and path signals", _bullets(facts)]
-    if report.index.skipped_files:
-        listed = [(_code(path), _text(reason)) for path, reason in report.index.skipped_files]
-        blocks.append(_table(("Skipped file", "Why"), listed))
+    for header, listed in (("Skipped directory", report.index.skipped_directories),
+                           ("Vendored directory read as the backend's own", report.index.vendored_read),
+                           ("Skipped file", report.index.skipped_files)):
+        if listed:
+            blocks.append(_table((header, "Why"), ((_code(path), _text(reason)) for path, reason in listed)))
     if path.note:
         blocks.append(_text(path.note))
     if path.signals:

@@ -127,6 +127,8 @@ class IndexStats:
     skipped: tuple[tuple[str, int], ...]  # (reason, count), sorted by reason
     absent_submodules: tuple[str, ...] = ()  # declared in .gitmodules, but not in the tree
     skipped_files: tuple[tuple[str, str], ...] = ()  # (path, reason), the first ones by path
+    skipped_directories: tuple[tuple[str, str], ...] = ()  # (directory, reason): excluded or vendored
+    vendored_read: tuple[tuple[str, str], ...] = ()  # (directory, why): vendored, but the backend's own
 
 
 @dataclass(frozen=True)
