@@ -70,6 +70,57 @@ def test_unterminated_comment_runs_to_the_end():
     assert strip_comments("a /* b\nc") == "a " + blanks("/* b\nc")
 
 
+DEAD_AND_LIVE = """\
+#if 0
+REGISTER(dead_if_0);
+#else
+REGISTER(live_else);
+#endif
+# if (false) /* never */
+REGISTER(dead_false);
+#elif !0
+REGISTER(live_elif);
+#endif
+#if 1L
+REGISTER(live_if_1);
+#elif DEBUG
+REGISTER(dead_after_true);
+#else
+REGISTER(dead_else);
+#endif
+#ifdef DEBUG
+REGISTER(kept_ifdef);
+#if 0
+#if 1
+REGISTER(dead_nested);
+#endif
+#endif
+#endif
+#if 0
+REGISTER(dead_before_cond);
+#elif FEATURE
+REGISTER(kept_elif_cond);
+#endif
+#if 00
+REGISTER(dead_unterminated);
+"""
+
+
+def test_dead_preprocessor_branches_are_blanked_with_their_directives():
+    stripped = strip_comments(DEAD_AND_LIVE)
+    assert len(stripped) == len(DEAD_AND_LIVE) and stripped.count("\n") == DEAD_AND_LIVE.count("\n")
+    registered = {call.args[0] for call in find_calls(extract_cpp(DEAD_AND_LIVE), {"REGISTER"})}
+    assert registered == {"live_else", "live_elif", "live_if_1", "kept_ifdef", "kept_elif_cond"}
+    assert extract_cpp(DEAD_AND_LIVE).stripped == stripped
+    kept_directives = [line.strip() for line in stripped.splitlines() if line.strip().startswith("#")]
+    assert kept_directives == ["#ifdef DEBUG", "#endif", "#elif FEATURE", "#endif"]
+
+
+def test_defines_in_dead_branches_are_not_read():
+    facts = extract_cpp("#if false\n#define KEY Dead\n#else\n#define KEY Live\n#endif\n")
+    assert [(define.name, define.body) for define in facts.defines] == [("KEY", "Live")]
+
+
 # --- find_calls ---------------------------------------------------------------
 
 

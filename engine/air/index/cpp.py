@@ -1,7 +1,9 @@
 """Facts from C and C++ sources, read as text without a compiler.
 
 Comments are blanked first, keeping every offset and line break, so a position in
-the blanked text is the same position in the file. Preprocessor directives, class
+the blanked text is the same position in the file; so are the branches that a constant
+`#if 0`, `#if false` or `#if 1 ... #else` leaves out, with the directives that choose
+them. Preprocessor directives, class
 definitions, out-of-class member definitions and calls are then picked out by
 linear-time scans. Malformed input never raises: what cannot be read is skipped.
 """
@@ -82,10 +84,84 @@ def _collapse(text: str) -> str:
 
 def strip_comments(text: str) -> str:
     """Blank out `//` and `/* */` comments, replacing every comment character except
-    line breaks by a space. String and char literals (raw strings included) and line
+    line breaks by a space, and the code of dead preprocessor branches (see
+    `dead_branches`). String and char literals (raw strings included) and line
     continuations are kept, so the result has the length and line breaks of `text`."""
     comments = ((start, end) for kind, start, end in _lexemes(text) if kind in _COMMENT_KINDS)
-    return blank_spans(text, comments)
+    stripped = blank_spans(text, comments)
+    return blank_spans(stripped, dead_branches(stripped))
+
+
+# --- Dead preprocessor branches -----------------------------------------------
+
+_CONDITIONAL = re.compile(
+    r"^[ \t\f\v]*\#[ \t\f\v]*(?P<keyword>if|ifdef|ifndef|elif|else|endif)\b(?P<rest>[^\n]*)", re.M
+)
+_CONSTANT_HINT = re.compile(r"^[ \t\f\v]*\#[ \t\f\v]*(?:el)?if[\s(!]*(?:\d|true\b|false\b)", re.M)
+_CONSTANT = re.compile(r"\s*(?P<negations>(?:!\s*)*)\(*\s*(?:(?P<number>\d+)[uUlL]*|(?P<word>true|false))\s*\)*\s*")
+
+
+def _constant(condition: str) -> bool | None:
+    """The value of an `#if` condition that is a constant (`0`, `1`, `false`, `(0)`, `!1`), else None."""
+    match = _CONSTANT.fullmatch(condition)
+    if match is None:
+        return None
+    value = match["word"] == "true" if match["word"] else int(match["number"]) != 0
+    return value != (match["negations"].count("!") % 2 == 1)
+
+
+class _Conditional:
+    """One `#if ... #endif` construct as the scan of `dead_branches` goes through it."""
+
+    def __init__(self, value: bool | None, inside_dead: bool) -> None:
+        self.inside_dead = inside_dead  # the whole construct lies in a dead branch
+        self.resolved = value is not None and not inside_dead  # every condition so far was constant
+        self.taken = bool(value)  # a live branch was met
+        self.dead_from: int | None = None  # where the dead run of the current branch began
+
+
+def dead_branches(text: str) -> list[tuple[int, int]]:
+    """Spans of comment-free C/C++ `text` that the preprocessor leaves out whatever is
+    defined: the branches of `#if`/`#elif` conditions that are constant and false, and
+    those after a constant true one, each with its directive lines, so that what remains
+    reads as the branch the preprocessor keeps. Constructs whose conditions are not all
+    constant are kept whole; nesting is followed."""
+    if not _CONSTANT_HINT.search(text):
+        return []
+    spans: list[tuple[int, int]] = []
+    stack: list[_Conditional] = []
+    for directive in _CONDITIONAL.finditer(text):
+        keyword, start, end = directive["keyword"], directive.start(), directive.end()
+        if keyword in ("if", "ifdef", "ifndef"):
+            inside_dead = bool(stack) and (stack[-1].inside_dead or stack[-1].dead_from is not None)
+            frame = _Conditional(_constant(directive["rest"]) if keyword == "if" else None, inside_dead)
+            stack.append(frame)
+            if frame.resolved:
+                frame.dead_from = None if frame.taken else start
+                if frame.taken:
+                    spans.append((start, end))
+            continue
+        if not stack:
+            continue
+        frame = stack[-1]
+        if keyword == "endif":
+            stack.pop()
+        if not frame.resolved:
+            continue
+        if keyword == "endif":
+            spans.append((start if frame.dead_from is None else frame.dead_from, end))
+        elif frame.taken:
+            frame.dead_from = start if frame.dead_from is None else frame.dead_from
+        else:
+            value = True if keyword == "else" else _constant(directive["rest"])
+            if value is None:  # `#if 0 ... #elif COND`: from here on, what COND decides
+                spans.append((frame.dead_from, start))
+                frame.dead_from, frame.resolved = None, False
+            elif value:
+                spans.append((frame.dead_from, end))
+                frame.dead_from, frame.taken = None, True
+    spans.extend((frame.dead_from, len(text)) for frame in stack if frame.resolved and frame.dead_from is not None)
+    return sorted(spans)
 
 
 class _Lines:
@@ -591,6 +667,8 @@ def extract_cpp(text: str) -> CppFacts:
       free function definition is reported as well."""
     lexemes = list(_lexemes(text))
     stripped = blank_spans(text, ((start, end) for kind, start, end in lexemes if kind in _COMMENT_KINDS))
+    dead = dead_branches(stripped)
+    stripped = blank_spans(stripped, dead)
     lines = _Lines(text)
     defines: list[CppDefine] = []
     includes: list[CppInclude] = []
@@ -606,7 +684,7 @@ def extract_cpp(text: str) -> CppFacts:
             if include is not None:
                 includes.append(include)
     # Code without comments, literals or directives: what classes and bodies are read from.
-    code = blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans))
+    code = blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans + dead))
     object_like = {define.name for define in defines if define.params is None}
     return CppFacts(
         stripped=stripped,
