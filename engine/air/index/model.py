@@ -64,6 +64,18 @@ class PyAssign:
 
 
 @dataclass(frozen=True)
+class PyBinding:
+    """`target = value` anywhere in the file, functions included, where the target is a name
+    or an attribute chain, as written (`lib`, `self._lib`), and the value a call or a name:
+    `value` is rendered like a call argument (`torch.library.Library(...)`, `lib`) and `line`
+    is the value's, which is the line of the `PyCall` a called value is recorded as."""
+
+    line: int
+    target: str
+    value: str
+
+
+@dataclass(frozen=True)
 class PythonFacts:
     module: str | None
     imports: tuple[PyImport, ...] = ()
@@ -71,6 +83,7 @@ class PythonFacts:
     defs: tuple[PyDef, ...] = ()
     assigns: tuple[PyAssign, ...] = ()
     error: str | None = None  # set when the source does not parse
+    bindings: tuple[PyBinding, ...] = ()
 
 
 # --- C and C++ --------------------------------------------------------------
@@ -109,11 +122,13 @@ class CppCall:
 @dataclass(frozen=True)
 class CppBlockCall:
     """A call inside the brace block that follows a macro invocation, with its first
-    argument if that is a string literal: `m.impl("add.Tensor", f)` -> ("m.impl", "add.Tensor")."""
+    argument if that is a string literal, and its arguments:
+    `m.impl("add.Tensor", f)` -> ("m.impl", "add.Tensor", ('"add.Tensor"', "f"))."""
 
     line: int
     callee: str
     literal: str
+    args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
