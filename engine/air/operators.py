@@ -1,14 +1,24 @@
 """Operator registrations of a backend, and their coverage of an operator catalog.
 
 Registrations are read from three places, as a pack's `operators` section names them:
-- C/C++ blocks `BLOCK(namespace, key, m) { m.impl("op.overload", ...); }`, also when the
-  block macro is wrapped in one of the backend's own macros, and `m.fallback(...)` in a
-  block on the wildcard namespace (a global fallback);
-- Python calls `impl("namespace::op", "key")` and `lib.impl("op", fn[, "key"])` on a
-  library object created with `Library(namespace, "IMPL", key)`;
-- op lists of codegen backends: YAML files whose entries name catalog operators (`- func:
-  op(...)`, `- schema: "op(...)"`, or plain names under a list), each with its `dispatch`
-  keys or the pack's default key.
+- C/C++ blocks `BLOCK(namespace, key, m) { m.impl("op.overload", kernel); }`, also when the
+  block macro is wrapped in one of the backend's own macros (the block written after the
+  wrapper's invocation or inside the wrapper's body), and `m.fallback(...)` in a block on
+  the wildcard namespace (a global fallback). A block without a call registers nothing.
+- Python: calls of `python_impl` functions (`impl("namespace::op", "key")`, also
+  `impl(lib, "op", "key")`), and calls on library objects created with `Library(namespace,
+  kind[, key])` and bound to a name or an attribute (`lib`, `self._lib`) or copied from one
+  to another, anywhere in the same file: `lib.impl("op", fn[, key])`, and `lib.fallback(fn[,
+  key])` on the wildcard namespace.
+- op lists of codegen backends (see `_op_list_registrations`).
+
+A registration's kernel is native, or a fallback when it forwards to one of the framework's
+CPU fallback functions (`cpu_fallback`): when the kernel names one of them, or names a
+function of the tree whose last statement names one of them or such a function, a few levels
+deep (`m.impl("op", makeFromBoxedFunction<&to_host>())`, where `to_host` ends with
+`cpu_fallback(op, stack)`). A function that falls back only on an early path and then does
+work of its own is a native kernel. An op-list entry's kernel is unresolved when the template
+or file the entry names is not in the tree.
 
 The catalog (generated from the framework's own operator definitions) says which operators
 exist, which decompose into others (composite: no backend kernel needed) and which belong to
@@ -19,25 +29,31 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
 from air.errors import PackError
 from air.index import CodeIndex
-from air.index.cpp import block_calls, expand_macro, find_calls
-from air.index.model import CppDefine, CppFacts, SourceFile
+from air.index.cpp import block_calls, expand_macro, find_calls, function_bodies
+from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, PyCall, PythonFacts, SourceFile
 
 OP_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_]+)?$")
 MIN_OP_LIST_ENTRIES = 5
 MIN_OP_LIST_SHARE = 0.5
-MAX_OP_LIST_BYTES = 2 * 1024 * 1024
+MAX_OP_LIST_BYTES = 1024 * 1024
+MAX_YAML_NODES = 200_000
+MAX_FORWARDING_DEPTH = 4
+MAX_COPY_DEPTH = 4
 WILDCARD_NAMESPACE = "_"
+NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
+CPP_LANGUAGES = ("cpp", "template")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,7 @@ class OperatorSyntax:
     python_library: str
     op_list_default_key: str
     kernel_keys: str  # the symbol set of keys whose kernels count as the device's
+    cpu_fallback: tuple[str, ...] = ()  # the framework's CPU fallback functions
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
@@ -64,6 +81,7 @@ class OperatorSyntax:
             python_library=data["python_library"],
             op_list_default_key=data["op_list_default_key"],
             kernel_keys=data["kernel_keys"],
+            cpu_fallback=tuple(data.get("cpu_fallback", ())),
         )
 
     @cached_property
@@ -114,48 +132,132 @@ class Registration:
     source: SourceFile
     line: int
     how: str  # "block", "python", "op list"
+    kernel: str = NATIVE  # NATIVE, FALLBACK or UNRESOLVED
+    via: str = ""  # the fallback function reached, or the template or file an op-list entry names
 
 
 @dataclass(frozen=True)
 class Registrations:
-    ops: tuple[Registration, ...]
-    fallbacks: tuple[Registration, ...]
+    ops: tuple[Registration, ...]  # of the pack's namespace
+    fallbacks: tuple[Registration, ...]  # global fallbacks
 
 
 def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registrations:
+    fallbacks = _fallback_functions(index, syntax)
     ops: list[Registration] = []
-    fallbacks: list[Registration] = []
-    for registration in _cpp_registrations(index, syntax):
-        (fallbacks if registration.namespace == WILDCARD_NAMESPACE else ops).append(registration)
-    ops.extend(_python_registrations(index, syntax))
-    ops.extend(_op_list_registrations(index, syntax))
-    return Registrations(tuple(ops), tuple(fallbacks))
+    global_fallbacks: list[Registration] = []
+    for registration in (*_cpp_registrations(index, syntax, fallbacks), *_python_registrations(index, syntax)):
+        if registration.namespace == WILDCARD_NAMESPACE:
+            global_fallbacks.append(registration)
+        elif registration.namespace == syntax.namespace:
+            ops.append(registration)
+    ops.extend(_op_list_registrations(index, syntax, fallbacks))
+    return Registrations(tuple(ops), tuple(global_fallbacks))
+
+
+def _op_name(literal: str, namespace: str) -> str | None:
+    text = literal.split("(", 1)[0].strip()
+    prefix, separator, rest = text.partition("::")
+    if separator:
+        if prefix != namespace:
+            return None
+        text = rest
+    return text if OP_NAME.match(text) else None
+
+
+def _qualified_op(literal: str, default_namespace: str) -> tuple[str, str] | None:
+    """(namespace, op) of `ns::op`, or of a bare `op` in `default_namespace`."""
+    prefix, separator, _rest = literal.split("(", 1)[0].strip().partition("::")
+    namespace = prefix if separator else default_namespace
+    name = _op_name(literal, namespace)
+    return (namespace, name) if name else None
+
+
+# --- Fallback kernels -------------------------------------------------------
+
+
+def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[str]:
+    """The framework's CPU fallback functions, and the functions of the product's C/C++ whose
+    last statement names one of them or another such function, a few levels deep."""
+    known = set(syntax.cpu_fallback)
+    frontier = set(known)
+    for _ in range(MAX_FORWARDING_DEPTH):
+        if not frontier:
+            break
+        found = set()
+        for source in index.select(sorted(frontier), languages=CPP_LANGUAGES, roles=("product",)):
+            facts = index.cpp_facts(source)
+            for name, opened, closed in function_bodies(facts):
+                if name not in known and not _opens_block(name, syntax.blocks) and _names_any(
+                        _last_statement(facts.stripped, opened, closed), known):
+                    found.add(name)
+        known |= found
+        frontier = found
+    return frozenset(known)
+
+
+def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, block) for block in blocks)
+
+
+def _last_statement(text: str, opened: int, closed: int) -> str:
+    """The last statement ended by `;` between the braces at `opened` and `closed`."""
+    end = text.rfind(";", opened + 1, closed)
+    if end < 0:
+        return text[opened + 1 : closed]
+    start = max(text.rfind(char, opened + 1, end) for char in ";{}")
+    return text[max(start, opened) + 1 : end]
+
+
+def _names_any(text: str, names: Iterable[str]) -> str | None:
+    """The first of `names`, in order, that `text` names as an identifier."""
+    written = set(_IDENTIFIER.findall(text))
+    return next((name for name in sorted(names) if name in written), None)
+
+
+def _kernel_kind(kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
+    """(kind, fallback function reached) of a kernel as written in a registration; of a
+    lambda, what its last statement names."""
+    opened = kernel.find("{")
+    if opened >= 0:
+        kernel = _last_statement(kernel, opened, max(kernel.rfind("}"), opened))
+    reached = _names_any(kernel, fallbacks)
+    return (FALLBACK, reached) if reached else (NATIVE, "")
 
 
 # --- C/C++ ------------------------------------------------------------------
 
 
-def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
+def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: frozenset[str]) -> Iterator[Registration]:
     wrappers = _wrappers(index, syntax.blocks)
     names = frozenset(block for block in syntax.blocks if not _is_pattern(block)) | frozenset(wrappers)
-    for source in index.select(names, languages=("cpp", "template"), roles=("product",)):
+    for source in index.select(names, languages=CPP_LANGUAGES, roles=("product",)):
         facts = index.cpp_facts(source)
         for call in find_calls(facts, names):
             if call.in_define is not None:
                 continue
-            args = _block_args(call.name.split("::")[-1], call.args, tuple(names), wrappers)
-            if args is None or len(args) < 3:
+            block = _block(call, facts, tuple(names), wrappers)
+            if block is None or len(block[0]) < 3:
                 continue
-            namespace, key, variable = args[0], args[1], args[2]
-            for inner in block_calls(facts, call):
-                receiver, _, method = inner.callee.rpartition(".")
-                if namespace == WILDCARD_NAMESPACE:
-                    if receiver == variable and method == syntax.fallback:
-                        yield Registration("*", namespace, key, source, inner.line, "block")
-                    continue
-                op = _op_name(inner.literal, namespace) if inner.literal else None
-                if op:
-                    yield Registration(op, namespace, key, source, inner.line, "block")
+            (namespace, key, variable, *_), calls = block
+            for inner in calls:
+                registered = _block_registration(inner, namespace, variable, syntax, fallbacks)
+                if registered is not None:
+                    op, kind, via = registered
+                    yield Registration(op, namespace, key, source, inner.line, "block", kind, via)
+
+
+def _block_registration(inner: CppBlockCall, namespace: str, variable: str, syntax: OperatorSyntax,
+                        fallbacks: frozenset[str]) -> tuple[str, str, str] | None:
+    """(op, kernel kind, fallback reached) of a call in a block that registers an operator,
+    op "*" for a global fallback."""
+    receiver, _, method = inner.callee.rpartition(".")
+    if namespace == WILDCARD_NAMESPACE:
+        return ("*", NATIVE, "") if receiver == variable and method == syntax.fallback else None
+    op = _op_name(inner.literal, namespace) if inner.literal else None
+    if not op:
+        return None
+    return op, *_kernel_kind(", ".join(inner.args[1:]), fallbacks)
 
 
 def _wrappers(index: CodeIndex, blocks: tuple[str, ...]) -> dict[str, list[CppDefine]]:
@@ -180,119 +282,302 @@ def _is_pattern(name: str) -> bool:
     return any(char in name for char in "*?[")
 
 
-def _block_args(name: str, args: tuple[str, ...], blocks: tuple[str, ...],
-                wrappers: dict[str, list[CppDefine]]) -> tuple[str, ...] | None:
-    """The block macro's own arguments, through a wrapper macro when `name` is one."""
+def _block(call: CppCall, facts: CppFacts, blocks: tuple[str, ...],
+           wrappers: dict[str, list[CppDefine]]) -> tuple[tuple[str, ...], list[CppBlockCall]] | None:
+    """The block macro's own arguments, through a wrapper macro when `call` invokes one, and
+    the calls of its block: the block written after the invocation, or in the wrapper's body."""
+    name = call.name.split("::")[-1]
     if name not in wrappers:
-        return args
+        return call.args, block_calls(facts, call)
     for define in wrappers[name]:
-        for inner in find_calls(CppFacts(expand_macro(define, args)), blocks):
-            return inner.args
-        if len(define.params or ()) == len(args):
-            return args
+        expanded = CppFacts(expand_macro(define, call.args))
+        for inner in find_calls(expanded, blocks):
+            inside = block_calls(expanded, inner)
+            return inner.args, [replace(c, line=call.line) for c in inside] or block_calls(facts, call)
+        if len(define.params or ()) == len(call.args):
+            return call.args, block_calls(facts, call)
     return None
-
-
-def _op_name(literal: str, namespace: str) -> str | None:
-    text = literal.split("(", 1)[0].strip()
-    prefix, separator, rest = text.partition("::")
-    if separator:
-        if prefix != namespace:
-            return None
-        text = rest
-    return text if OP_NAME.match(text) else None
 
 
 # --- Python -----------------------------------------------------------------
 
-_PYTHON_IMPL_HINT = re.compile(r"\bimpl\s*\(")
+_PYTHON_HINT = re.compile(r"\b(?:impl|fallback|register_kernel)\s*\(")
 
 
 def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
-    library = syntax.python_library.rsplit(".", 1)[-1]
-    candidates = [source for source in index.select((("impl", "library"),), languages=["python"], roles=("product",))
-                  if _PYTHON_IMPL_HINT.search(source.text)]
+    wanted = {"impl", syntax.fallback, *(name.rsplit(".", 1)[-1] for name in syntax.python_impl)}
+    literals = [("library", name) for name in sorted(wanted)]
+    candidates = [source for source in index.select(literals, languages=["python"], roles=("product",))
+                  if _PYTHON_HINT.search(source.text)]
     index.prefetch_python(candidates)
     for source in candidates:
         facts = index.python_facts(source)
-        library_keys = [call.args[2] for call in facts.calls
-                        if call.qualname == syntax.python_library and len(call.args) >= 3 and call.args[1] == "IMPL"]
+        libraries = _libraries(facts, syntax.python_library)
         for call in facts.calls:
-            if call.qualname in syntax.python_impl and len(call.args) >= 2:
-                op, key = call.args[0], call.args[1]
-            elif call.qualname.endswith(".impl") and call.args and (library_keys or library in source.text):
-                op = call.args[0]
-                key = call.args[2] if len(call.args) >= 3 else dict(call.kwargs).get("dispatch_key", "")
-                key = key or (library_keys[0] if library_keys else "")
-            else:
-                continue
-            name = _op_name(op, syntax.namespace)
-            if name and key:
-                yield Registration(name, syntax.namespace, key, source, call.line, "python")
+            for namespace, op, key in _python_registration(call, libraries, syntax):
+                yield Registration(op, namespace, key, source, call.line, "python")
+
+
+def _libraries(facts: PythonFacts, library: str) -> dict[str, tuple[str, str]]:
+    """Names and attributes bound to a library object, with its (namespace, key): bound to
+    the call that creates it, or copied from another such name, anywhere in the file."""
+    created = {(call.line, call.qualname): call for call in facts.calls if call.qualname == library}
+    found = {}
+    for binding in facts.bindings:
+        call = created.get((binding.line, binding.value.removesuffix("(...)")))
+        if call is not None and binding.value.endswith("(...)"):
+            found[binding.target] = (_argument(call, 0, "ns"), _argument(call, 2, "dispatch_key"))
+    for _ in range(MAX_COPY_DEPTH):
+        copies = {b.target: found[b.value] for b in facts.bindings if b.value in found and b.target not in found}
+        if not copies:
+            break
+        found.update(copies)
+    return found
+
+
+def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
+                         syntax: OperatorSyntax) -> Iterator[tuple[str, str, str]]:
+    """(namespace, op, key) of each operator `call` registers (op "*" for a global fallback)."""
+    receiver, _, method = call.qualname.rpartition(".")
+    if receiver in libraries and method in ("impl", syntax.fallback):
+        namespace, library_key = libraries[receiver]
+        if method == syntax.fallback:
+            keys, qualified = _keys(_argument(call, 1, "dispatch_key") or library_key), (namespace, "*")
+        else:
+            keys, qualified = _keys(_argument(call, 2, "dispatch_key") or library_key), _qualified_op(
+                _argument(call, 0, "op_name"), namespace)
+    elif call.qualname in syntax.python_impl and call.args and call.args[0] in libraries:
+        namespace, library_key = libraries[call.args[0]]
+        keys, qualified = _keys(_argument(call, 2, "dispatch_key") or library_key), _qualified_op(
+            _argument(call, 1, "name"), namespace)
+    elif call.qualname in syntax.python_impl:
+        types = _argument(call, 1, "types") or _argument(call, 1, "device_types")
+        keys, qualified = _keys(types), _qualified_op(_argument(call, 0, "qualname"), syntax.namespace)
+    else:
+        return
+    if qualified is None:
+        return
+    namespace, op = qualified
+    if op == "*" and namespace != WILDCARD_NAMESPACE:
+        return
+    yield from ((namespace, op, key) for key in keys)
+
+
+def _argument(call: PyCall, position: int, keyword: str) -> str:
+    if position < len(call.args):
+        return call.args[position]
+    return dict(call.kwargs).get(keyword, "")
+
+
+def _keys(value: str) -> list[str]:
+    """`PrivateUse1` -> [PrivateUse1]; a rendered list `[cpu, privateuseone]` -> both."""
+    return [part.strip() for part in value.strip("[]()").split(",") if part.strip()]
 
 
 # --- Codegen op lists -------------------------------------------------------
+#
+# YAML or JSON files of the product whose entries name catalog operators, whatever the keys:
+# a list of names (`- add.Tensor`, `- aten::add.Tensor`, a schema `add.Tensor(Tensor self) ->
+# Tensor`), a list of mappings in which one field names the operator (the field whose values
+# the catalog knows most often: `func`, `name`, `op`, `operator_name`, ...), or a mapping keyed
+# by operator names; such lists may stand under section keys at any depth. A list counts when
+# most of its names are catalog operators, a file when its lists hold at least 5 of them.
+# An entry's keys are those its key field gives (`dispatch`, `backend`, `key`: a key, a list or
+# a mapping keyed by keys), else the pack's default key. A field whose name holds "template"
+# names a template; a value ending in a source or template extension names a file. When one is
+# not in the tree, the entry's kernel is unresolved; a template that names a CPU fallback
+# function makes the entry's kernel a fallback.
 
-_OP_LIST_HINT = re.compile(r"(?m)^[^\S\n]*(?:-\s+)?(?:func|schema)\s*:|^[^\S\n]*supported\s*:")
+_KEY_FIELD = re.compile(r"(?i)^(?:dispatch(?:_?keys?)?|backends?|keys?)$")
+_TEMPLATE_FIELD = re.compile(r"(?i)template")
+_FILE_VALUE = re.compile(r"^[\w./-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp|hxx|mm|inc|py|jinja2?|j2|tmpl|tpl|in)$")
+_OP_LIST_LANGUAGES = ("yaml", "json")
 
 
-def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    line: int
+    keys: tuple[str, ...]
+    names: tuple[tuple[str, str], ...]  # (template or file, "template" | "file")
+
+
+def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax,
+                           fallbacks: frozenset[str]) -> Iterator[Registration]:
     catalog = syntax.catalog
+    files = _TreeFiles(index)
     for source in index.files:
-        if source.language != "yaml" or source.role != "product" or len(source.text) > MAX_OP_LIST_BYTES:
+        if source.language not in _OP_LIST_LANGUAGES or source.role != "product":
             continue
-        if not _OP_LIST_HINT.search(source.text):
+        if len(source.text) > MAX_OP_LIST_BYTES:
             continue
-        entries = list(_op_list_entries(source.text, syntax.namespace, syntax.op_list_default_key))
-        known = [(name, key, line) for name, key, line in entries if catalog.knows(name)]
-        if len(known) < MIN_OP_LIST_ENTRIES or len(known) < MIN_OP_LIST_SHARE * len(entries):
+        text = source.text.replace("\t", " ") if source.language == "json" else source.text  # tabs: not YAML
+        entries = _op_list(text, syntax.namespace, catalog)
+        if len(entries) < MIN_OP_LIST_ENTRIES:
             continue
-        for name, keys, line in known:
-            for key in keys:
-                yield Registration(name, syntax.namespace, key, source, line, "op list")
+        for entry in entries:
+            kind, via = files.kernel_of(entry.names, fallbacks)
+            for key in entry.keys or (syntax.op_list_default_key,):
+                yield Registration(entry.name, syntax.namespace, key, source, entry.line, "op list", kind, via)
 
 
-def _op_list_entries(text: str, namespace: str, default_key: str) -> Iterator[tuple[str, tuple[str, ...], int]]:
+def _op_list(text: str, namespace: str, catalog: Catalog) -> list[_Entry]:
+    """The entries naming catalog operators in the lists of a YAML or JSON text that are
+    mostly made of operator names."""
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return
+    except (yaml.YAMLError, RecursionError):
+        return []
+    entries = []
+    for container in _containers(root):
+        named = [entry for entry in _entries(container, namespace, catalog) if entry is not None]
+        known = [entry for entry in named if catalog.knows(entry.name)]
+        # Keys of a mapping name operators less surely than items of a list (`max: 10`):
+        # a mapping must hold enough of them itself.
+        enough = isinstance(container, yaml.SequenceNode) or len(known) >= MIN_OP_LIST_ENTRIES
+        if named and enough and len(known) >= MIN_OP_LIST_SHARE * len(named):
+            entries.extend(known)
+    return entries
+
+
+def _containers(root: yaml.Node | None) -> Iterator[yaml.Node]:
+    """Every sequence and mapping of the document, a bounded number of nodes visited (an
+    alias is visited once, so a recursive document ends)."""
     stack = [root] if root is not None else []
-    visited = 0
-    while stack and visited < 200_000:
+    seen: set[int] = set()
+    while stack and len(seen) < MAX_YAML_NODES:
         node = stack.pop()
-        visited += 1
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, yaml.SequenceNode):
-            for item in node.value:
-                entry = _entry(item, namespace, default_key)
-                if entry:
-                    yield entry
-                stack.append(item)
+            yield node
+            stack.extend(reversed(node.value))
         elif isinstance(node, yaml.MappingNode):
-            stack.extend(value for _key, value in node.value)
+            yield node
+            stack.extend(value for _key, value in reversed(node.value))
 
 
-def _entry(node: yaml.Node, namespace: str, default_key: str) -> tuple[str, tuple[str, ...], int] | None:
-    if isinstance(node, yaml.ScalarNode):
-        name = _op_name(node.value, namespace)
-        return (name, (default_key,), node.start_mark.line + 1) if name else None
+def _entries(container: yaml.Node, namespace: str, catalog: Catalog) -> list[_Entry | None]:
+    """One entry per key of a mapping, or per item of a list (None for an item that names
+    no operator): a name, a mapping with a field naming the operator, or a mapping whose one
+    key names it (`- add.Tensor: {dispatch: ...}`)."""
+    if isinstance(container, yaml.MappingNode):
+        return [_entry(key, _fields(value), namespace) for key, value in container.value]
+    field = _name_field(container.value, namespace, catalog)
+    entries = []
+    for item in container.value:
+        fields = _fields(item)
+        named = field if field in fields else next(_known_fields(fields, namespace, catalog), None)
+        if isinstance(item, yaml.ScalarNode):
+            entries.append(_entry(item, {}, namespace))
+        elif named is None and isinstance(item, yaml.MappingNode) and len(item.value) == 1:
+            key, value = item.value[0]
+            entries.append(_entry(key, _fields(value), namespace))
+        else:
+            entries.append(_entry(fields.get(named), fields, namespace))
+    return entries
+
+
+def _name_field(items: list[yaml.Node], namespace: str, catalog: Catalog) -> str:
+    """The field of a list's mappings whose values the catalog knows most often."""
+    counts: dict[str, int] = {}
+    for item in items:
+        for field in _known_fields(_fields(item), namespace, catalog):
+            counts[field] = counts.get(field, 0) + 1
+    return max(sorted(counts), key=counts.__getitem__, default="")
+
+
+def _known_fields(fields: dict[str, yaml.Node], namespace: str, catalog: Catalog) -> Iterator[str]:
+    """The fields, in order, whose values name catalog operators."""
+    for field, value in fields.items():
+        name = _op_name(value.value, namespace) if isinstance(value, yaml.ScalarNode) else None
+        if name and catalog.knows(name):
+            yield field
+
+
+def _fields(node: yaml.Node) -> dict[str, yaml.Node]:
     if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
+
+
+def _entry(name_node: yaml.Node | None, fields: dict[str, yaml.Node], namespace: str) -> _Entry | None:
+    if not isinstance(name_node, yaml.ScalarNode) or not isinstance(name_node.value, str):
         return None
-    fields = {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
-    head = fields.get("func") or fields.get("schema")
-    if not isinstance(head, yaml.ScalarNode):
-        return None
-    name = _op_name(head.value, namespace)
+    name = _op_name(name_node.value, namespace)
     if not name:
         return None
-    keys = _dispatch_keys(fields.get("dispatch")) or [default_key]
-    return name, tuple(keys), head.start_mark.line + 1
+    keys = tuple(key for field, value in fields.items() if _KEY_FIELD.match(field) for key in _node_keys(value))
+    names = tuple(sorted(
+        (value.value, "template" if _TEMPLATE_FIELD.search(field) else "file")
+        for field, value in fields.items()
+        if isinstance(value, yaml.ScalarNode) and value.value
+        and (_TEMPLATE_FIELD.search(field) or _FILE_VALUE.match(value.value))
+    ))
+    return _Entry(name, name_node.start_mark.line + 1, keys, names)
 
 
-def _dispatch_keys(node: yaml.Node | None) -> list[str]:
+def _node_keys(node: yaml.Node) -> list[str]:
     if isinstance(node, yaml.ScalarNode):
         return [part.strip() for part in node.value.split(",") if part.strip()]
+    if isinstance(node, yaml.SequenceNode):
+        return [key for item in node.value for key in _node_keys(item)]
     if isinstance(node, yaml.MappingNode):
-        return [part.strip() for key, _ in node.value if isinstance(key, yaml.ScalarNode)
-                for part in key.value.split(",") if part.strip()]
+        return [key for field, _ in node.value for key in _node_keys(field)]
     return []
+
+
+class _TreeFiles:
+    """Whether the templates and files op-list entries name are in the tree, and what the
+    templates register."""
+
+    def __init__(self, index: CodeIndex) -> None:
+        self._index = index
+        self._kinds: dict[tuple, tuple[str, str]] = {}
+
+    def kernel_of(self, names: tuple[tuple[str, str], ...], fallbacks: frozenset[str]) -> tuple[str, str]:
+        """(kind, via) of an entry naming `names`: unresolved, naming the first absent one;
+        else a fallback when a named template names a fallback function; else native."""
+        if names not in self._kinds:
+            self._kinds[names] = self._kind(names, fallbacks)
+        return self._kinds[names]
+
+    def _kind(self, names: tuple[tuple[str, str], ...], fallbacks: frozenset[str]) -> tuple[str, str]:
+        found = [(name, what, self._find(name, what)) for name, what in names]
+        absent = [f"{what} {name}" for name, what, source in found if source is None]
+        if absent:
+            return UNRESOLVED, absent[0]
+        for name, what, source in found:
+            if what == "template" and _names_any(self._index.code_text(source), fallbacks):
+                return FALLBACK, f"template {name}"
+        templates = [f"template {name}" for name, what, _ in found if what == "template"]
+        return NATIVE, ", ".join(templates)
+
+    def _find(self, name: str, what: str) -> SourceFile | None:
+        """The file of the tree a template is (by its name without extensions) or whose path
+        ends with the path named."""
+        if what == "template" and not PurePosixPath(name).suffix:
+            return self._templates.get(name)
+        path = name.removeprefix("./")
+        named = self._by_name.get(PurePosixPath(path).name, {})
+        return named.get(path) or next((source for full, source in named.items() if full.endswith("/" + path)), None)
+
+    @cached_property
+    def _by_name(self) -> dict[str, dict[str, SourceFile]]:
+        """Files by their name, then by path."""
+        found: dict[str, dict[str, SourceFile]] = {}
+        for source in self._index.files:
+            found.setdefault(PurePosixPath(source.path).name, {})[source.path] = source
+        return found
+
+    @cached_property
+    def _templates(self) -> dict[str, SourceFile]:
+        """Template files by their name without extensions: those of the template language
+        and those in a directory whose path holds "template"."""
+        found: dict[str, SourceFile] = {}
+        for source in self._index.files:
+            path = PurePosixPath(source.path)
+            if source.language == "template" or "template" in path.parent.as_posix().lower():
+                found.setdefault(path.name.split(".", 1)[0], source)
+        return found

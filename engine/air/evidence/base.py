@@ -72,10 +72,13 @@ class Coverage:
     covered: tuple[str, ...]
     missing: tuple[str, ...]
     composite: tuple[str, ...] = ()  # listed, but needing no implementation of their own
+    fallback: tuple[str, ...] = ()  # not covered, but served by a stand-in (a CPU fallback, say)
+    undecided: str = ""  # why what is covered cannot be told, if it cannot
+    sources: tuple[str, ...] = ()  # where the covered ones were found, when worth saying
 
     @property
     def total(self) -> int:
-        return len(self.covered) + len(self.missing)
+        return len(self.covered) + len(self.fallback) + len(self.missing)
 
     @property
     def ratio(self) -> float:

@@ -750,18 +750,25 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         if group is None:
             continue
         close, commas = group
-        separators = [paren, *commas, close]
-        args = tuple(
-            _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)]) for left, right in pairwise(separators)
-        )
+        args = _arguments(text, paren, close, commas)
         qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
         line = lines.of(start)
-        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start), close))
+        calls.append(CppCall(line, qualifier + name, args, defines.macro_at(start), close))
     return calls
 
 
+def _arguments(text: str, paren: int, close: int, commas: list[int]) -> tuple[str, ...]:
+    """The arguments between `paren` and `close`, split at `commas`, each whitespace-collapsed
+    and read from at most its first 1,024 characters."""
+    separators = [paren, *commas, close]
+    args = tuple(
+        _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)]) for left, right in pairwise(separators)
+    )
+    return () if args == ("",) else args
+
+
 _BLOCK_CALL = re.compile(
-    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*\(\s*'
+    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*(?P<paren>\()\s*'
     r'(?:(?:[A-Za-z_]\w*\s*\(\s*)?"(?P<literal>[^"\\\n]*)")?'
 )
 
@@ -769,19 +776,52 @@ _BLOCK_CALL = re.compile(
 def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
     """The calls in the `{ ... }` block that directly follows `call` (as in
     `TORCH_LIBRARY_IMPL(aten, Key, m) { m.impl("op", f); }`), each with its first argument
-    when that is a string literal, also one wrapped in a macro call (`NAME("op")`), else "".
-    No block, no calls."""
+    when that is a string literal, also one wrapped in a macro call (`NAME("op")`), else "",
+    and its arguments as `find_calls` splits them. No block, no calls."""
     text = facts.stripped
     opened = _skip_space(text, call.end + 1) if call.end >= 0 else len(text)
     if opened >= len(text) or text[opened] != "{":
         return []
-    group = _Brackets(text).group(opened)
+    brackets = _Brackets(text)
+    group = brackets.group(opened)
     close = group[0] if group else len(text)
     lines = _Lines(text)
-    return [
-        CppBlockCall(lines.of(opened + 1 + match.start()), "".join(match["callee"].split()), match["literal"] or "")
-        for match in _BLOCK_CALL.finditer(text[opened + 1 : close])
-    ]
+    calls = []
+    for match in _BLOCK_CALL.finditer(text, opened + 1, close):
+        arguments = brackets.group(match.start("paren"))
+        args = _arguments(text, match.start("paren"), *arguments) if arguments else ()
+        calls.append(CppBlockCall(lines.of(match.start()), "".join(match["callee"].split()), match["literal"] or "", args))
+    return calls
+
+
+# --- Function definitions -----------------------------------------------------
+
+_DEFINED_NAME = re.compile(r"(?<![\w.])(?<!->)(?P<name>[A-Za-z_]\w*)\s*\(")
+_NOT_DEFINED_NAMES = _NOT_FUNCTION_NAMES | {"for", "catch"}
+
+
+def function_bodies(facts: CppFacts) -> Iterator[tuple[str, int, int]]:
+    """(name, offset of `{`, offset of `}`) of each function defined in `facts.stripped`:
+    a name, its parameter list and a body, as in `Tensor f(const Tensor& x) const {`, free
+    functions, members defined in or out of their class, and blocks that follow a macro
+    invocation alike. Bodies are not searched for definitions of their own; one left
+    unclosed ends the search."""
+    text = facts.stripped
+    brackets = _Brackets(text)
+    pos = 0
+    while match := _DEFINED_NAME.search(text, pos):
+        pos = match.end()
+        parameters = brackets.group(match.end() - 1)
+        if match["name"] in _NOT_DEFINED_NAMES or parameters is None:
+            continue
+        if not _opens_body(text, parameters[0] + 1, brackets, constructor=True):
+            continue
+        opened = text.find("{", parameters[0] + 1)
+        body = brackets.group(opened)
+        if body is None:
+            return
+        yield match["name"], opened, body[0]
+        pos = body[0] + 1
 
 
 def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
