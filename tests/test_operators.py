@@ -369,6 +369,8 @@ def test_what_an_op_list_names_but_the_tree_lacks_leaves_coverage_undecided(tmp_
     assert not undecided.decided
     assert undecided.undecided_reason == (
         "codegen/ops.yaml names template pointwise, which is not in the tree, for abs, neg, exp")
+    assert undecided.coverage.unresolved == ("abs", "neg", "exp")
+    assert (undecided.coverage.covered, undecided.coverage.missing, undecided.coverage.total) == (("log",), (), 5)
     kernels = {"codegen/ops.yaml": "".join(f"- aten::{op}:\n    source: kernels/{op}.cc\n"
                                            for op in ("abs", "neg", "exp", "log", "sin"))}
     missing_file = evaluate_clause(tmp_path / "files", kernels, data)

@@ -66,13 +66,16 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     listed = list(dict.fromkeys(clause.spec["of"]))
     composite = tuple(member for member in listed if catalog.is_composite(alternatives(member)[0]))
     needed = [member for member in listed if member not in composite]
-    covered = tuple(member for member in needed if _covers(member, native))
+    covered = [member for member in needed if _covers(member, native)]
+    uncertain = [member for member in needed if member not in covered and _covers(member, _families(unresolved))]
+    served = [member for member in needed if member not in covered + uncertain and _covers(member, fallback)]
     return Coverage(
-        covered=covered,
-        missing=tuple(member for member in needed if member not in covered and not _covers(member, fallback)),
+        covered=tuple(covered),
+        missing=tuple(member for member in needed if member not in covered + uncertain + served),
         composite=composite,
-        fallback=tuple(member for member in needed if member not in covered and _covers(member, fallback)),
-        undecided=_undecided([m for m in needed if m not in covered], unresolved),
+        fallback=tuple(served),
+        unresolved=tuple(uncertain),
+        undecided=_undecided(uncertain, unresolved),
         sources=_op_lists(hits),
     )
 
@@ -91,12 +94,12 @@ def _covers(member: str, families: set[str]) -> bool:
     return any(family(name) in families for name in alternatives(member))
 
 
-def _undecided(uncovered: list[str], unresolved: list[Hit]) -> str:
+def _undecided(uncertain: list[str], unresolved: list[Hit]) -> str:
     """Why the coverage cannot be decided: op lists name, for operators no native kernel
     covers, templates or files that are not in the tree."""
     absent: dict[tuple[str, str], list[str]] = {}
     for hit in unresolved:
-        members = [member for member in uncovered if _covers(member, {family(hit.capture("OP") or "")})]
+        members = [member for member in uncertain if _covers(member, {family(hit.capture("OP") or "")})]
         if members:
             absent.setdefault((hit.path, hit.capture("VIA") or ""), []).extend(members)
     return "; ".join(
