@@ -4,9 +4,11 @@ import textwrap
 
 import pytest
 from air.index.cpp import (
+    block_calls,
     expand_macro,
     extract_cpp,
     find_calls,
+    function_bodies,
     resolve_alias,
     strip_comments,
 )
@@ -119,6 +121,34 @@ def test_dead_preprocessor_branches_are_blanked_with_their_directives():
 def test_defines_in_dead_branches_are_not_read():
     facts = extract_cpp("#if false\n#define KEY Dead\n#else\n#define KEY Live\n#endif\n")
     assert [(define.name, define.body) for define in facts.defines] == [("KEY", "Live")]
+
+
+def test_function_bodies_are_found_with_their_braces():
+    text = source(
+        """
+        namespace dev {
+        at::Tensor scale(const at::Tensor& x) const noexcept {
+          return ready(x) ? fast(x) : slow(x);
+        }
+        Widget::Widget() = default;
+        auto pick(int a) -> int { if (a) { return first(); } return second(); }
+        struct Holder { void run() override { step(); } };
+        }
+        REGISTER_BLOCK(dev, m) { m.add("pick", pick); }
+        int unclosed(int a) {
+        """
+    )
+    found = [(name, text[opened : closed + 1]) for name, opened, closed in function_bodies(extract_cpp(text))]
+    assert [name for name, _ in found] == ["scale", "pick", "run", "REGISTER_BLOCK"]
+    assert found[1][1] == "{ if (a) { return first(); } return second(); }"
+
+
+def test_block_calls_carry_their_arguments():
+    text = 'BLOCK(ns, m) {\n  m.add("op",\n        make<&f>(), /* note */ 3);\n  other();\n}\n'
+    facts = extract_cpp(text)
+    (block,) = find_calls(facts, {"BLOCK"})
+    assert [(c.line, c.callee, c.literal, c.args) for c in block_calls(facts, block)] == [
+        (2, "m.add", "op", ('"op"', "make<&f>()", "3")), (4, "other", "", ())]
 
 
 # --- find_calls ---------------------------------------------------------------

@@ -54,6 +54,7 @@ WILDCARD_NAMESPACE = "_"
 NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
 CPP_LANGUAGES = ("cpp", "template")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 @dataclass(frozen=True)
@@ -201,12 +202,13 @@ def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:
 
 
 def _last_statement(text: str, opened: int, closed: int) -> str:
-    """The last statement ended by `;` between the braces at `opened` and `closed`."""
+    """The last statement ended by `;` between the braces at `opened` and `closed`, its
+    string literals left out."""
     end = text.rfind(";", opened + 1, closed)
     if end < 0:
-        return text[opened + 1 : closed]
+        return _STRING.sub('""', text[opened + 1 : closed])
     start = max(text.rfind(char, opened + 1, end) for char in ";{}")
-    return text[max(start, opened) + 1 : end]
+    return _STRING.sub('""', text[max(start, opened) + 1 : end])
 
 
 def _names_any(text: str, names: Iterable[str]) -> str | None:
@@ -221,7 +223,7 @@ def _kernel_kind(kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
     opened = kernel.find("{")
     if opened >= 0:
         kernel = _last_statement(kernel, opened, max(kernel.rfind("}"), opened))
-    reached = _names_any(kernel, fallbacks)
+    reached = _names_any(_STRING.sub('""', kernel), fallbacks)
     return (FALLBACK, reached) if reached else (NATIVE, "")
 
 
@@ -301,14 +303,15 @@ def _block(call: CppCall, facts: CppFacts, blocks: tuple[str, ...],
 
 # --- Python -----------------------------------------------------------------
 
-_PYTHON_HINT = re.compile(r"\b(?:impl|fallback|register_kernel)\s*\(")
 
 
 def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
-    wanted = {"impl", syntax.fallback, *(name.rsplit(".", 1)[-1] for name in syntax.python_impl)}
-    literals = [("library", name) for name in sorted(wanted)]
+    module = syntax.python_library.rpartition(".")[0].rpartition(".")[2]  # `library` of `torch.library.Library`
+    methods = sorted({syntax.fallback, *_last_components(syntax.python_impl)})
+    literals = [(module, method) for method in methods]
+    hint = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, methods)))
     candidates = [source for source in index.select(literals, languages=["python"], roles=("product",))
-                  if _PYTHON_HINT.search(source.text)]
+                  if hint.search(source.text)]
     index.prefetch_python(candidates)
     for source in candidates:
         facts = index.python_facts(source)
@@ -339,7 +342,7 @@ def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
                          syntax: OperatorSyntax) -> Iterator[tuple[str, str, str]]:
     """(namespace, op, key) of each operator `call` registers (op "*" for a global fallback)."""
     receiver, _, method = call.qualname.rpartition(".")
-    if receiver in libraries and method in ("impl", syntax.fallback):
+    if receiver in libraries and (method == syntax.fallback or method in _last_components(syntax.python_impl)):
         namespace, library_key = libraries[receiver]
         if method == syntax.fallback:
             keys, qualified = _keys(_argument(call, 1, "dispatch_key") or library_key), (namespace, "*")
@@ -361,6 +364,11 @@ def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
     if op == "*" and namespace != WILDCARD_NAMESPACE:
         return
     yield from ((namespace, op, key) for key in keys)
+
+
+def _last_components(names: tuple[str, ...]) -> frozenset[str]:
+    """`impl` of `torch.library.impl`: also the name of the library object's method."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in names)
 
 
 def _argument(call: PyCall, position: int, keyword: str) -> str:

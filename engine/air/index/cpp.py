@@ -803,9 +803,9 @@ _NOT_DEFINED_NAMES = _NOT_FUNCTION_NAMES | {"for", "catch"}
 def function_bodies(facts: CppFacts) -> Iterator[tuple[str, int, int]]:
     """(name, offset of `{`, offset of `}`) of each function defined in `facts.stripped`:
     a name, its parameter list and a body, as in `Tensor f(const Tensor& x) const {`, free
-    functions, members defined in or out of their class, and blocks that follow a macro
-    invocation alike. Bodies are not searched for definitions of their own; one left
-    unclosed ends the search."""
+    functions, members defined in or out of their class (constructors with an initialiser
+    list left out), and blocks that follow a macro invocation alike. Bodies are not searched
+    for definitions of their own; one left unclosed ends the search."""
     text = facts.stripped
     brackets = _Brackets(text)
     pos = 0
@@ -814,9 +814,11 @@ def function_bodies(facts: CppFacts) -> Iterator[tuple[str, int, int]]:
         parameters = brackets.group(match.end() - 1)
         if match["name"] in _NOT_DEFINED_NAMES or parameters is None:
             continue
-        if not _opens_body(text, parameters[0] + 1, brackets, constructor=True):
+        if not _opens_body(text, parameters[0] + 1, brackets, constructor=False):
             continue
         opened = text.find("{", parameters[0] + 1)
+        if opened < 0 or ";" in text[parameters[0] : opened]:  # `= default;`
+            continue
         body = brackets.group(opened)
         if body is None:
             return
