@@ -379,6 +379,10 @@ def test_what_an_op_list_names_but_the_tree_lacks_leaves_coverage_undecided(tmp_
                                            for op in ("abs", "neg", "exp", "log", "sin"))}
     missing_file = evaluate_clause(tmp_path / "files", kernels, data)
     assert missing_file.undecided_reason.startswith("codegen/ops.yaml names file kernels/abs.cc, which is not in the tree")
+    present = {f"codegen/kernels/{op}.cc": "\0binary\0" if op == "abs" else "" for op in ("abs", "neg", "exp", "log")}
+    present["codegen/ops.yaml"] = kernels["codegen/ops.yaml"].replace("kernels/sin.cc", "kernels/sin.mlu")
+    resolved = evaluate_clause(tmp_path / "present", present, data)
+    assert resolved.decided and resolved.coverage.covered == ("abs", "log", "sin", "neg", "exp")
 
 
 # --- Python libraries held in variables --------------------------------------------

@@ -41,6 +41,7 @@ import yaml
 from air.errors import PackError
 from air.index import CodeIndex
 from air.index.cpp import block_calls, expand_macro, find_calls, function_bodies
+from air.index.files import LANGUAGES
 from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, PyCall, PythonFacts, SourceFile
 
 OP_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_]+)?$")
@@ -202,18 +203,17 @@ def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:
 
 
 def _last_statement(text: str, opened: int, closed: int) -> str:
-    """The last statement ended by `;` between the braces at `opened` and `closed`, its
-    string literals left out."""
+    """The last statement ended by `;` between the braces at `opened` and `closed`."""
     end = text.rfind(";", opened + 1, closed)
     if end < 0:
-        return _STRING.sub('""', text[opened + 1 : closed])
+        return text[opened + 1 : closed]
     start = max(text.rfind(char, opened + 1, end) for char in ";{}")
-    return _STRING.sub('""', text[max(start, opened) + 1 : end])
+    return text[max(start, opened) + 1 : end]
 
 
 def _names_any(text: str, names: Iterable[str]) -> str | None:
-    """The first of `names`, in order, that `text` names as an identifier."""
-    written = set(_IDENTIFIER.findall(text))
+    """The first of `names`, in order, that `text` names as an identifier, outside string literals."""
+    written = set(_IDENTIFIER.findall(_STRING.sub('""', text)))
     return next((name for name in sorted(names) if name in written), None)
 
 
@@ -223,7 +223,7 @@ def _kernel_kind(kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
     opened = kernel.find("{")
     if opened >= 0:
         kernel = _last_statement(kernel, opened, max(kernel.rfind("}"), opened))
-    reached = _names_any(_STRING.sub('""', kernel), fallbacks)
+    reached = _names_any(kernel, fallbacks)
     return (FALLBACK, reached) if reached else (NATIVE, "")
 
 
@@ -304,7 +304,6 @@ def _block(call: CppCall, facts: CppFacts, blocks: tuple[str, ...],
 # --- Python -----------------------------------------------------------------
 
 
-
 def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
     module = syntax.python_library.rpartition(".")[0].rpartition(".")[2]  # `library` of `torch.library.Library`
     methods = sorted({syntax.fallback, *_last_components(syntax.python_impl)})
@@ -340,30 +339,25 @@ def _libraries(facts: PythonFacts, library: str) -> dict[str, tuple[str, str]]:
 
 def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
                          syntax: OperatorSyntax) -> Iterator[tuple[str, str, str]]:
-    """(namespace, op, key) of each operator `call` registers (op "*" for a global fallback)."""
+    """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback."""
     receiver, _, method = call.qualname.rpartition(".")
-    if receiver in libraries and (method == syntax.fallback or method in _last_components(syntax.python_impl)):
-        namespace, library_key = libraries[receiver]
-        if method == syntax.fallback:
-            keys, qualified = _keys(_argument(call, 1, "dispatch_key") or library_key), (namespace, "*")
-        else:
-            keys, qualified = _keys(_argument(call, 2, "dispatch_key") or library_key), _qualified_op(
-                _argument(call, 0, "op_name"), namespace)
-    elif call.qualname in syntax.python_impl and call.args and call.args[0] in libraries:
-        namespace, library_key = libraries[call.args[0]]
-        keys, qualified = _keys(_argument(call, 2, "dispatch_key") or library_key), _qualified_op(
-            _argument(call, 1, "name"), namespace)
-    elif call.qualname in syntax.python_impl:
-        types = _argument(call, 1, "types") or _argument(call, 1, "device_types")
-        keys, qualified = _keys(types), _qualified_op(_argument(call, 0, "qualname"), syntax.namespace)
+    if receiver in libraries and method == syntax.fallback:
+        namespace, key = libraries[receiver]
+        if namespace == WILDCARD_NAMESPACE:
+            yield from ((namespace, "*", k) for k in _keys(_argument(call, 1, "dispatch_key") or key))
+        return
+    if receiver in libraries and method in _last_components(syntax.python_impl):  # lib.impl("op", fn[, key])
+        library, op, key = libraries[receiver], _argument(call, 0, "op_name"), _argument(call, 2, "dispatch_key")
+    elif call.qualname in syntax.python_impl and call.args and call.args[0] in libraries:  # impl(lib, "op"[, key])
+        library, op, key = libraries[call.args[0]], _argument(call, 1, "name"), _argument(call, 2, "dispatch_key")
+    elif call.qualname in syntax.python_impl:  # impl("ns::op", key)
+        library, op = (syntax.namespace, ""), _argument(call, 0, "qualname")
+        key = _argument(call, 1, "types") or _argument(call, 1, "device_types")
     else:
         return
-    if qualified is None:
-        return
-    namespace, op = qualified
-    if op == "*" and namespace != WILDCARD_NAMESPACE:
-        return
-    yield from ((namespace, op, key) for key in keys)
+    qualified = _qualified_op(op, library[0])
+    if qualified is not None:
+        yield from ((*qualified, k) for k in _keys(key or library[1]))
 
 
 def _last_components(names: tuple[str, ...]) -> frozenset[str]:
@@ -392,13 +386,14 @@ def _keys(value: str) -> list[str]:
 # most of its names are catalog operators, a file when its lists hold at least 5 of them.
 # An entry's keys are those its key field gives (`dispatch`, `backend`, `key`: a key, a list or
 # a mapping keyed by keys), else the pack's default key. A field whose name holds "template"
-# names a template; a value ending in a source or template extension names a file. When one is
+# names a template; a path with the extension of code the index reads names a file. When one is
 # not in the tree, the entry's kernel is unresolved; a template that names a CPU fallback
 # function makes the entry's kernel a fallback.
 
 _KEY_FIELD = re.compile(r"(?i)^(?:dispatch(?:_?keys?)?|backends?|keys?)$")
 _TEMPLATE_FIELD = re.compile(r"(?i)template")
-_FILE_VALUE = re.compile(r"^[\w./-]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp|hxx|mm|inc|py|jinja2?|j2|tmpl|tpl|in)$")
+_FILE_VALUE = re.compile(r"^[\w./-]+$")
+_CODE_SUFFIXES = frozenset(suffix for suffix, language in LANGUAGES.items() if language in (*CPP_LANGUAGES, "python"))
 _OP_LIST_LANGUAGES = ("yaml", "json")
 
 
@@ -473,18 +468,18 @@ def _entries(container: yaml.Node, namespace: str, catalog: Catalog) -> list[_En
     if isinstance(container, yaml.MappingNode):
         return [_entry(key, _fields(value), namespace) for key, value in container.value]
     field = _name_field(container.value, namespace, catalog)
-    entries = []
-    for item in container.value:
-        fields = _fields(item)
-        named = field if field in fields else next(_known_fields(fields, namespace, catalog), None)
-        if isinstance(item, yaml.ScalarNode):
-            entries.append(_entry(item, {}, namespace))
-        elif named is None and isinstance(item, yaml.MappingNode) and len(item.value) == 1:
-            key, value = item.value[0]
-            entries.append(_entry(key, _fields(value), namespace))
-        else:
-            entries.append(_entry(fields.get(named), fields, namespace))
-    return entries
+    return [_item_entry(item, field, namespace, catalog) for item in container.value]
+
+
+def _item_entry(item: yaml.Node, field: str, namespace: str, catalog: Catalog) -> _Entry | None:
+    if isinstance(item, yaml.ScalarNode):
+        return _entry(item, {}, namespace)
+    fields = _fields(item)
+    named = field if field in fields else next(_known_fields(fields, namespace, catalog), None)
+    if named is None and len(fields) == 1:
+        ((key, value),) = item.value
+        return _entry(key, _fields(value), namespace)
+    return _entry(fields.get(named), fields, namespace)
 
 
 def _name_field(items: list[yaml.Node], namespace: str, catalog: Catalog) -> str:
@@ -520,10 +515,15 @@ def _entry(name_node: yaml.Node | None, fields: dict[str, yaml.Node], namespace:
     names = tuple(sorted(
         (value.value, "template" if _TEMPLATE_FIELD.search(field) else "file")
         for field, value in fields.items()
-        if isinstance(value, yaml.ScalarNode) and value.value
-        and (_TEMPLATE_FIELD.search(field) or _FILE_VALUE.match(value.value))
+        if isinstance(value, yaml.ScalarNode) and value is not name_node and value.value
+        and (_TEMPLATE_FIELD.search(field) or _names_file(value.value))
     ))
     return _Entry(name, name_node.start_mark.line + 1, keys, names)
+
+
+def _names_file(value: str) -> bool:
+    """Whether a value is the path of a file of code the index reads (`kernels/add.cu`)."""
+    return bool(_FILE_VALUE.match(value)) and PurePosixPath(value).suffix in _CODE_SUFFIXES
 
 
 def _node_keys(node: yaml.Node) -> list[str]:
@@ -553,39 +553,39 @@ class _TreeFiles:
 
     def _kind(self, names: tuple[tuple[str, str], ...], fallbacks: frozenset[str]) -> tuple[str, str]:
         found = [(name, what, self._find(name, what)) for name, what in names]
-        absent = [f"{what} {name}" for name, what, source in found if source is None]
+        absent = [f"{what} {name}" for name, what, path in found if path is None]
         if absent:
             return UNRESOLVED, absent[0]
-        for name, what, source in found:
-            if what == "template" and _names_any(self._index.code_text(source), fallbacks):
+        for name, what, path in found:
+            source = self._index.by_path.get(path)  # None for a file the index skipped (too large, say)
+            if what == "template" and source is not None and _names_any(self._index.code_text(source), fallbacks):
                 return FALLBACK, f"template {name}"
-        templates = [f"template {name}" for name, what, _ in found if what == "template"]
-        return NATIVE, ", ".join(templates)
+        return NATIVE, ", ".join(f"template {name}" for name, what, _ in found if what == "template")
 
-    def _find(self, name: str, what: str) -> SourceFile | None:
-        """The file of the tree a template is (by its name without extensions) or whose path
-        ends with the path named."""
+    def _find(self, name: str, what: str) -> str | None:
+        """The path of the file of the tree that a template is (by its name without
+        extensions), or whose path ends with the path named."""
         if what == "template" and not PurePosixPath(name).suffix:
             return self._templates.get(name)
         path = name.removeprefix("./")
-        named = self._by_name.get(PurePosixPath(path).name, {})
-        return named.get(path) or next((source for full, source in named.items() if full.endswith("/" + path)), None)
+        paths = self._by_name.get(PurePosixPath(path).name, ())
+        return path if path in paths else next((full for full in paths if full.endswith("/" + path)), None)
 
     @cached_property
-    def _by_name(self) -> dict[str, dict[str, SourceFile]]:
-        """Files by their name, then by path."""
-        found: dict[str, dict[str, SourceFile]] = {}
-        for source in self._index.files:
-            found.setdefault(PurePosixPath(source.path).name, {})[source.path] = source
+    def _by_name(self) -> dict[str, list[str]]:
+        """The paths of the tree's files, those read and those skipped, by file name."""
+        found: dict[str, list[str]] = {}
+        for path in sorted([source.path for source in self._index.files] + [s.path for s in self._index.skipped]):
+            found.setdefault(PurePosixPath(path).name, []).append(path)
         return found
 
     @cached_property
-    def _templates(self) -> dict[str, SourceFile]:
-        """Template files by their name without extensions: those of the template language
-        and those in a directory whose path holds "template"."""
-        found: dict[str, SourceFile] = {}
+    def _templates(self) -> dict[str, str]:
+        """The paths of template files by their name without extensions: files of the
+        template language and files in a directory whose path holds "template"."""
+        found: dict[str, str] = {}
         for source in self._index.files:
             path = PurePosixPath(source.path)
             if source.language == "template" or "template" in path.parent.as_posix().lower():
-                found.setdefault(path.name.split(".", 1)[0], source)
+                found.setdefault(path.name.split(".", 1)[0], source.path)
         return found
