@@ -10,7 +10,7 @@ Registrations are read from three places, as a pack's `operators` section names 
   kind[, key])` and bound to a name or an attribute (`lib`, `self._lib`) or copied from one
   to another, anywhere in the same file: `lib.impl("op", fn[, key])`, and `lib.fallback(fn[,
   key])` on the wildcard namespace.
-- op lists of codegen backends (see `_op_list_registrations`).
+- op lists of codegen backends (see "Codegen op lists" below).
 
 A registration's kernel is native, or a fallback when it forwards to one of the framework's
 CPU fallback functions (`cpu_fallback`): when the kernel names one of them, or names a
@@ -305,7 +305,7 @@ def _block(call: CppCall, facts: CppFacts, blocks: tuple[str, ...],
 
 
 def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
-    module = syntax.python_library.rpartition(".")[0].rpartition(".")[2]  # `library` of `torch.library.Library`
+    module = syntax.python_library.rpartition(".")[0].rpartition(".")[2]  # `library` of `pkg.library.Library`
     methods = sorted({syntax.fallback, *_last_components(syntax.python_impl)})
     literals = [(module, method) for method in methods]
     hint = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, methods)))
@@ -361,7 +361,7 @@ def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
 
 
 def _last_components(names: tuple[str, ...]) -> frozenset[str]:
-    """`impl` of `torch.library.impl`: also the name of the library object's method."""
+    """`impl` of `pkg.library.impl`: also the name of the library object's method."""
     return frozenset(name.rsplit(".", 1)[-1] for name in names)
 
 
@@ -372,14 +372,14 @@ def _argument(call: PyCall, position: int, keyword: str) -> str:
 
 
 def _keys(value: str) -> list[str]:
-    """`PrivateUse1` -> [PrivateUse1]; a rendered list `[cpu, privateuseone]` -> both."""
+    """`Key` -> [Key]; a rendered list `[host, device]` -> both."""
     return [part.strip() for part in value.strip("[]()").split(",") if part.strip()]
 
 
 # --- Codegen op lists -------------------------------------------------------
 #
 # YAML or JSON files of the product whose entries name catalog operators, whatever the keys:
-# a list of names (`- add.Tensor`, `- aten::add.Tensor`, a schema `add.Tensor(Tensor self) ->
+# a list of names (`- add.Tensor`, `- ns::add.Tensor`, a schema `add.Tensor(Tensor self) ->
 # Tensor`), a list of mappings in which one field names the operator (the field whose values
 # the catalog knows most often: `func`, `name`, `op`, `operator_name`, ...), or a mapping keyed
 # by operator names; such lists may stand under section keys at any depth. A list counts when

@@ -98,16 +98,20 @@ _CONDITIONAL = re.compile(
     r"^[ \t\f\v]*\#[ \t\f\v]*(?P<keyword>if|ifdef|ifndef|elif|else|endif)\b(?P<rest>[^\n]*)", re.M
 )
 _CONSTANT_HINT = re.compile(r"^[ \t\f\v]*\#[ \t\f\v]*(?:el)?if[\s(!]*(?:\d|true\b|false\b)", re.M)
-_CONSTANT = re.compile(r"\s*(?P<negations>(?:!\s*)*)\(*\s*(?:(?P<number>\d+)[uUlL]*|(?P<word>true|false))\s*\)*\s*")
+_NEGATIONS = re.compile(r"[!\s]*")
+_CONSTANT = re.compile(r"(?P<number>\d+)[uUlL]*|(?P<word>true|false)")
+_AROUND_CONSTANT = "() \t\f\v"
 
 
 def _constant(condition: str) -> bool | None:
     """The value of an `#if` condition that is a constant (`0`, `1`, `false`, `(0)`, `!1`), else None."""
-    match = _CONSTANT.fullmatch(condition)
+    condition = condition.strip(_AROUND_CONSTANT)
+    negations = _NEGATIONS.match(condition)
+    match = _CONSTANT.fullmatch(condition[negations.end() :].strip(_AROUND_CONSTANT))
     if match is None:
         return None
-    value = match["word"] == "true" if match["word"] else int(match["number"]) != 0
-    return value != (match["negations"].count("!") % 2 == 1)
+    value = match["word"] == "true" if match["word"] else match["number"].strip("0") != ""
+    return value != (negations.group().count("!") % 2 == 1)
 
 
 class _Conditional:

@@ -67,7 +67,7 @@ class PyAssign:
 class PyBinding:
     """`target = value` anywhere in the file, functions included, where the target is a name
     or an attribute chain, as written (`lib`, `self._lib`), and the value a call or a name:
-    `value` is rendered like a call argument (`torch.library.Library(...)`, `lib`) and `line`
+    `value` is rendered like a call argument (`pkg.mod.Factory(...)`, `lib`) and `line`
     is the value's, which is the line of the `PyCall` a called value is recorded as."""
 
     line: int
