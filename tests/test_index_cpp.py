@@ -135,12 +135,19 @@ def test_function_bodies_are_found_with_their_braces():
         struct Holder { void run() override { step(); } };
         }
         REGISTER_BLOCK(dev, m) { m.add("pick", pick); }
+        DEFINE_FLAG(verbose)
+        #define TWICE(x) ((x) * 2)
+        int after_macro(int a) noexcept(true) {
+          const char* brace = "{";
+          return a;
+        }
         int unclosed(int a) {
         """
     )
     found = [(name, text[opened : closed + 1]) for name, opened, closed in function_bodies(extract_cpp(text))]
-    assert [name for name, _ in found] == ["scale", "pick", "run", "REGISTER_BLOCK"]
+    assert [name for name, _ in found] == ["scale", "pick", "run", "REGISTER_BLOCK", "after_macro", "unclosed"]
     assert found[1][1] == "{ if (a) { return first(); } return second(); }"
+    assert found[-1][1] == "{\n"
 
 
 def test_block_calls_carry_their_arguments():

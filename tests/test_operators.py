@@ -184,6 +184,13 @@ at::Tensor topk_guarded(const at::Tensor& self) {
   }
   return launch_topk(self);
 }
+at::Tensor amax_by_mode(const at::Tensor& self, int mode) {
+  if (mode == 0) {
+    return launch_amax(self);
+  } else {
+    return at::native::call_fallback_fn<&run_on_host, ATEN_OP(amax)>::call(self);
+  }
+}
 at::Tensor exp_noted(const at::Tensor& self) {
   return launch_noted(self, "faster than cpu_fallback");
 }
@@ -200,6 +207,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   lib.impl("topk", &dev::topk_guarded);
   lib.impl("abs", &dev::abs_kernel);
   lib.impl("exp", &dev::exp_noted);
+  lib.impl("amax", TORCH_FN(dev::amax_by_mode));
 }
 """
 
@@ -210,7 +218,7 @@ def test_kernels_that_forward_to_the_cpu_fallback_are_fallbacks(tmp_path, syntax
     assert kinds == {
         "sin": ("fallback", "host_round_trip"), "cos": ("fallback", "run_on_host"),
         "erf": ("fallback", "erf_on_host"), "tan": ("fallback", "cpu_fallback"),
-        "topk": ("native", ""), "abs": ("native", ""), "exp": ("native", ""),
+        "topk": ("native", ""), "abs": ("native", ""), "exp": ("native", ""), "amax": ("native", ""),
     }
 
 

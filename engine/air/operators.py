@@ -28,6 +28,7 @@ the core opset.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -56,6 +57,7 @@ NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
 CPP_LANGUAGES = ("cpp", "template")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STATEMENT_MARK = re.compile(r"[;{}]")
 
 
 @dataclass(frozen=True)
@@ -188,10 +190,10 @@ def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[s
             break
         found = set()
         for source in index.select(sorted(frontier), languages=CPP_LANGUAGES, roles=("product",)):
-            facts = index.cpp_facts(source)
-            for name, opened, closed in function_bodies(facts):
+            code = index.code_text(source)
+            for name, opened, closed in function_bodies(CppFacts(code)):
                 if name not in known and not _opens_block(name, syntax.blocks) and _names_any(
-                        _last_statement(facts.stripped, opened, closed), known):
+                        _last_statement(code, opened, closed), known):
                     found.add(name)
         known |= found
         frontier = found
@@ -203,12 +205,18 @@ def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:
 
 
 def _last_statement(text: str, opened: int, closed: int) -> str:
-    """The last statement ended by `;` between the braces at `opened` and `closed`."""
-    end = text.rfind(";", opened + 1, closed)
-    if end < 0:
-        return text[opened + 1 : closed]
-    start = max(text.rfind(char, opened + 1, end) for char in ";{}")
-    return text[max(start, opened) + 1 : end]
+    """The last statement that the block between the braces at `opened` and `closed` runs
+    whatever its conditions: the last one ended by `;` outside inner blocks ("" if none)."""
+    depth, start, last = 0, opened + 1, (0, 0)
+    for mark in _STATEMENT_MARK.finditer(text, opened + 1, closed):
+        if mark.group() == "{":
+            depth += 1
+        elif mark.group() == "}":
+            depth -= 1
+            start = mark.end() if depth == 0 else start
+        elif depth == 0:
+            last, start = (start, mark.start()), mark.end()
+    return text[last[0] : last[1]]
 
 
 def _names_any(text: str, names: Iterable[str]) -> str | None:
@@ -395,6 +403,7 @@ _TEMPLATE_FIELD = re.compile(r"(?i)template")
 _FILE_VALUE = re.compile(r"^[\w./-]+$")
 _CODE_SUFFIXES = frozenset(suffix for suffix, language in LANGUAGES.items() if language in (*CPP_LANGUAGES, "python"))
 _OP_LIST_LANGUAGES = ("yaml", "json")
+_CONTAINERS = (yaml.SequenceNode, yaml.MappingNode)
 
 
 @dataclass(frozen=True)
@@ -433,60 +442,60 @@ def _op_list(text: str, namespace: str, catalog: Catalog) -> list[_Entry]:
         return []
     entries = []
     for container in _containers(root):
-        named = [entry for entry in _entries(container, namespace, catalog) if entry is not None]
-        known = [entry for entry in named if catalog.knows(entry.name)]
         # Keys of a mapping name operators less surely than items of a list (`max: 10`):
         # a mapping must hold enough of them itself.
-        enough = isinstance(container, yaml.SequenceNode) or len(known) >= MIN_OP_LIST_ENTRIES
-        if named and enough and len(known) >= MIN_OP_LIST_SHARE * len(named):
-            entries.extend(known)
+        is_mapping = isinstance(container, yaml.MappingNode)
+        if is_mapping and len(container.value) < MIN_OP_LIST_ENTRIES:
+            continue
+        named = [(name, node, fields) for node, fields in _items(container, namespace, catalog)
+                 if (name := _name_in(node, namespace))]
+        known = [(name, node, fields) for name, node, fields in named if catalog.knows(name)]
+        if (not is_mapping or len(known) >= MIN_OP_LIST_ENTRIES) and len(known) >= MIN_OP_LIST_SHARE * len(named):
+            entries.extend(_entry(name, node, fields) for name, node, fields in known)
     return entries
 
 
 def _containers(root: yaml.Node | None) -> Iterator[yaml.Node]:
     """Every sequence and mapping of the document, a bounded number of nodes visited (an
     alias is visited once, so a recursive document ends)."""
-    stack = [root] if root is not None else []
+    stack = [root] if isinstance(root, _CONTAINERS) else []
     seen: set[int] = set()
     while stack and len(seen) < MAX_YAML_NODES:
         node = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, yaml.SequenceNode):
-            yield node
-            stack.extend(reversed(node.value))
-        elif isinstance(node, yaml.MappingNode):
-            yield node
-            stack.extend(value for _key, value in reversed(node.value))
+        yield node
+        children = node.value if isinstance(node, yaml.SequenceNode) else [value for _key, value in node.value]
+        stack.extend(child for child in reversed(children) if isinstance(child, _CONTAINERS))
 
 
-def _entries(container: yaml.Node, namespace: str, catalog: Catalog) -> list[_Entry | None]:
-    """One entry per key of a mapping, or per item of a list (None for an item that names
-    no operator): a name, a mapping with a field naming the operator, or a mapping whose one
+def _items(container: yaml.Node, namespace: str, catalog: Catalog) -> Iterator[tuple[yaml.Node | None, dict]]:
+    """(node naming the operator, the entry's fields) of each key of a mapping, or of each
+    item of a list: a name, a mapping with a field naming the operator, or a mapping whose one
     key names it (`- add.Tensor: {dispatch: ...}`)."""
     if isinstance(container, yaml.MappingNode):
-        return [_entry(key, _fields(value), namespace) for key, value in container.value]
-    field = _name_field(container.value, namespace, catalog)
-    return [_item_entry(item, field, namespace, catalog) for item in container.value]
+        yield from ((key, _fields(value)) for key, value in container.value)
+        return
+    fields_of = [_fields(item) for item in container.value]
+    field = _name_field(fields_of, namespace, catalog)
+    for item, fields in zip(container.value, fields_of):
+        if isinstance(item, yaml.ScalarNode):
+            yield item, {}
+            continue
+        named = field if field in fields else next(_known_fields(fields, namespace, catalog), None)
+        if named is None and len(fields) == 1:
+            ((key, value),) = item.value
+            yield key, _fields(value)
+        else:
+            yield fields.get(named), fields
 
 
-def _item_entry(item: yaml.Node, field: str, namespace: str, catalog: Catalog) -> _Entry | None:
-    if isinstance(item, yaml.ScalarNode):
-        return _entry(item, {}, namespace)
-    fields = _fields(item)
-    named = field if field in fields else next(_known_fields(fields, namespace, catalog), None)
-    if named is None and len(fields) == 1:
-        ((key, value),) = item.value
-        return _entry(key, _fields(value), namespace)
-    return _entry(fields.get(named), fields, namespace)
-
-
-def _name_field(items: list[yaml.Node], namespace: str, catalog: Catalog) -> str:
+def _name_field(fields_of: list[dict[str, yaml.Node]], namespace: str, catalog: Catalog) -> str:
     """The field of a list's mappings whose values the catalog knows most often."""
     counts: dict[str, int] = {}
-    for item in items:
-        for field in _known_fields(_fields(item), namespace, catalog):
+    for fields in fields_of:
+        for field in _known_fields(fields, namespace, catalog):
             counts[field] = counts.get(field, 0) + 1
     return max(sorted(counts), key=counts.__getitem__, default="")
 
@@ -505,12 +514,13 @@ def _fields(node: yaml.Node) -> dict[str, yaml.Node]:
     return {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
 
 
-def _entry(name_node: yaml.Node | None, fields: dict[str, yaml.Node], namespace: str) -> _Entry | None:
-    if not isinstance(name_node, yaml.ScalarNode) or not isinstance(name_node.value, str):
+def _name_in(node: yaml.Node | None, namespace: str) -> str | None:
+    if not isinstance(node, yaml.ScalarNode) or not isinstance(node.value, str):
         return None
-    name = _op_name(name_node.value, namespace)
-    if not name:
-        return None
+    return _op_name(node.value, namespace)
+
+
+def _entry(name: str, name_node: yaml.Node, fields: dict[str, yaml.Node]) -> _Entry:
     keys = tuple(key for field, value in fields.items() if _KEY_FIELD.match(field) for key in _node_keys(value))
     names = tuple(sorted(
         (value.value, "template" if _TEMPLATE_FIELD.search(field) else "file")
@@ -523,7 +533,7 @@ def _entry(name_node: yaml.Node | None, fields: dict[str, yaml.Node], namespace:
 
 def _names_file(value: str) -> bool:
     """Whether a value is the path of a file of code the index reads (`kernels/add.cu`)."""
-    return bool(_FILE_VALUE.match(value)) and PurePosixPath(value).suffix in _CODE_SUFFIXES
+    return bool(_FILE_VALUE.match(value)) and posixpath.splitext(value)[1] in _CODE_SUFFIXES
 
 
 def _node_keys(node: yaml.Node) -> list[str]:

@@ -377,9 +377,12 @@ class _Braces:
 
     def children(self, opened: int) -> Iterator[tuple[int, int]]:
         """(open, close) of the brace groups directly inside the one opened at `opened`."""
-        close = self.closing[opened]
-        index = bisect_right(self._opens, opened)
-        while index < len(self._opens) and self._opens[index] < close:
+        return self.within(opened + 1, self.closing[opened])
+
+    def within(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """(open, close) of the outermost brace groups opened between `start` and `end`."""
+        index = bisect_left(self._opens, start)
+        while index < len(self._opens) and self._opens[index] < end:
             inner = self._opens[index]
             yield inner, self.closing[inner]
             index = bisect_right(self._opens, self.closing[inner], index)
@@ -800,34 +803,62 @@ def block_calls(facts: CppFacts, call: CppCall) -> list[CppBlockCall]:
 
 # --- Function definitions -----------------------------------------------------
 
-_DEFINED_NAME = re.compile(r"(?<![\w.])(?<!->)(?P<name>[A-Za-z_]\w*)\s*\(")
 _NOT_DEFINED_NAMES = _NOT_FUNCTION_NAMES | {"for", "catch"}
+_HEAD_QUALIFIERS = frozenset({"noexcept", "throw", "requires", "__attribute__", "alignas", "__declspec"})
+_HEAD_TAIL = re.compile(r"[\w\s&*:<>,\-]*")  # what may follow a parameter list: qualifiers, `-> T`
+_PARENTHESIS = re.compile(r"[()]")
 
 
-def function_bodies(facts: CppFacts) -> Iterator[tuple[str, int, int]]:
-    """(name, offset of `{`, offset of `}`) of each function defined in `facts.stripped`:
-    a name, its parameter list and a body, as in `Tensor f(const Tensor& x) const {`, free
-    functions, members defined in or out of their class (constructors with an initialiser
-    list left out), and blocks that follow a macro invocation alike. Bodies are not searched
-    for definitions of their own; one left unclosed ends the search."""
+def function_bodies(facts: CppFacts) -> list[tuple[str, int, int]]:
+    """(name, offset of `{`, offset of `}`) of each function defined in `facts.stripped`, in
+    order: a brace block that a parameter list and qualifiers precede, as in `Tensor f(const
+    Tensor& x) const {`; free functions, members defined in or out of their class, and blocks
+    that follow a macro invocation alike (a body left unclosed ends at the end of the text).
+    Namespace, class and other blocks are searched for definitions; function bodies are not."""
     text = facts.stripped
-    brackets = _Brackets(text)
-    pos = 0
-    while match := _DEFINED_NAME.search(text, pos):
-        pos = match.end()
-        parameters = brackets.group(match.end() - 1)
-        if match["name"] in _NOT_DEFINED_NAMES or parameters is None:
-            continue
-        if not _opens_body(text, parameters[0] + 1, brackets, constructor=False):
-            continue
-        opened = text.find("{", parameters[0] + 1)
-        if opened < 0 or ";" in text[parameters[0] : opened]:  # `= default;`
-            continue
-        body = brackets.group(opened)
-        if body is None:
-            return
-        yield match["name"], opened, body[0]
-        pos = body[0] + 1
+    code = blank_spans(text, [(start, end) for _, start, end in _lexemes(text)])  # no literals left
+    braces = _Braces(code)
+    found = []
+    pending = [(0, len(code))]
+    while pending:
+        lower, upper = pending.pop()
+        for opened, closed in braces.within(lower, upper):
+            name = _defined_name(code, lower, opened)
+            if name is None:
+                pending.append((opened + 1, closed))
+            else:
+                found.append((name, opened, closed))
+            lower = closed + 1
+    return sorted(found, key=lambda body: body[1])
+
+
+def _defined_name(code: str, lower: int, opened: int) -> str | None:
+    """The name of the function whose body the `{` at `opened` opens, or None if the head
+    before it (back to the last `;`, `{` or `}` after `lower`, directives left out) ends
+    otherwise than with a parameter list and qualifiers."""
+    start = max([lower - 1] + [code.rfind(char, lower, opened) for char in ";{}"]) + 1
+    head = "\n".join(line for line in code[start:opened].split("\n") if not line.lstrip().startswith("#"))
+    end = len(head)
+    while (close := head.rfind(")", 0, end)) >= 0 and _HEAD_TAIL.fullmatch(head, close + 1, end):
+        paren = _opening_parenthesis(head, close)
+        if paren is None:
+            return None
+        name_end = _skip_space_back(head, paren)
+        name = head[_identifier_start(head, name_end) : name_end]
+        if name not in _HEAD_QUALIFIERS:
+            return name if name and name not in _NOT_DEFINED_NAMES and not name[0].isdigit() else None
+        end = name_end - len(name)
+    return None
+
+
+def _opening_parenthesis(text: str, close: int) -> int | None:
+    """Offset of the `(` that the `)` at `close` closes."""
+    depth = 0
+    for parenthesis in reversed(list(_PARENTHESIS.finditer(text, 0, close + 1))):
+        depth += 1 if parenthesis.group() == ")" else -1
+        if depth == 0:
+            return parenthesis.start()
+    return None
 
 
 def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
