@@ -14,11 +14,13 @@ Registrations are read from three places, as a pack's `operators` section names 
 
 A registration's kernel is native, or a fallback when it forwards to one of the framework's
 CPU fallback functions (`cpu_fallback`): when the kernel names one of them, or names a
-function of the tree whose last statement names one of them or such a function, a few levels
-deep (`m.impl("op", makeFromBoxedFunction<&to_host>())`, where `to_host` ends with
-`cpu_fallback(op, stack)`). A function that falls back only on an early path and then does
-work of its own is a native kernel. An op-list entry's kernel is unresolved when the template
-or file the entry names is not in the tree.
+function of the tree whose last statement (the last one outside inner blocks, which runs
+whatever the conditions) names one of them or such a function, a few levels deep
+(`m.impl("op", makeFromBoxedFunction<&to_host>())`, where `to_host` ends with
+`cpu_fallback(op, stack)`). A function that falls back only on some paths (`if (...) { return
+fallback; } return own(x);`, or in an `else`) is a native kernel. Functions are matched by
+name, whatever their namespace or class. An op-list entry's kernel is unresolved when the
+template or file the entry names is not in the tree.
 
 The catalog (generated from the framework's own operator definitions) says which operators
 exist, which decompose into others (composite: no backend kernel needed) and which belong to
