@@ -187,19 +187,25 @@ def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[s
     last statement names one of them or another such function, a few levels deep."""
     known = set(syntax.cpu_fallback)
     frontier = set(known)
+    endings: dict[str, list[tuple[str, frozenset[str]]]] = {}  # by path: each function, what it ends naming
     for _ in range(MAX_FORWARDING_DEPTH):
         if not frontier:
             break
         found = set()
         for source in index.select(sorted(frontier), languages=CPP_LANGUAGES, roles=("product",)):
-            code = index.code_text(source)
-            for name, opened, closed in function_bodies(CppFacts(code)):
-                if name not in known and not _opens_block(name, syntax.blocks) and _names_any(
-                        _last_statement(code, opened, closed), known):
-                    found.add(name)
+            if source.path not in endings:
+                endings[source.path] = _function_endings(index.code_text(source), syntax.blocks)
+            found.update(name for name, named in endings[source.path] if name not in known and named & known)
         known |= found
         frontier = found
     return frozenset(known)
+
+
+def _function_endings(code: str, blocks: tuple[str, ...]) -> list[tuple[str, frozenset[str]]]:
+    """Each function defined in `code` (not the registration blocks), with the identifiers its
+    last statement names."""
+    return [(name, _identifiers(_last_statement(code, opened, closed)))
+            for name, opened, closed in function_bodies(CppFacts(code)) if not _opens_block(name, blocks)]
 
 
 def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:
@@ -221,9 +227,14 @@ def _last_statement(text: str, opened: int, closed: int) -> str:
     return text[last[0] : last[1]]
 
 
+def _identifiers(text: str) -> frozenset[str]:
+    """The identifiers `text` names outside string literals."""
+    return frozenset(_IDENTIFIER.findall(_STRING.sub('""', text)))
+
+
 def _names_any(text: str, names: Iterable[str]) -> str | None:
     """The first of `names`, in order, that `text` names as an identifier, outside string literals."""
-    written = set(_IDENTIFIER.findall(_STRING.sub('""', text)))
+    written = _identifiers(text)
     return next((name for name in sorted(names) if name in written), None)
 
 
