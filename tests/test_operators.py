@@ -191,6 +191,9 @@ at::Tensor amax_by_mode(const at::Tensor& self, int mode) {
     return at::native::call_fallback_fn<&run_on_host, ATEN_OP(amax)>::call(self);
   }
 }
+at::Tensor log_queued(const at::Tensor& self) {
+  return Queue::current()->run_on_host(self);
+}
 at::Tensor exp_noted(const at::Tensor& self) {
   return launch_noted(self, "faster than cpu_fallback");
 }
@@ -208,6 +211,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   lib.impl("abs", &dev::abs_kernel);
   lib.impl("exp", &dev::exp_noted);
   lib.impl("amax", TORCH_FN(dev::amax_by_mode));
+  lib.impl("log", TORCH_FN(dev::log_queued));
 }
 """
 
@@ -219,6 +223,7 @@ def test_kernels_that_forward_to_the_cpu_fallback_are_fallbacks(tmp_path, syntax
         "sin": ("fallback", "host_round_trip"), "cos": ("fallback", "run_on_host"),
         "erf": ("fallback", "erf_on_host"), "tan": ("fallback", "cpu_fallback"),
         "topk": ("native", ""), "abs": ("native", ""), "exp": ("native", ""), "amax": ("native", ""),
+        "log": ("native", ""),
     }
 
 

@@ -57,7 +57,7 @@ MAX_COPY_DEPTH = 4
 WILDCARD_NAMESPACE = "_"
 NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
 CPP_LANGUAGES = ("cpp", "template")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()` names no function `item`
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _STATEMENT_MARK = re.compile(r"[;{}]")
 
@@ -202,9 +202,9 @@ def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[s
 
 
 def _function_endings(code: str, blocks: tuple[str, ...]) -> list[tuple[str, frozenset[str]]]:
-    """Each function defined in `code` (not the registration blocks), with the identifiers its
-    last statement names."""
-    return [(name, _identifiers(_last_statement(code, opened, closed)))
+    """Each function defined in `code` (not the registration blocks), with the names its last
+    statement writes."""
+    return [(name, _names(_last_statement(code, opened, closed)))
             for name, opened, closed in function_bodies(CppFacts(code)) if not _opens_block(name, blocks)]
 
 
@@ -227,14 +227,14 @@ def _last_statement(text: str, opened: int, closed: int) -> str:
     return text[last[0] : last[1]]
 
 
-def _identifiers(text: str) -> frozenset[str]:
-    """The identifiers `text` names outside string literals."""
-    return frozenset(_IDENTIFIER.findall(_STRING.sub('""', text)))
+def _names(text: str) -> frozenset[str]:
+    """The names `text` writes outside string literals, but for members (`x.f`, `p->f`)."""
+    return frozenset(_NAME.findall(_STRING.sub('""', text)))
 
 
 def _names_any(text: str, names: Iterable[str]) -> str | None:
-    """The first of `names`, in order, that `text` names as an identifier, outside string literals."""
-    written = _identifiers(text)
+    """The first of `names`, in order, that `text` writes (see `_names`)."""
+    written = _names(text)
     return next((name for name in sorted(names) if name in written), None)
 
 
