@@ -19,8 +19,9 @@ whatever the conditions) names one of them or such a function, a few levels deep
 (`m.impl("op", makeFromBoxedFunction<&to_host>())`, where `to_host` ends with
 `cpu_fallback(op, stack)`). A function that falls back only on some paths (`if (...) { return
 fallback; } return own(x);`, or in an `else`) is a native kernel. Functions are matched by
-name, whatever their namespace or class. An op-list entry's kernel is unresolved when the
-template or file the entry names is not in the tree.
+name, whatever their namespace or class; a member call (`x.f()`, `p->f()`) names none. An
+op-list entry's kernel is unresolved when the template or file the entry names is not in
+the tree.
 
 The catalog (generated from the framework's own operator definitions) says which operators
 exist, which decompose into others (composite: no backend kernel needed) and which belong to
