@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from air.report.json_report import to_dict
+from air.report.markdown import render_markdown
 from air.run import check
 from conftest import FIXTURES
+from test_report import VALIDATOR
 
 
 def test_docs_vendored_and_comments_never_count(pack):
@@ -64,3 +67,20 @@ def test_a_helper_distribution_at_the_top_level_does_not_name_the_backend_beside
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(content)
     assert check(tmp_path, pack).backend.name == "torch_xpq"
+
+
+def test_operator_coverage_shows_native_fallback_missing_and_undecided(pack):
+    fallbacks = check(FIXTURES / "ops_host_fallback", pack)
+    unary = next(c for c in fallbacks.operators.categories if c.item == "8.2.1")
+    assert (unary.covered, unary.total, unary.missing) == (12, 20, ("expm1",))
+    assert unary.fallback == ("sin", "cos", "erf", "floor", "ceil", "round", "log1p")
+    assert fallbacks.operators.per_op_fallbacks == 9
+    markdown = render_markdown(fallbacks)
+    assert "| # | Category | Native | Per-op fallback | Missing | Composite (no kernel needed) |" in markdown
+    assert "| 8.1.3 | Tensor.item() via \\_local_scalar_dense | 0/1 | `_local_scalar_dense` | — | — |" in markdown
+    codegen = check(FIXTURES / "ops_py_codegen", pack)
+    reduction = next(c for c in codegen.operators.categories if c.item == "8.2.3")
+    assert reduction.undecided.startswith("codegen/families.yml names template tree_reduce")
+    assert "sum.dim_IntList" not in reduction.missing and reduction.total == 13
+    assert "| 8.2.3 | Reduction ops | ?/13 |" in render_markdown(codegen)
+    assert VALIDATOR.validate(to_dict(codegen)) is None

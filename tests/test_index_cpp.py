@@ -13,6 +13,7 @@ from air.index.cpp import (
     find_calls,
     find_constants,
     find_type_aliases,
+    function_bodies,
     resolve_alias,
     strip_comments,
 )
@@ -74,6 +75,92 @@ def test_line_comment_continues_over_a_backslash_newline():
 
 def test_unterminated_comment_runs_to_the_end():
     assert strip_comments("a /* b\nc") == "a " + blanks("/* b\nc")
+
+
+DEAD_AND_LIVE = """\
+#if 0
+REGISTER(dead_if_0);
+#else
+REGISTER(live_else);
+#endif
+# if (false) /* never */
+REGISTER(dead_false);
+#elif !0
+REGISTER(live_elif);
+#endif
+#if 1L
+REGISTER(live_if_1);
+#elif DEBUG
+REGISTER(dead_after_true);
+#else
+REGISTER(dead_else);
+#endif
+#ifdef DEBUG
+REGISTER(kept_ifdef);
+#if 0
+#if 1
+REGISTER(dead_nested);
+#endif
+#endif
+#endif
+#if 0
+REGISTER(dead_before_cond);
+#elif FEATURE
+REGISTER(kept_elif_cond);
+#endif
+#if 00
+REGISTER(dead_unterminated);
+"""
+
+
+def test_dead_preprocessor_branches_are_blanked_with_their_directives():
+    stripped = strip_comments(DEAD_AND_LIVE)
+    assert len(stripped) == len(DEAD_AND_LIVE) and stripped.count("\n") == DEAD_AND_LIVE.count("\n")
+    registered = {call.args[0] for call in find_calls(extract_cpp(DEAD_AND_LIVE), {"REGISTER"})}
+    assert registered == {"live_else", "live_elif", "live_if_1", "kept_ifdef", "kept_elif_cond"}
+    assert extract_cpp(DEAD_AND_LIVE).stripped == stripped
+    kept_directives = [line.strip() for line in stripped.splitlines() if line.strip().startswith("#")]
+    assert kept_directives == ["#ifdef DEBUG", "#endif", "#elif FEATURE", "#endif"]
+
+
+def test_defines_in_dead_branches_are_not_read():
+    facts = extract_cpp("#if false\n#define KEY Dead\n#else\n#define KEY Live\n#endif\n")
+    assert [(define.name, define.body) for define in facts.defines] == [("KEY", "Live")]
+
+
+def test_function_bodies_are_found_with_their_braces():
+    text = source(
+        """
+        namespace dev {
+        at::Tensor scale(const at::Tensor& x) const noexcept {
+          return ready(x) ? fast(x) : slow(x);
+        }
+        Widget::Widget() = default;
+        auto pick(int a) -> int { if (a) { return first(); } return second(); }
+        struct Holder { void run() override { step(); } };
+        }
+        REGISTER_BLOCK(dev, m) { m.add("pick", pick); }
+        DEFINE_FLAG(verbose)
+        #define TWICE(x) ((x) * 2)
+        int after_macro(int a) noexcept(true) {
+          const char* brace = "{";
+          return a;
+        }
+        int unclosed(int a) {
+        """
+    )
+    found = [(name, text[opened : closed + 1]) for name, opened, closed in function_bodies(extract_cpp(text))]
+    assert [name for name, _ in found] == ["scale", "pick", "run", "REGISTER_BLOCK", "after_macro", "unclosed"]
+    assert found[1][1] == "{ if (a) { return first(); } return second(); }"
+    assert found[-1][1] == "{\n"
+
+
+def test_block_calls_carry_their_arguments():
+    text = 'BLOCK(ns, m) {\n  m.add("op",\n        make<&f>(), /* note */ 3);\n  other();\n}\n'
+    facts = extract_cpp(text)
+    (block,) = find_calls(facts, {"BLOCK"})
+    assert [(c.line, c.callee, c.literal, c.args) for c in calls_between(facts, *block_span(facts, block))] == [
+        (2, "m.add", "op", ('"op"', "make<&f>()", "3")), (4, "other", "", ())]
 
 
 # --- find_calls ---------------------------------------------------------------

@@ -2,7 +2,7 @@ import warnings
 from textwrap import dedent
 
 import pytest
-from air.index.model import PyAssign, PyCall, PyDef, PyImport
+from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport
 from air.index.python import extract_python, extract_scopes, module_name
 from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
@@ -91,6 +91,29 @@ def test_imports_inside_functions_and_try_blocks_are_recorded():
         ("torch_foo", "ops", "ops"),
     ]
     assert result.calls[0].qualname == "torch_foo.ops.register"
+
+
+def test_bindings_of_names_and_attributes_to_calls_and_names_anywhere():
+    result = facts(
+        """\
+        import torch.library as tl
+        registry = tl.Library(
+            "aten", "IMPL")
+        alias: tl.Library = registry
+        class Holder:
+            def __init__(self):
+                self._lib = self.other = tl.Library("_", "IMPL")
+                first, second = tl.Library("a", "DEF"), None
+                count = 3
+        """
+    )
+    assert result.bindings == (
+        PyBinding(2, "registry", "torch.library.Library(...)"),
+        PyBinding(4, "alias", "registry"),
+        PyBinding(7, "self._lib", "torch.library.Library(...)"),
+        PyBinding(7, "self.other", "torch.library.Library(...)"),
+    )
+    assert {call.line for call in calls_named(result, "torch.library.Library")} == {2, 7, 8}
 
 
 def test_relative_imports_resolve_against_the_containing_package():

@@ -251,3 +251,291 @@ def test_broken_operator_packs(tmp_path, header, rows, fragment):
     with pytest.raises(PackError) as error:
         load_pack(str(pack))
     assert fragment in str(error.value)
+
+
+# --- Fallback kernels are not native kernels -----------------------------------
+
+FORWARDING = """\
+#include <torch/library.h>
+namespace dev {
+void run_on_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  note_slow_path(op);
+  at::native::cpu_fallback(op, stack);
+}
+static void host_round_trip(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (verbose()) { log_op(op); }
+  run_on_host(op, stack);
+}
+at::Tensor erf_on_host(const at::Tensor& self) {
+  return at::native::call_fallback_fn<&host_round_trip, ATEN_OP(erf)>::call(self);
+}
+at::Tensor topk_guarded(const at::Tensor& self) {
+  if (self.dim() > 8) {
+    return at::native::call_fallback_fn<&run_on_host, ATEN_OP(topk)>::call(self);
+  }
+  return launch_topk(self);
+}
+at::Tensor amax_by_mode(const at::Tensor& self, int mode) {
+  if (mode == 0) {
+    return launch_amax(self);
+  } else {
+    return at::native::call_fallback_fn<&run_on_host, ATEN_OP(amax)>::call(self);
+  }
+}
+at::Tensor log_queued(const at::Tensor& self) {
+  return Queue::current()->run_on_host(self);
+}
+at::Tensor exp_noted(const at::Tensor& self) {
+  return launch_noted(self, "faster than cpu_fallback");
+}
+}  // namespace dev
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  lib.impl("sin", torch::CppFunction::makeFromBoxedFunction<&dev::host_round_trip>());
+  lib.impl("cos",
+           torch::CppFunction::makeFromBoxedFunction<dev::run_on_host>());
+  lib.impl("erf", TORCH_FN(dev::erf_on_host));
+  lib.impl("tan", [](const at::Tensor& x) {
+    return at::native::call_fallback_fn<&at::native::cpu_fallback, ATEN_OP(tan)>::call(x);
+  });
+  lib.impl("topk", &dev::topk_guarded);
+  lib.impl("abs", &dev::abs_kernel);
+  lib.impl("exp", &dev::exp_noted);
+  lib.impl("amax", TORCH_FN(dev::amax_by_mode));
+  lib.impl("log", TORCH_FN(dev::log_queued));
+}
+"""
+
+
+def test_kernels_that_forward_to_the_cpu_fallback_are_fallbacks(tmp_path, syntax):
+    found = registered(tmp_path, syntax, {"csrc/register.cpp": FORWARDING})
+    kinds = {r.op: (r.kernel, r.via) for r in found.ops}
+    assert kinds == {
+        "sin": ("fallback", "host_round_trip"), "cos": ("fallback", "run_on_host"),
+        "erf": ("fallback", "erf_on_host"), "tan": ("fallback", "cpu_fallback"),
+        "topk": ("native", ""), "abs": ("native", ""), "exp": ("native", ""), "amax": ("native", ""),
+        "log": ("native", ""),
+    }
+
+
+def evaluate_clause(tmp_path, files: dict[str, str], data: dict):
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    pack = load_pack("pytorch-2.x")
+    index = build_index(tmp_path)
+    try:
+        return Evaluator(Context(index, pack.symbols, pack.operators)).result(clause_from_data("native", data))
+    finally:
+        index.close()
+
+
+def test_coverage_tells_native_kernels_from_per_op_fallbacks(tmp_path):
+    data = {"ops": {"of": ["abs", "sin", "cos|tan", "neg"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    result = evaluate_clause(tmp_path, {"csrc/register.cpp": FORWARDING}, data)
+    assert [hit.capture("OP") for hit in result.hits] == ["abs"]
+    assert result.coverage.covered == ("abs",)
+    assert result.coverage.fallback == ("sin", "cos|tan")
+    assert result.coverage.missing == ("neg",)
+    assert result.covered_share() == 0.25
+    per_op = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "per_op"}})
+    assert sorted(hit.capture("OP") for hit in per_op.hits) == ["cos", "erf", "sin", "tan"]
+
+
+# --- Empty blocks register nothing ----------------------------------------------
+
+EMPTY_BLOCKS = """\
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // m.impl("abs", &abs_kernel);
+  /* m.impl("neg", &neg_kernel); */
+}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+#if false
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&boxed>());
+#endif
+}
+/*
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("exp", &exp_kernel); }
+*/
+#if (0)
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("log", &log_kernel); }
+#elif 1
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+#if 0
+  m.impl("sqrt", &sqrt_kernel);
+#else
+#endif
+}
+#endif
+"""
+
+
+def test_blocks_with_nothing_but_comments_or_dead_code_register_nothing(tmp_path, syntax):
+    found = registered(tmp_path, syntax, {"csrc/empty.cpp": EMPTY_BLOCKS})
+    assert found.ops == () and found.fallbacks == ()
+
+
+def test_a_wrapper_may_hold_the_whole_block(tmp_path, syntax):
+    source = """\
+#define DEV_FALLBACK(key, fn) TORCH_LIBRARY_IMPL(_, key, reg) { reg.fallback(torch::CppFunction::makeFromBoxedFunction<&fn>()); }
+#define DEV_KERNELS(key) TORCH_LIBRARY_IMPL(aten, key, reg) { reg.impl("relu", &relu_kernel); }
+#define DEV_NOTHING(key) TORCH_LIBRARY_IMPL(aten, key, reg) { }
+DEV_FALLBACK(PrivateUse1, host_fallback)
+DEV_KERNELS(AutogradPrivateUse1)
+DEV_NOTHING(PrivateUse1)
+"""
+    found = registered(tmp_path, syntax, {"csrc/wrapped.cpp": source})
+    assert [(r.op, r.key, r.line) for r in found.ops] == [("relu", "AutogradPrivateUse1", 5)]
+    assert [(r.key, r.line) for r in found.fallbacks] == [("PrivateUse1", 4)]
+
+
+# --- Op lists in any shape --------------------------------------------------------
+
+KEYED_JSON = """\
+{
+\t"add.Tensor": {"dispatch": "PrivateUse1", "template": "binary"},
+\t"sub.Tensor": {"dispatch": ["PrivateUse1", "AutogradPrivateUse1"], "template": "binary"},
+\t"mul.Tensor": {"template": "binary"},
+\t"aten::div.Tensor": {"template": "binary"},
+\t"neg": {"template": "unary"},
+\t"version": {"template": "none"}
+}
+"""
+SECTIONED_YAML = """\
+device: Dev
+elementwise_kernels:
+  - name: aten::abs
+    backend: AutogradPrivateUse1
+    kernel: kernels/abs.cu
+  - op: exp
+    kernel: kernels/exp.cu
+  - name: aten::log
+    kernel: kernels/log.cu
+  - {name: sqrt, kernel: kernels/sqrt.cu}
+  - {name: rsqrt, kernel: kernels/rsqrt.cu}
+reductions: [sum.dim_IntList, mean.dim, "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"]
+owners:
+  - name: alice
+  - name: bob
+"""
+
+
+def test_op_lists_in_any_shape(tmp_path, syntax):
+    files = {
+        "gen/ops.json": KEYED_JSON, "gen/templates/binary.cpp.j2": "TORCH_LIBRARY_IMPL(aten, {{key}}, m) {}\n",
+        "gen/templates/unary.cpp.j2": "// unary\n", "codegen/device_ops.yml": SECTIONED_YAML,
+        "codegen/kernels/abs.cu": "", "codegen/kernels/exp.cu": "", "codegen/kernels/log.cu": "",
+        "codegen/kernels/sqrt.cu": "", "codegen/kernels/rsqrt.cu": "",
+    }
+    found = registered(tmp_path, syntax, files)
+    listed = {(r.source.path, r.op, r.key, r.kernel, r.via) for r in found.ops}
+    assert listed == {
+        ("gen/ops.json", "add.Tensor", "PrivateUse1", "native", "template binary"),
+        ("gen/ops.json", "sub.Tensor", "PrivateUse1", "native", "template binary"),
+        ("gen/ops.json", "sub.Tensor", "AutogradPrivateUse1", "native", "template binary"),
+        ("gen/ops.json", "mul.Tensor", "PrivateUse1", "native", "template binary"),
+        ("gen/ops.json", "div.Tensor", "PrivateUse1", "native", "template binary"),
+        ("gen/ops.json", "neg", "PrivateUse1", "native", "template unary"),
+        ("codegen/device_ops.yml", "abs", "AutogradPrivateUse1", "native", ""),
+        ("codegen/device_ops.yml", "exp", "PrivateUse1", "native", ""),
+        ("codegen/device_ops.yml", "log", "PrivateUse1", "native", ""),
+        ("codegen/device_ops.yml", "sqrt", "PrivateUse1", "native", ""),
+        ("codegen/device_ops.yml", "rsqrt", "PrivateUse1", "native", ""),
+        ("codegen/device_ops.yml", "sum.dim_IntList", "PrivateUse1", "native", ""),
+        ("codegen/device_ops.yml", "mean.dim", "PrivateUse1", "native", ""),
+        ("codegen/device_ops.yml", "amax", "PrivateUse1", "native", ""),
+    }
+    assert {r.line for r in found.ops if r.op == "exp"} == {6}
+
+
+def test_lists_that_are_mostly_not_operators_are_not_op_lists(tmp_path, syntax):
+    words = "tasks:\n" + "".join(f"  - {word}\n" for word in ("build", "lint", "test", "view", "clone", "sort",
+                                                                "package", "upload", "notify", "publish", "tag"))
+    people = "".join(f"- name: {name}\n  role: dev\n" for name in ("ann", "abs", "bo", "cy", "dee", "eve", "fay"))
+    few = "ops: [abs, neg, exp, log]\n"
+    limits = "".join(f"{name}:\n  max: {n}\n  min: 0\n  all: true\n" for n, name in enumerate(("a", "b", "c")))
+    found = registered(tmp_path, syntax, {"ci/tasks.yaml": words, "team.yaml": people, "few.yaml": few,
+                                          "limits.yaml": limits})
+    assert found.ops == ()
+
+
+def test_what_an_op_list_names_but_the_tree_lacks_leaves_coverage_undecided(tmp_path):
+    listed = "".join(f"- op: {op}\n  template: {template}\n" for op, template in
+                     (("abs", "pointwise"), ("neg", "pointwise"), ("exp", "pointwise"), ("log", "special"),
+                      ("sin", "fallback_tpl")))
+    files = {"codegen/ops.yaml": listed, "codegen/templates/pointwise.jinja": "{{ op }}\n",
+             "codegen/templates/fallback_tpl.jinja": "m.impl({{ op }}, boxed<&at::native::cpu_fallback>());\n",
+             "csrc/log.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("log", &log_kernel); }\n'}
+    data = {"ops": {"of": ["abs", "log", "sin"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    decided = evaluate_clause(tmp_path, files, data)
+    assert decided.decided
+    assert (decided.coverage.covered, decided.coverage.fallback) == (("abs", "log"), ("sin",))
+    assert decided.coverage.sources == ("op list codegen/ops.yaml (template pointwise)",)
+    data["ops"]["of"] = ["abs", "log", "sin", "neg", "exp"]
+    (tmp_path / "codegen/templates/pointwise.jinja").unlink()
+    undecided = evaluate_clause(tmp_path, {}, data)
+    assert not undecided.decided
+    assert undecided.undecided_reason == (
+        "codegen/ops.yaml names template pointwise, which is not in the tree, for abs, neg, exp")
+    assert undecided.coverage.unresolved == ("abs", "neg", "exp")
+    assert (undecided.coverage.covered, undecided.coverage.missing, undecided.coverage.total) == (("log",), (), 5)
+    kernels = {"codegen/ops.yaml": "".join(f"- aten::{op}:\n    source: kernels/{op}.cc\n"
+                                           for op in ("abs", "neg", "exp", "log", "sin"))}
+    missing_file = evaluate_clause(tmp_path / "files", kernels, data)
+    assert missing_file.undecided_reason.startswith("codegen/ops.yaml names file kernels/abs.cc, which is not in the tree")
+    present = {f"codegen/kernels/{op}.cc": "\0binary\0" if op == "abs" else "" for op in ("abs", "neg", "exp", "log")}
+    present["codegen/ops.yaml"] = kernels["codegen/ops.yaml"].replace("kernels/sin.cc", "kernels/sin.mlu")
+    resolved = evaluate_clause(tmp_path / "present", present, data)
+    assert resolved.decided and resolved.coverage.covered == ("abs", "log", "sin", "neg", "exp")
+
+
+# --- Python libraries held in variables --------------------------------------------
+
+PYTHON_LIBRARIES = """\
+import torch
+import torch.library as tl
+from torch.library import Library
+
+
+class _Registry:
+    def __init__(self):
+        self._lib = tl.Library("aten", "IMPL", "PrivateUse1")
+        self._lib.impl("neg", _neg)
+
+
+frag = torch.library.Library("aten", "FRAGMENT")
+reg = frag
+reg.impl("exp", _exp, "PrivateUse1")
+reg.impl(op_name="log", fn=_log, dispatch_key="AutogradPrivateUse1")
+
+
+@tl.impl(frag, "sqrt", "PrivateUse1")
+def _sqrt(x):
+    return x
+
+
+torch.library.register_kernel("aten::sin", "privateuseone", _sin)
+
+
+@tl.register_kernel("aten::cos", ["cpu", "privateuseone"])
+def _cos(x):
+    return x
+
+
+custom = Library("mydev", "DEF")
+custom.impl("my_op", _my_op, "PrivateUse1")
+host = Library("_", "IMPL", "PrivateUse1")
+boxed = host
+boxed.fallback(_to_host)
+unused = Library("_", "IMPL", "AutogradPrivateUse1")
+"""
+
+
+def test_python_registrations_through_library_objects_in_variables(tmp_path, syntax):
+    found = registered(tmp_path, syntax, {"pkg/ops.py": PYTHON_LIBRARIES})
+    assert sorted((r.op, r.key, r.line) for r in found.ops) == [
+        ("cos", "cpu", 26), ("cos", "privateuseone", 26), ("exp", "PrivateUse1", 14),
+        ("log", "AutogradPrivateUse1", 15), ("neg", "PrivateUse1", 9), ("sin", "privateuseone", 23),
+        ("sqrt", "PrivateUse1", 18),
+    ]
+    assert [(r.op, r.namespace, r.key, r.line) for r in found.fallbacks] == [("*", "_", "PrivateUse1", 35)]

@@ -105,13 +105,20 @@ def _off_route(row: Row, route: Route, framework: Framework) -> str:
 def _coverage_text(result: ClauseResult) -> str:
     coverage = result.coverage
     parts = [f"{result.clause.name}: {len(coverage.covered)}/{coverage.total}"]
+    if coverage.sources:
+        parts[0] += f" ({'; '.join(coverage.sources)})"
+    if coverage.fallback:
+        parts.append(f"through a per-op fallback only: {_listed(coverage.fallback)}")
     if coverage.missing:
-        shown = ", ".join(coverage.missing[:MAX_LISTED])
-        more = f" and {len(coverage.missing) - MAX_LISTED} more" if len(coverage.missing) > MAX_LISTED else ""
-        parts.append(f"missing {shown}{more}")
+        parts.append(f"missing {_listed(coverage.missing)}")
     if coverage.composite:
         parts.append(f"composite, needing no kernel: {', '.join(coverage.composite)}")
     return "; ".join(parts)
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    more = f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
+    return ", ".join(names[:MAX_LISTED]) + more
 
 
 def _reads_only_cpp(clause) -> bool:

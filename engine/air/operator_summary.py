@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 from air.evaluate import finding_of
 from air.evidence import Evaluator
 from air.evidence.base import constraint_holds, hit_at
 from air.evidence.ops import registrations
-from air.operators import family
+from air.operators import FALLBACK, NATIVE, family
 from air.packs import Pack
 from air.report.model import OperatorCategory, OperatorCoverage
 
@@ -22,13 +23,15 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
     context = evaluator.context
     found = registrations(context)
     on_device = {"symbol": syntax.kernel_keys}
-    kernels = [r for r in found.ops if constraint_holds(r.key, on_device, context, r.source.path)]
+    device = [r for r in found.ops if constraint_holds(r.key, on_device, context, r.source.path)]
+    kernels = [r for r in device if r.kernel == NATIVE]
+    native = {r.op for r in kernels}
     families = {family(r.op) for r in kernels}
     core = syntax.catalog.core
     core_missing = tuple(name for name in core if family(name) not in families)
     return OperatorCoverage(
         catalog_version=syntax.catalog.torch_version,
-        registered=len({r.op for r in kernels}),
+        registered=len(native),
         by_source=tuple(sorted(Counter(r.how for r in kernels).items())),
         core_covered=len(core) - len(core_missing),
         core_total=len(core),
@@ -36,15 +39,16 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
         fallbacks=tuple(finding_of(hit_at(r.source, r.line), r.key) for r in found.fallbacks
                         if constraint_holds(r.key, on_device, context, r.source.path)),
         categories=tuple(_categories(pack, evaluator)),
+        per_op_fallbacks=len({r.op for r in device if r.kernel == FALLBACK} - native),
     )
 
 
-def _categories(pack: Pack, evaluator: Evaluator):
+def _categories(pack: Pack, evaluator: Evaluator) -> Iterator[OperatorCategory]:
     for row in pack.rows:
         for clause in row.evidence.values():
             if clause.kind != "ops" or "of" not in clause.spec:
                 continue
             coverage = evaluator.result(clause).coverage
-            yield OperatorCategory(row.item, row.title, len(coverage.covered), coverage.total,
-                                   coverage.missing, coverage.composite)
+            yield OperatorCategory(row.item, row.title, len(coverage.covered), coverage.total, coverage.missing,
+                                   coverage.composite, coverage.fallback, coverage.undecided)
             break

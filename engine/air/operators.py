@@ -1,19 +1,32 @@
 """Operator registrations of a backend, and their coverage of an operator catalog.
 
 Registrations are read from three places, as a pack's `operators` section names them:
-- C/C++ blocks `BLOCK(namespace, key, m) { m.impl("op.overload", ...); }`, also when the
+- C/C++ blocks `BLOCK(namespace, key, m) { m.impl("op.overload", kernel); }`, also when the
   block macro is wrapped in one of the backend's own macros (which may write the block
   itself), and `m.fallback(...)` in a block on the wildcard namespace (a global fallback).
-  A block's calls include those of the backend's macros it invokes and of its functions it
-  passes the library to, expanded with the call's arguments, and those of the fragments it
-  `#include`s (`ops.inc`) that have no block of their own. A registration that names its own
-  key (`m.impl("op", torch::dispatch(key, f))` through the pack's `dispatch` call, or
-  `m.impl("op", key, f)` through its `keyed_impl` method) is on that key;
-- Python calls `impl("namespace::op", "key")` and `lib.impl("op", fn[, "key"])` on a
-  library object created with `Library(namespace, "IMPL", key)`;
-- op lists of codegen backends: YAML files whose entries name catalog operators (`- func:
-  op(...)`, `- schema: "op(...)"`, or plain names under a list), each with its `dispatch`
-  keys or the pack's default key.
+  A block without a call registers nothing. A block's calls include those of the backend's
+  macros it invokes and of its functions it passes the library to, expanded with the call's
+  arguments, and those of the fragments it `#include`s (`ops.inc`) that have no block of
+  their own. A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
+  through the pack's `dispatch` call, or `m.impl("op", key, f)` through its `keyed_impl`
+  method) is on that key.
+- Python: calls of `python_impl` functions (`impl("namespace::op", "key")`, also
+  `impl(lib, "op", "key")`), and calls on library objects created with `Library(namespace,
+  kind[, key])` and bound to a name or an attribute (`lib`, `self._lib`) or copied from one
+  to another, anywhere in the same file: `lib.impl("op", fn[, key])`, and `lib.fallback(fn[,
+  key])` on the wildcard namespace.
+- op lists of codegen backends (see "Codegen op lists" below).
+
+A registration's kernel is native, or a fallback when it forwards to one of the framework's
+CPU fallback functions (`cpu_fallback`): when the kernel names one of them, or names a
+function of the tree whose last statement (the last one outside inner blocks, which runs
+whatever the conditions) names one of them or such a function, a few levels deep
+(`m.impl("op", makeFromBoxedFunction<&to_host>())`, where `to_host` ends with
+`cpu_fallback(op, stack)`). A function that falls back only on some paths (`if (...) { return
+fallback; } return own(x);`, or in an `else`) is a native kernel. Functions are matched by
+name, whatever their namespace or class; a member call (`x.f()`, `p->f()`) names none. An
+op-list entry's kernel is unresolved when the template or file the entry names is not in
+the tree.
 
 The catalog (generated from the framework's own operator definitions) says which operators
 exist, which decompose into others (composite: no backend kernel needed) and which belong to
@@ -23,29 +36,46 @@ the core opset.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
 from itertools import islice
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
 from air.errors import PackError
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, block_span, calls_between, expand_macro, find_calls, includes_between
-from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, CppInclude, SourceFile
+from air.index.cpp import (
+    CPP_LANGUAGES,
+    block_span,
+    calls_between,
+    expand_macro,
+    find_calls,
+    function_bodies,
+    includes_between,
+)
+from air.index.files import LANGUAGES
+from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, CppInclude, PyCall, PythonFacts, SourceFile
 
 OP_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_]+)?$")
 MIN_OP_LIST_ENTRIES = 5
 MIN_OP_LIST_SHARE = 0.5
-MAX_OP_LIST_BYTES = 2 * 1024 * 1024
+MAX_OP_LIST_BYTES = 1024 * 1024
+MAX_YAML_NODES = 200_000
+MAX_FORWARDING_DEPTH = 4
+MAX_COPY_DEPTH = 4
 WILDCARD_NAMESPACE = "_"
 MAX_EXPANSION_DEPTH = 3
 MAX_BLOCK_STATEMENTS = 50_000
+NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
+_NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()` names no function `item`
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STATEMENT_MARK = re.compile(r"[;{}]")
 
 
 @dataclass(frozen=True)
@@ -62,6 +92,7 @@ class OperatorSyntax:
     kernel_keys: str  # the symbol set of keys whose kernels count as the device's
     dispatch: str = ""  # the call that gives one registration its own key, as its first argument
     keyed_impl: str = ""  # the registration method that takes its own key between name and function
+    cpu_fallback: tuple[str, ...] = ()  # the framework's CPU fallback functions
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
@@ -76,6 +107,7 @@ class OperatorSyntax:
             kernel_keys=data["kernel_keys"],
             dispatch=data.get("dispatch", ""),
             keyed_impl=data.get("keyed_impl", ""),
+            cpu_fallback=tuple(data.get("cpu_fallback", ())),
         )
 
     @cached_property
@@ -126,28 +158,120 @@ class Registration:
     source: SourceFile
     line: int
     how: str  # "block", "python", "op list"
+    kernel: str = NATIVE  # NATIVE, FALLBACK or UNRESOLVED
+    via: str = ""  # the fallback function reached, or the template or file an op-list entry names
 
 
 @dataclass(frozen=True)
 class Registrations:
-    ops: tuple[Registration, ...]
-    fallbacks: tuple[Registration, ...]
+    ops: tuple[Registration, ...]  # of the pack's namespace
+    fallbacks: tuple[Registration, ...]  # global fallbacks
 
 
 def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registrations:
+    fallbacks = _fallback_functions(index, syntax)
     ops: list[Registration] = []
-    fallbacks: list[Registration] = []
-    for registration in _cpp_registrations(index, syntax):
-        (fallbacks if registration.namespace == WILDCARD_NAMESPACE else ops).append(registration)
-    ops.extend(_python_registrations(index, syntax))
-    ops.extend(_op_list_registrations(index, syntax))
-    return Registrations(tuple(ops), tuple(fallbacks))
+    global_fallbacks: list[Registration] = []
+    for registration in (*_cpp_registrations(index, syntax, fallbacks), *_python_registrations(index, syntax)):
+        if registration.namespace == WILDCARD_NAMESPACE:
+            global_fallbacks.append(registration)
+        elif registration.namespace == syntax.namespace:
+            ops.append(registration)
+    ops.extend(_op_list_registrations(index, syntax, fallbacks))
+    return Registrations(tuple(ops), tuple(global_fallbacks))
+
+
+def _op_name(literal: str, namespace: str) -> str | None:
+    text = literal.split("(", 1)[0].strip()
+    prefix, separator, rest = text.partition("::")
+    if separator:
+        if prefix != namespace:
+            return None
+        text = rest
+    return text if OP_NAME.match(text) else None
+
+
+def _qualified_op(literal: str, default_namespace: str) -> tuple[str, str] | None:
+    """(namespace, op) of `ns::op`, or of a bare `op` in `default_namespace`."""
+    prefix, separator, _rest = literal.split("(", 1)[0].strip().partition("::")
+    namespace = prefix if separator else default_namespace
+    name = _op_name(literal, namespace)
+    return (namespace, name) if name else None
+
+
+# --- Fallback kernels -------------------------------------------------------
+
+
+def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[str]:
+    """The framework's CPU fallback functions, and the functions of the product's C/C++ whose
+    last statement names one of them or another such function, a few levels deep."""
+    known = set(syntax.cpu_fallback)
+    frontier = set(known)
+    endings: dict[str, list[tuple[str, frozenset[str]]]] = {}  # by path: each function, what it ends naming
+    for _ in range(MAX_FORWARDING_DEPTH):
+        if not frontier:
+            break
+        found = set()
+        for source in index.select(sorted(frontier), languages=CPP_LANGUAGES, roles=("product",)):
+            if source.path not in endings:
+                endings[source.path] = _function_endings(index.code_text(source), syntax.blocks)
+            found.update(name for name, named in endings[source.path] if name not in known and named & known)
+        known |= found
+        frontier = found
+    return frozenset(known)
+
+
+def _function_endings(code: str, blocks: tuple[str, ...]) -> list[tuple[str, frozenset[str]]]:
+    """Each function defined in `code` (not the registration blocks), with the names its last
+    statement writes."""
+    return [(name, _names(_last_statement(code, opened, closed)))
+            for name, opened, closed in function_bodies(CppFacts(code)) if not _opens_block(name, blocks)]
+
+
+def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, block) for block in blocks)
+
+
+def _last_statement(text: str, opened: int, closed: int) -> str:
+    """The last statement that the block between the braces at `opened` and `closed` runs
+    whatever its conditions: the last one ended by `;` outside inner blocks ("" if none)."""
+    depth, start, last = 0, opened + 1, (0, 0)
+    for mark in _STATEMENT_MARK.finditer(text, opened + 1, closed):
+        if mark.group() == "{":
+            depth += 1
+        elif mark.group() == "}":
+            depth -= 1
+            start = mark.end() if depth == 0 else start
+        elif depth == 0:
+            last, start = (start, mark.start()), mark.end()
+    return text[last[0] : last[1]]
+
+
+def _names(text: str) -> frozenset[str]:
+    """The names `text` writes outside string literals, but for members (`x.f`, `p->f`)."""
+    return frozenset(_NAME.findall(_STRING.sub('""', text)))
+
+
+def _names_any(text: str, names: Iterable[str]) -> str | None:
+    """The first of `names`, in order, that `text` writes (see `_names`)."""
+    written = _names(text)
+    return next((name for name in sorted(names) if name in written), None)
+
+
+def _kernel_kind(kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
+    """(kind, fallback function reached) of a kernel as written in a registration; of a
+    lambda, what its last statement names."""
+    opened = kernel.find("{")
+    if opened >= 0:
+        kernel = _last_statement(kernel, opened, max(kernel.rfind("}"), opened))
+    reached = _names_any(kernel, fallbacks)
+    return (FALLBACK, reached) if reached else (NATIVE, "")
 
 
 # --- C/C++ ------------------------------------------------------------------
 
 
-def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
+def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: frozenset[str]) -> Iterator[Registration]:
     wrappers = _wrappers(index, syntax.blocks)
     names = frozenset(block for block in syntax.blocks if not _is_pattern(block)) | frozenset(wrappers)
     body = _BlockBody(index, names, syntax.dispatch, syntax.keyed_impl)
@@ -170,7 +294,9 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Reg
                 op = _op_name(inner.literal, namespace) if inner.literal else None
                 if op:
                     own_key = body.dispatch_key(inner)
-                    yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block")
+                    kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
+                    yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block",
+                                       kind, via)
 
 
 @dataclass(frozen=True)
@@ -312,106 +438,293 @@ def _opened_block(call: CppCall, facts: CppFacts, blocks: tuple[str, ...],
     return None
 
 
-def _op_name(literal: str, namespace: str) -> str | None:
-    text = literal.split("(", 1)[0].strip()
-    prefix, separator, rest = text.partition("::")
-    if separator:
-        if prefix != namespace:
-            return None
-        text = rest
-    return text if OP_NAME.match(text) else None
-
-
 # --- Python -----------------------------------------------------------------
-
-_PYTHON_IMPL_HINT = re.compile(r"\bimpl\s*\(")
 
 
 def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
-    library = syntax.python_library.rsplit(".", 1)[-1]
-    candidates = [source for source in index.select((("impl", "library"),), languages=["python"], roles=("product",))
-                  if _PYTHON_IMPL_HINT.search(source.text)]
+    module = syntax.python_library.rpartition(".")[0].rpartition(".")[2]  # `library` of `pkg.library.Library`
+    methods = sorted({syntax.fallback, *_last_components(syntax.python_impl)})
+    literals = [(module, method) for method in methods]
+    hint = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, methods)))
+    candidates = [source for source in index.select(literals, languages=["python"], roles=("product",))
+                  if hint.search(source.text)]
     index.prefetch_python(candidates)
     for source in candidates:
         facts = index.python_facts(source)
-        library_keys = [call.args[2] for call in facts.calls
-                        if call.qualname == syntax.python_library and len(call.args) >= 3 and call.args[1] == "IMPL"]
+        libraries = _libraries(facts, syntax.python_library)
         for call in facts.calls:
-            if call.qualname in syntax.python_impl and len(call.args) >= 2:
-                op, key = call.args[0], call.args[1]
-            elif call.qualname.endswith(".impl") and call.args and (library_keys or library in source.text):
-                op = call.args[0]
-                key = call.args[2] if len(call.args) >= 3 else dict(call.kwargs).get("dispatch_key", "")
-                key = key or (library_keys[0] if library_keys else "")
-            else:
-                continue
-            name = _op_name(op, syntax.namespace)
-            if name and key:
-                yield Registration(name, syntax.namespace, key, source, call.line, "python")
+            for namespace, op, key in _python_registration(call, libraries, syntax):
+                yield Registration(op, namespace, key, source, call.line, "python")
+
+
+def _libraries(facts: PythonFacts, library: str) -> dict[str, tuple[str, str]]:
+    """Names and attributes bound to a library object, with its (namespace, key): bound to
+    the call that creates it, or copied from another such name, anywhere in the file."""
+    created = {(call.line, call.qualname): call for call in facts.calls if call.qualname == library}
+    found = {}
+    for binding in facts.bindings:
+        call = created.get((binding.line, binding.value.removesuffix("(...)")))
+        if call is not None and binding.value.endswith("(...)"):
+            found[binding.target] = (_argument(call, 0, "ns"), _argument(call, 2, "dispatch_key"))
+    for _ in range(MAX_COPY_DEPTH):
+        copies = {b.target: found[b.value] for b in facts.bindings if b.value in found and b.target not in found}
+        if not copies:
+            break
+        found.update(copies)
+    return found
+
+
+def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
+                         syntax: OperatorSyntax) -> Iterator[tuple[str, str, str]]:
+    """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback."""
+    receiver, _, method = call.qualname.rpartition(".")
+    if receiver in libraries and method == syntax.fallback:
+        namespace, key = libraries[receiver]
+        if namespace == WILDCARD_NAMESPACE:
+            yield from ((namespace, "*", k) for k in _keys(_argument(call, 1, "dispatch_key") or key))
+        return
+    if receiver in libraries and method in _last_components(syntax.python_impl):  # lib.impl("op", fn[, key])
+        library, op, key = libraries[receiver], _argument(call, 0, "op_name"), _argument(call, 2, "dispatch_key")
+    elif call.qualname in syntax.python_impl and call.args and call.args[0] in libraries:  # impl(lib, "op"[, key])
+        library, op, key = libraries[call.args[0]], _argument(call, 1, "name"), _argument(call, 2, "dispatch_key")
+    elif call.qualname in syntax.python_impl:  # impl("ns::op", key)
+        library, op = (syntax.namespace, ""), _argument(call, 0, "qualname")
+        key = _argument(call, 1, "types") or _argument(call, 1, "device_types")
+    else:
+        return
+    qualified = _qualified_op(op, library[0])
+    if qualified is not None:
+        yield from ((*qualified, k) for k in _keys(key or library[1]))
+
+
+def _last_components(names: tuple[str, ...]) -> frozenset[str]:
+    """`impl` of `pkg.library.impl`: also the name of the library object's method."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in names)
+
+
+def _argument(call: PyCall, position: int, keyword: str) -> str:
+    if position < len(call.args):
+        return call.args[position]
+    return dict(call.kwargs).get(keyword, "")
+
+
+def _keys(value: str) -> list[str]:
+    """`Key` -> [Key]; a rendered list `[host, device]` -> both."""
+    return [part.strip() for part in value.strip("[]()").split(",") if part.strip()]
 
 
 # --- Codegen op lists -------------------------------------------------------
+#
+# YAML or JSON files of the product whose entries name catalog operators, whatever the keys:
+# a list of names (`- add.Tensor`, `- ns::add.Tensor`, a schema `add.Tensor(Tensor self) ->
+# Tensor`), a list of mappings in which one field names the operator (the field whose values
+# the catalog knows most often: `func`, `name`, `op`, `operator_name`, ...), or a mapping keyed
+# by operator names; such lists may stand under section keys at any depth. A list counts when
+# most of its names are catalog operators, a file when its lists hold at least 5 of them.
+# An entry's keys are those its key field gives (`dispatch`, `backend`, `key`: a key, a list or
+# a mapping keyed by keys), else the pack's default key. A field whose name holds "template"
+# names a template; a path with the extension of code the index reads names a file. When one is
+# not in the tree, the entry's kernel is unresolved; a template that names a CPU fallback
+# function makes the entry's kernel a fallback.
 
-_OP_LIST_HINT = re.compile(r"(?m)^[^\S\n]*(?:-\s+)?(?:func|schema)\s*:|^[^\S\n]*supported\s*:")
+_KEY_FIELD = re.compile(r"(?i)^(?:dispatch(?:_?keys?)?|backends?|keys?)$")
+_TEMPLATE_FIELD = re.compile(r"(?i)template")
+_FILE_VALUE = re.compile(r"^[\w./-]+$")
+_CODE_SUFFIXES = frozenset(suffix for suffix, language in LANGUAGES.items() if language in (*CPP_LANGUAGES, "python"))
+_OP_LIST_LANGUAGES = ("yaml", "json")
+_CONTAINERS = (yaml.SequenceNode, yaml.MappingNode)
 
 
-def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    line: int
+    keys: tuple[str, ...]
+    names: tuple[tuple[str, str], ...]  # (template or file, "template" | "file")
+
+
+def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax,
+                           fallbacks: frozenset[str]) -> Iterator[Registration]:
     catalog = syntax.catalog
+    files = _TreeFiles(index)
     for source in index.files:
-        if source.language != "yaml" or source.role != "product" or len(source.text) > MAX_OP_LIST_BYTES:
+        if source.language not in _OP_LIST_LANGUAGES or source.role != "product":
             continue
-        if not _OP_LIST_HINT.search(source.text):
+        if len(source.text) > MAX_OP_LIST_BYTES:
             continue
-        entries = list(_op_list_entries(source.text, syntax.namespace, syntax.op_list_default_key))
-        known = [(name, key, line) for name, key, line in entries if catalog.knows(name)]
-        if len(known) < MIN_OP_LIST_ENTRIES or len(known) < MIN_OP_LIST_SHARE * len(entries):
+        text = source.text.replace("\t", " ") if source.language == "json" else source.text  # tabs: not YAML
+        entries = _op_list(text, syntax.namespace, catalog)
+        if len(entries) < MIN_OP_LIST_ENTRIES:
             continue
-        for name, keys, line in known:
-            for key in keys:
-                yield Registration(name, syntax.namespace, key, source, line, "op list")
+        for entry in entries:
+            kind, via = files.kernel_of(entry.names, fallbacks)
+            for key in entry.keys or (syntax.op_list_default_key,):
+                yield Registration(entry.name, syntax.namespace, key, source, entry.line, "op list", kind, via)
 
 
-def _op_list_entries(text: str, namespace: str, default_key: str) -> Iterator[tuple[str, tuple[str, ...], int]]:
+def _op_list(text: str, namespace: str, catalog: Catalog) -> list[_Entry]:
+    """The entries naming catalog operators in the lists of a YAML or JSON text that are
+    mostly made of operator names."""
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return
-    stack = [root] if root is not None else []
-    visited = 0
-    while stack and visited < 200_000:
+    except (yaml.YAMLError, RecursionError):
+        return []
+    entries = []
+    for container in _containers(root):
+        # Keys of a mapping name operators less surely than items of a list (`max: 10`):
+        # a mapping must hold enough of them itself.
+        is_mapping = isinstance(container, yaml.MappingNode)
+        if is_mapping and len(container.value) < MIN_OP_LIST_ENTRIES:
+            continue
+        named = [(name, node, fields) for node, fields in _items(container, namespace, catalog)
+                 if (name := _name_in(node, namespace))]
+        known = [(name, node, fields) for name, node, fields in named if catalog.knows(name)]
+        if (not is_mapping or len(known) >= MIN_OP_LIST_ENTRIES) and len(known) >= MIN_OP_LIST_SHARE * len(named):
+            entries.extend(_entry(name, node, fields) for name, node, fields in known)
+    return entries
+
+
+def _containers(root: yaml.Node | None) -> Iterator[yaml.Node]:
+    """Every sequence and mapping of the document, a bounded number of nodes visited (an
+    alias is visited once, so a recursive document ends)."""
+    stack = [root] if isinstance(root, _CONTAINERS) else []
+    seen: set[int] = set()
+    while stack and len(seen) < MAX_YAML_NODES:
         node = stack.pop()
-        visited += 1
-        if isinstance(node, yaml.SequenceNode):
-            for item in node.value:
-                entry = _entry(item, namespace, default_key)
-                if entry:
-                    yield entry
-                stack.append(item)
-        elif isinstance(node, yaml.MappingNode):
-            stack.extend(value for _key, value in node.value)
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        children = node.value if isinstance(node, yaml.SequenceNode) else [value for _key, value in node.value]
+        stack.extend(child for child in reversed(children) if isinstance(child, _CONTAINERS))
 
 
-def _entry(node: yaml.Node, namespace: str, default_key: str) -> tuple[str, tuple[str, ...], int] | None:
-    if isinstance(node, yaml.ScalarNode):
-        name = _op_name(node.value, namespace)
-        return (name, (default_key,), node.start_mark.line + 1) if name else None
+def _items(container: yaml.Node, namespace: str, catalog: Catalog) -> Iterator[tuple[yaml.Node | None, dict]]:
+    """(node naming the operator, the entry's fields) of each key of a mapping, or of each
+    item of a list: a name, a mapping with a field naming the operator, or a mapping whose one
+    key names it (`- add.Tensor: {dispatch: ...}`)."""
+    if isinstance(container, yaml.MappingNode):
+        yield from ((key, _fields(value)) for key, value in container.value)
+        return
+    fields_of = [_fields(item) for item in container.value]
+    field = _name_field(fields_of, namespace, catalog)
+    for item, fields in zip(container.value, fields_of):
+        if isinstance(item, yaml.ScalarNode):
+            yield item, {}
+            continue
+        named = field if field in fields else next(_known_fields(fields, namespace, catalog), None)
+        if named is None and len(fields) == 1:
+            ((key, value),) = item.value
+            yield key, _fields(value)
+        else:
+            yield fields.get(named), fields
+
+
+def _name_field(fields_of: list[dict[str, yaml.Node]], namespace: str, catalog: Catalog) -> str:
+    """The field of a list's mappings whose values the catalog knows most often."""
+    counts: dict[str, int] = {}
+    for fields in fields_of:
+        for field in _known_fields(fields, namespace, catalog):
+            counts[field] = counts.get(field, 0) + 1
+    return max(sorted(counts), key=counts.__getitem__, default="")
+
+
+def _known_fields(fields: dict[str, yaml.Node], namespace: str, catalog: Catalog) -> Iterator[str]:
+    """The fields, in order, whose values name catalog operators."""
+    for field, value in fields.items():
+        name = _op_name(value.value, namespace) if isinstance(value, yaml.ScalarNode) else None
+        if name and catalog.knows(name):
+            yield field
+
+
+def _fields(node: yaml.Node) -> dict[str, yaml.Node]:
     if not isinstance(node, yaml.MappingNode):
-        return None
-    fields = {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
-    head = fields.get("func") or fields.get("schema")
-    if not isinstance(head, yaml.ScalarNode):
-        return None
-    name = _op_name(head.value, namespace)
-    if not name:
-        return None
-    keys = _dispatch_keys(fields.get("dispatch")) or [default_key]
-    return name, tuple(keys), head.start_mark.line + 1
+        return {}
+    return {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
 
 
-def _dispatch_keys(node: yaml.Node | None) -> list[str]:
+def _name_in(node: yaml.Node | None, namespace: str) -> str | None:
+    if not isinstance(node, yaml.ScalarNode) or not isinstance(node.value, str):
+        return None
+    return _op_name(node.value, namespace)
+
+
+def _entry(name: str, name_node: yaml.Node, fields: dict[str, yaml.Node]) -> _Entry:
+    keys = tuple(key for field, value in fields.items() if _KEY_FIELD.match(field) for key in _node_keys(value))
+    names = tuple(sorted(
+        (value.value, "template" if _TEMPLATE_FIELD.search(field) else "file")
+        for field, value in fields.items()
+        if isinstance(value, yaml.ScalarNode) and value is not name_node and value.value
+        and (_TEMPLATE_FIELD.search(field) or _names_file(value.value))
+    ))
+    return _Entry(name, name_node.start_mark.line + 1, keys, names)
+
+
+def _names_file(value: str) -> bool:
+    """Whether a value is the path of a file of code the index reads (`kernels/add.cu`)."""
+    return bool(_FILE_VALUE.match(value)) and posixpath.splitext(value)[1] in _CODE_SUFFIXES
+
+
+def _node_keys(node: yaml.Node) -> list[str]:
     if isinstance(node, yaml.ScalarNode):
         return [part.strip() for part in node.value.split(",") if part.strip()]
+    if isinstance(node, yaml.SequenceNode):
+        return [key for item in node.value for key in _node_keys(item)]
     if isinstance(node, yaml.MappingNode):
-        return [part.strip() for key, _ in node.value if isinstance(key, yaml.ScalarNode)
-                for part in key.value.split(",") if part.strip()]
+        return [key for field, _ in node.value for key in _node_keys(field)]
     return []
+
+
+class _TreeFiles:
+    """Whether the templates and files op-list entries name are in the tree, and what the
+    templates register."""
+
+    def __init__(self, index: CodeIndex) -> None:
+        self._index = index
+        self._kinds: dict[tuple, tuple[str, str]] = {}
+
+    def kernel_of(self, names: tuple[tuple[str, str], ...], fallbacks: frozenset[str]) -> tuple[str, str]:
+        """(kind, via) of an entry naming `names`: unresolved, naming the first absent one;
+        else a fallback when a named template names a fallback function; else native."""
+        if names not in self._kinds:
+            self._kinds[names] = self._kind(names, fallbacks)
+        return self._kinds[names]
+
+    def _kind(self, names: tuple[tuple[str, str], ...], fallbacks: frozenset[str]) -> tuple[str, str]:
+        found = [(name, what, self._find(name, what)) for name, what in names]
+        absent = [f"{what} {name}" for name, what, path in found if path is None]
+        if absent:
+            return UNRESOLVED, absent[0]
+        for name, what, path in found:
+            source = self._index.by_path.get(path)  # None for a file the index skipped (too large, say)
+            if what == "template" and source is not None and _names_any(self._index.code_text(source), fallbacks):
+                return FALLBACK, f"template {name}"
+        return NATIVE, ", ".join(f"template {name}" for name, what, _ in found if what == "template")
+
+    def _find(self, name: str, what: str) -> str | None:
+        """The path of the file of the tree that a template is (by its name without
+        extensions), or whose path ends with the path named."""
+        if what == "template" and not PurePosixPath(name).suffix:
+            return self._templates.get(name)
+        path = name.removeprefix("./")
+        paths = self._by_name.get(PurePosixPath(path).name, ())
+        return path if path in paths else next((full for full in paths if full.endswith("/" + path)), None)
+
+    @cached_property
+    def _by_name(self) -> dict[str, list[str]]:
+        """The paths of the tree's files, those read and those skipped, by file name."""
+        found: dict[str, list[str]] = {}
+        for path in sorted([source.path for source in self._index.files] + [s.path for s in self._index.skipped]):
+            found.setdefault(PurePosixPath(path).name, []).append(path)
+        return found
+
+    @cached_property
+    def _templates(self) -> dict[str, str]:
+        """The paths of template files by their name without extensions: files of the
+        template language and files in a directory whose path holds "template"."""
+        found: dict[str, str] = {}
+        for source in self._index.files:
+            path = PurePosixPath(source.path)
+            if source.language == "template" or "template" in path.parent.as_posix().lower():
+                found.setdefault(path.name.split(".", 1)[0], source.path)
+        return found

@@ -208,6 +208,8 @@ class Evaluator:
         measure = getattr(KINDS[clause.kind], "measure", None)
         if measure is not None:
             result.coverage = measure(clause, result.counted(), self.context)
+            if result.coverage is not None and result.coverage.undecided:
+                result.decided, result.undecided_reason = False, result.coverage.undecided
         return result
 
     def _hits(self, clause: Clause) -> list[Hit]:

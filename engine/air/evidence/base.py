@@ -73,10 +73,14 @@ class Coverage:
     covered: tuple[str, ...]
     missing: tuple[str, ...]
     composite: tuple[str, ...] = ()  # listed, but needing no implementation of their own
+    fallback: tuple[str, ...] = ()  # not covered, but served by a stand-in (a CPU fallback, say)
+    unresolved: tuple[str, ...] = ()  # whether covered cannot be told
+    undecided: str = ""  # why, when some are unresolved
+    sources: tuple[str, ...] = ()  # where the covered ones were found, when worth saying
 
     @property
     def total(self) -> int:
-        return len(self.covered) + len(self.missing)
+        return len(self.covered) + len(self.fallback) + len(self.unresolved) + len(self.missing)
 
     @property
     def ratio(self) -> float:

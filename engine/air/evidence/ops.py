@@ -1,18 +1,25 @@
 """`ops`: operator registrations of the tree (see `air.operators`), with coverage of a list.
 
-`of: [names]` finds the registrations of the listed operators; a name covers its whole family
-(`add` covers `add.Tensor`, `add_.Tensor`, `add.out`), and `a|b` is covered by either (`_to_copy|
-_copy_from`: a cast works through either kernel). Listed operators that the catalog marks
-composite need no kernel of their own: they are left out of the coverage and listed apart.
-`fallback: true` finds global fallbacks instead, and `any: true` every registration of an
-operator (on the keys the clause's `where` allows). Each hit captures OP, KEY and HOW.
+`of: [names]` finds the native kernels registered for the listed operators; a name covers its
+whole family (`add` covers `add.Tensor`, `add_.Tensor`, `add.out`), and `a|b` is covered by
+either (`_to_copy|_copy_from`: a cast works through either kernel). Listed operators that the
+catalog marks composite need no kernel of their own: they are left out of the coverage and
+listed apart. A listed operator registered only with a fallback kernel is counted as such, not
+as covered; one whose registration is unresolved (an op-list entry naming a template or file
+that is not in the tree) leaves the coverage undecided unless a native kernel covers it.
+`fallback: global` finds global fallbacks instead; `fallback: per_op` the operators registered
+with a fallback kernel; `any: true` every registration of an operator (on the keys the
+clause's `where` allows). Each hit captures OP, KEY, HOW and, when there is one, VIA (the fallback
+function reached, or the op list's template).
 """
 
 from __future__ import annotations
 
 from air.errors import PackError
-from air.evidence.base import Clause, Context, Coverage, Hit, hit_at
-from air.operators import Registrations, family, find_registrations
+from air.evidence.base import Clause, Context, Coverage, Hit, apply_where, hit_at, roles_for
+from air.operators import FALLBACK, NATIVE, UNRESOLVED, Registration, Registrations, family, find_registrations
+
+MAX_UNRESOLVED_SHOWN = 5
 
 
 def literals(spec: dict) -> list[str]:
@@ -27,33 +34,97 @@ def registrations(context: Context) -> Registrations:
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     found = registrations(context)
-    if clause.spec.get("fallback"):
+    fallback = clause.spec.get("fallback")
+    if fallback == "global":
         chosen = found.fallbacks
+    elif fallback == "per_op":
+        chosen = tuple(r for r in found.ops if r.kernel == FALLBACK)
     elif clause.spec.get("any"):
         chosen = found.ops
     else:
-        families = {family(name) for member in clause.spec["of"] for name in alternatives(member)}
-        chosen = tuple(r for r in found.ops if family(r.op) in families)
-    return [hit_at(r.source, r.line, {"OP": r.op, "KEY": r.key, "HOW": r.how}) for r in chosen]
+        chosen = _of_listed(found, clause, NATIVE)
+    return [registration_hit(r) for r in chosen]
+
+
+def registration_hit(registration: Registration) -> Hit:
+    captures = {"OP": registration.op, "KEY": registration.key, "HOW": registration.how}
+    if registration.via:
+        captures["VIA"] = registration.via
+    return hit_at(registration.source, registration.line, captures)
+
+
+def _of_listed(found: Registrations, clause: Clause, kernel: str) -> tuple[Registration, ...]:
+    families = {family(name) for member in clause.spec["of"] for name in alternatives(member)}
+    return tuple(r for r in found.ops if r.kernel == kernel and family(r.op) in families)
 
 
 def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | None:
     if "of" not in clause.spec:
         return None
     catalog = context.operators.catalog
-    registered = {family(hit.capture("OP") or "") for hit in hits}
+    found = registrations(context)
+    native = _families(hits)
+    fallback = _families(_kept(_of_listed(found, clause, FALLBACK), clause, context))
+    unresolved = _kept(_of_listed(found, clause, UNRESOLVED), clause, context)
     listed = list(dict.fromkeys(clause.spec["of"]))
     composite = tuple(member for member in listed if catalog.is_composite(alternatives(member)[0]))
     needed = [member for member in listed if member not in composite]
-
-    def covered(member: str) -> bool:
-        return any(family(name) in registered for name in alternatives(member))
-
+    covered = [member for member in needed if _covers(member, native)]
+    uncertain = [member for member in needed if member not in covered and _covers(member, _families(unresolved))]
+    served = [member for member in needed if member not in covered + uncertain and _covers(member, fallback)]
     return Coverage(
-        covered=tuple(member for member in needed if covered(member)),
-        missing=tuple(member for member in needed if not covered(member)),
+        covered=tuple(covered),
+        missing=tuple(member for member in needed if member not in covered + uncertain + served),
         composite=composite,
+        fallback=tuple(served),
+        unresolved=tuple(uncertain),
+        undecided=_undecided(uncertain, unresolved),
+        sources=_op_lists(hits),
     )
+
+
+def _kept(registrations: tuple[Registration, ...], clause: Clause, context: Context) -> list[Hit]:
+    """The hits of `registrations` that the clause's `where` and scope keep."""
+    roles = roles_for(clause)
+    return [hit for hit in apply_where(map(registration_hit, registrations), clause, context) if hit.role in roles]
+
+
+def _families(hits: list[Hit]) -> set[str]:
+    return {family(hit.capture("OP") or "") for hit in hits}
+
+
+def _covers(member: str, families: set[str]) -> bool:
+    return any(family(name) in families for name in alternatives(member))
+
+
+def _undecided(uncertain: list[str], unresolved: list[Hit]) -> str:
+    """Why the coverage cannot be decided: op lists name, for operators no native kernel
+    covers, templates or files that are not in the tree."""
+    absent: dict[tuple[str, str], list[str]] = {}
+    for hit in unresolved:
+        members = [member for member in uncertain if _covers(member, {family(hit.capture("OP") or "")})]
+        if members:
+            absent.setdefault((hit.path, hit.capture("VIA") or ""), []).extend(members)
+    return "; ".join(
+        f"{path} names {via}, which is not in the tree, for {_shown(list(dict.fromkeys(members)))}"
+        for (path, via), members in sorted(absent.items())
+    )
+
+
+def _shown(names: list[str]) -> str:
+    more = len(names) - MAX_UNRESOLVED_SHOWN
+    return ", ".join(names[:MAX_UNRESOLVED_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def _op_lists(hits: list[Hit]) -> tuple[str, ...]:
+    """The op lists that registered covered operators, each with the templates named."""
+    templates: dict[str, set[str]] = {}
+    for hit in hits:
+        if hit.capture("HOW") == "op list":
+            via = hit.capture("VIA") or ""
+            templates.setdefault(hit.path, set()).update(part.strip() for part in via.split(",") if part.strip())
+    return tuple(f"op list {path}" + (f" ({', '.join(sorted(names))})" if names else "")
+                 for path, names in sorted(templates.items()))
 
 
 def alternatives(member: str) -> list[str]:

@@ -1,7 +1,9 @@
 """Facts from C and C++ sources, read as text without a compiler.
 
 Comments are blanked first, keeping every offset and line break, so a position in
-the blanked text is the same position in the file. Preprocessor directives, class
+the blanked text is the same position in the file; so are the branches that a constant
+`#if 0`, `#if false` or `#if 1 ... #else` leaves out, with the directives that choose
+them. Preprocessor directives, class
 definitions, out-of-class member definitions and calls are then picked out by
 linear-time scans. Malformed input never raises: what cannot be read is skipped.
 """
@@ -85,10 +87,88 @@ def _collapse(text: str) -> str:
 
 def strip_comments(text: str) -> str:
     """Blank out `//` and `/* */` comments, replacing every comment character except
-    line breaks by a space. String and char literals (raw strings included) and line
+    line breaks by a space, and the code of dead preprocessor branches (see
+    `dead_branches`). String and char literals (raw strings included) and line
     continuations are kept, so the result has the length and line breaks of `text`."""
     comments = ((start, end) for kind, start, end in _lexemes(text) if kind in _COMMENT_KINDS)
-    return blank_spans(text, comments)
+    stripped = blank_spans(text, comments)
+    return blank_spans(stripped, dead_branches(stripped))
+
+
+# --- Dead preprocessor branches -----------------------------------------------
+
+_CONDITIONAL = re.compile(
+    r"^[ \t\f\v]*\#[ \t\f\v]*(?P<keyword>if|ifdef|ifndef|elif|else|endif)\b(?P<rest>[^\n]*)", re.M
+)
+_CONSTANT_HINT = re.compile(r"^[ \t\f\v]*\#[ \t\f\v]*(?:el)?if[\s(!]*(?:\d|true\b|false\b)", re.M)
+_NEGATIONS = re.compile(r"[!\s]*")
+_CONSTANT = re.compile(r"(?P<number>\d+)[uUlL]*|(?P<word>true|false)")
+_AROUND_CONSTANT = "() \t\f\v"
+
+
+def _constant(condition: str) -> bool | None:
+    """The value of an `#if` condition that is a constant (`0`, `1`, `false`, `(0)`, `!1`), else None."""
+    condition = condition.strip(_AROUND_CONSTANT)
+    negations = _NEGATIONS.match(condition)
+    match = _CONSTANT.fullmatch(condition[negations.end() :].strip(_AROUND_CONSTANT))
+    if match is None:
+        return None
+    value = match["word"] == "true" if match["word"] else match["number"].strip("0") != ""
+    return value != (negations.group().count("!") % 2 == 1)
+
+
+class _Conditional:
+    """One `#if ... #endif` construct as the scan of `dead_branches` goes through it."""
+
+    def __init__(self, value: bool | None, inside_dead: bool) -> None:
+        self.inside_dead = inside_dead  # the whole construct lies in a dead branch
+        self.resolved = value is not None and not inside_dead  # every condition so far was constant
+        self.taken = bool(value)  # a live branch was met
+        self.dead_from: int | None = None  # where the dead run of the current branch began
+
+
+def dead_branches(text: str) -> list[tuple[int, int]]:
+    """Spans of comment-free C/C++ `text` that the preprocessor leaves out whatever is
+    defined: the branches of `#if`/`#elif` conditions that are constant and false, and
+    those after a constant true one, each with its directive lines, so that what remains
+    reads as the branch the preprocessor keeps. Constructs whose conditions are not all
+    constant are kept whole; nesting is followed."""
+    if not _CONSTANT_HINT.search(text):
+        return []
+    spans: list[tuple[int, int]] = []
+    stack: list[_Conditional] = []
+    for directive in _CONDITIONAL.finditer(text):
+        keyword, start, end = directive["keyword"], directive.start(), directive.end()
+        if keyword in ("if", "ifdef", "ifndef"):
+            inside_dead = bool(stack) and (stack[-1].inside_dead or stack[-1].dead_from is not None)
+            frame = _Conditional(_constant(directive["rest"]) if keyword == "if" else None, inside_dead)
+            stack.append(frame)
+            if frame.resolved:
+                frame.dead_from = None if frame.taken else start
+                if frame.taken:
+                    spans.append((start, end))
+            continue
+        if not stack:
+            continue
+        frame = stack[-1]
+        if keyword == "endif":
+            stack.pop()
+        if not frame.resolved:
+            continue
+        if keyword == "endif":
+            spans.append((start if frame.dead_from is None else frame.dead_from, end))
+        elif frame.taken:
+            frame.dead_from = start if frame.dead_from is None else frame.dead_from
+        else:
+            value = True if keyword == "else" else _constant(directive["rest"])
+            if value is None:  # `#if 0 ... #elif COND`: from here on, what COND decides
+                spans.append((frame.dead_from, start))
+                frame.dead_from, frame.resolved = None, False
+            elif value:
+                spans.append((frame.dead_from, end))
+                frame.dead_from, frame.taken = None, True
+    spans.extend((frame.dead_from, len(text)) for frame in stack if frame.resolved and frame.dead_from is not None)
+    return sorted(spans)
 
 
 class _Lines:
@@ -300,9 +380,12 @@ class _Braces:
 
     def children(self, opened: int) -> Iterator[tuple[int, int]]:
         """(open, close) of the brace groups directly inside the one opened at `opened`."""
-        close = self.closing[opened]
-        index = bisect_right(self._opens, opened)
-        while index < len(self._opens) and self._opens[index] < close:
+        return self.within(opened + 1, self.closing[opened])
+
+    def within(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """(open, close) of the outermost brace groups opened between `start` and `end`."""
+        index = bisect_left(self._opens, start)
+        while index < len(self._opens) and self._opens[index] < end:
             inner = self._opens[index]
             yield inner, self.closing[inner]
             index = bisect_right(self._opens, self.closing[inner], index)
@@ -594,6 +677,8 @@ def extract_cpp(text: str) -> CppFacts:
       free function definition is reported as well."""
     lexemes = list(_lexemes(text))
     stripped = blank_spans(text, ((start, end) for kind, start, end in lexemes if kind in _COMMENT_KINDS))
+    dead = dead_branches(stripped)
+    stripped = blank_spans(stripped, dead)
     lines = _Lines(text)
     defines: list[CppDefine] = []
     includes: list[CppInclude] = []
@@ -609,7 +694,7 @@ def extract_cpp(text: str) -> CppFacts:
             if include is not None:
                 includes.append(include)
     # Code without comments, literals or directives: what classes and bodies are read from.
-    code = blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans))
+    code = blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans + dead))
     object_like = {define.name for define in defines if define.params is None}
     return CppFacts(
         stripped=stripped,
@@ -977,13 +1062,10 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         if group is None:
             continue
         close, commas = group
-        separators = [paren, *commas, close]
-        args = tuple(
-            _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)]) for left, right in pairwise(separators)
-        )
+        args = _arguments(text, paren, close, commas)
         qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
         line = lines.of(start)
-        calls.append(CppCall(line, qualifier + name, () if args == ("",) else args, defines.macro_at(start), close, start))
+        calls.append(CppCall(line, qualifier + name, args, defines.macro_at(start), close, start))
     return calls
 
 
@@ -998,6 +1080,16 @@ def is_declared_at(text: str, start: int) -> bool:
         return True
     word = text[_identifier_start(text, before) : before]
     return bool(word) and word not in _NOT_A_TYPE
+
+
+def _arguments(text: str, paren: int, close: int, commas: list[int]) -> tuple[str, ...]:
+    """The arguments between `paren` and `close`, split at `commas`, each whitespace-collapsed
+    and read from at most its first 1,024 characters."""
+    separators = [paren, *commas, close]
+    args = tuple(
+        _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)]) for left, right in pairwise(separators)
+    )
+    return () if args == ("",) else args
 
 
 _BLOCK_CALL = re.compile(
@@ -1031,11 +1123,9 @@ def calls_between(facts: CppFacts, start: int = 0, end: int | None = None) -> li
         paren = match.start("paren")
         group = brackets.group(paren)
         close, commas = group if group else (-1, [])
-        args = tuple(_collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)])
-                     for left, right in pairwise([paren, *commas, close])) if group else ()
+        args = _arguments(text, paren, close, commas) if group else ()
         callee = "".join(match["callee"].split())
-        found.append(CppBlockCall(lines.of(match.start()), callee, match["literal"] or "",
-                                  () if args == ("",) else args, match.start(), close))
+        found.append(CppBlockCall(lines.of(match.start()), callee, match["literal"] or "", args, match.start(), close))
     return found
 
 
@@ -1044,6 +1134,66 @@ def includes_between(facts: CppFacts, start: int, end: int) -> list[CppInclude]:
     lines = _Lines(facts.stripped)
     first, last = lines.of(start), lines.of(end)
     return [include for include in facts.includes if first <= include.line <= last]
+
+
+# --- Function definitions -----------------------------------------------------
+
+_NOT_DEFINED_NAMES = _NOT_FUNCTION_NAMES | {"for", "catch"}
+_HEAD_QUALIFIERS = frozenset({"noexcept", "throw", "requires", "__attribute__", "alignas", "__declspec"})
+_HEAD_TAIL = re.compile(r"[\w\s&*:<>,\-]*")  # what may follow a parameter list: qualifiers, `-> T`
+_PARENTHESIS = re.compile(r"[()]")
+
+
+def function_bodies(facts: CppFacts) -> list[tuple[str, int, int]]:
+    """(name, offset of `{`, offset of `}`) of each function defined in `facts.stripped`, in
+    order: a brace block that a parameter list and qualifiers precede, as in `Tensor f(const
+    Tensor& x) const {`; free functions, members defined in or out of their class, and blocks
+    that follow a macro invocation alike (a body left unclosed ends at the end of the text).
+    Namespace, class and other blocks are searched for definitions; function bodies are not."""
+    text = facts.stripped
+    code = blank_spans(text, [(start, end) for _, start, end in _lexemes(text)])  # no literals left
+    braces = _Braces(code)
+    found = []
+    pending = [(0, len(code))]
+    while pending:
+        lower, upper = pending.pop()
+        for opened, closed in braces.within(lower, upper):
+            name = _defined_name(code, lower, opened)
+            if name is None:
+                pending.append((opened + 1, closed))
+            else:
+                found.append((name, opened, closed))
+            lower = closed + 1
+    return sorted(found, key=lambda body: body[1])
+
+
+def _defined_name(code: str, lower: int, opened: int) -> str | None:
+    """The name of the function whose body the `{` at `opened` opens, or None if the head
+    before it (back to the last `;`, `{` or `}` after `lower`, directives left out) ends
+    otherwise than with a parameter list and qualifiers."""
+    start = max([lower - 1] + [code.rfind(char, lower, opened) for char in ";{}"]) + 1
+    head = "\n".join(line for line in code[start:opened].split("\n") if not line.lstrip().startswith("#"))
+    end = len(head)
+    while (close := head.rfind(")", 0, end)) >= 0 and _HEAD_TAIL.fullmatch(head, close + 1, end):
+        paren = _opening_parenthesis(head, close)
+        if paren is None:
+            return None
+        name_end = _skip_space_back(head, paren)
+        name = head[_identifier_start(head, name_end) : name_end]
+        if name not in _HEAD_QUALIFIERS:
+            return name if name and name not in _NOT_DEFINED_NAMES and not name[0].isdigit() else None
+        end = name_end - len(name)
+    return None
+
+
+def _opening_parenthesis(text: str, close: int) -> int | None:
+    """Offset of the `(` that the `)` at `close` closes."""
+    depth = 0
+    for parenthesis in reversed(list(_PARENTHESIS.finditer(text, 0, close + 1))):
+        depth += 1 if parenthesis.group() == ")" else -1
+        if depth == 0:
+            return parenthesis.start()
+    return None
 
 
 def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:

@@ -90,6 +90,18 @@ class PyScope:
 
 
 @dataclass(frozen=True)
+class PyBinding:
+    """`target = value` anywhere in the file, functions included, where the target is a name
+    or an attribute chain, as written (`lib`, `self._lib`), and the value a call or a name:
+    `value` is rendered like a call argument (`pkg.mod.Factory(...)`, `lib`) and `line`
+    is the value's, which is the line of the `PyCall` a called value is recorded as."""
+
+    line: int
+    target: str
+    value: str
+
+
+@dataclass(frozen=True)
 class PythonFacts:
     module: str | None
     imports: tuple[PyImport, ...] = ()
@@ -97,6 +109,7 @@ class PythonFacts:
     defs: tuple[PyDef, ...] = ()
     assigns: tuple[PyAssign, ...] = ()
     error: str | None = None  # set when the source does not parse
+    bindings: tuple[PyBinding, ...] = ()
 
 
 # --- C and C++ --------------------------------------------------------------

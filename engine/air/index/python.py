@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
-from air.index.model import PyAssign, PyCall, PyDef, PyImport, PyScope, PythonFacts
+from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport, PyScope, PythonFacts
 
 MAX_RENDERED = 200
 MAX_ELEMENTS = 16
@@ -35,7 +35,8 @@ _LEAF_FIELDS = frozenset({"ctx", "op", "ops"})  # singletons such as Load() and 
 
 
 def extract_python(text: str, module: str | None, is_package: bool = False) -> PythonFacts:
-    """Extract imports, calls, definitions and module attribute assignments.
+    """Extract imports, calls, definitions, module attribute assignments and bindings of
+    names and attributes to calls and names (`lib = Library(...)`, `m = lib`).
 
     `module` is the file's dotted module name, used to resolve relative imports;
     `is_package` is True for an `__init__.py`, whose relative imports are relative
@@ -58,6 +59,7 @@ def extract_python(text: str, module: str | None, is_package: bool = False) -> P
         calls=tuple(calls),
         defs=tuple(_def_record(name, node, aliases) for name, node in nodes.defs),
         assigns=tuple(assigns),
+        bindings=tuple(_variable_bindings(nodes.assigns, aliases)),
     )
 
 
@@ -135,11 +137,12 @@ class _Nodes:
     imports: list[ast.Import | ast.ImportFrom] = field(default_factory=list)
     calls: list[ast.Call] = field(default_factory=list)
     defs: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]] = field(default_factory=list)
+    assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
 
 
 def _collect(tree: ast.Module) -> _Nodes:
-    """Imports, calls and definitions (with their qualified names) anywhere in the
-    tree, each in source order."""
+    """Imports, calls, definitions (with their qualified names) and assignments anywhere
+    in the tree, each in source order."""
     found = _Nodes()
     pending: list[tuple[ast.AST, str]] = [(tree, "")]
     while pending:
@@ -148,6 +151,8 @@ def _collect(tree: ast.Module) -> _Nodes:
             found.calls.append(node)
         elif isinstance(node, _IMPORTS):
             found.imports.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            found.assigns.append(node)
         elif isinstance(node, _DEFS):
             scope = _join(scope, node.name)
             found.defs.append((scope, node))
@@ -163,6 +168,7 @@ def _collect(tree: ast.Module) -> _Nodes:
 
     found.imports.sort(key=position)
     found.calls.sort(key=position)
+    found.assigns.sort(key=position)
     found.defs.sort(key=lambda item: position(item[1]))
     return found
 
@@ -352,6 +358,22 @@ def _setattr_parts(call: ast.Call, aliases: dict[str, str]) -> tuple[ast.expr, a
     else:
         return None
     return owner, rest[0], rest[1] if len(rest) > 1 else None
+
+
+# --- Bindings -----------------------------------------------------------------
+
+
+def _variable_bindings(assigns: list[ast.Assign | ast.AnnAssign], aliases: dict[str, str]) -> Iterator[PyBinding]:
+    for statement in assigns:
+        value = statement.value
+        if not isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
+            continue
+        rendered = _render(value, aliases)
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        for target in targets:
+            parts = _dotted_parts(target)
+            if parts:
+                yield PyBinding(value.lineno, ".".join(parts), rendered)
 
 
 # --- Module-level attribute assignments -------------------------------------

@@ -169,17 +169,22 @@ def _operators(operators: OperatorCoverage | None) -> list[str]:
         return []
     sources = ", ".join(f"{count} from {how}" for how, count in operators.by_source) or "none"
     facts = [
-        f"Operators with a kernel on the device's keys: {operators.registered} ({sources})",
+        f"Operators with a native kernel on the device's keys: {operators.registered} ({sources})",
+        f"Operators registered with a per-op CPU fallback only: {operators.per_op_fallbacks}",
         f"Core ATen operators covered: {operators.core_covered} of {operators.core_total} "
         f"(catalog of torch {_text(operators.catalog_version)})",
         "Global fallbacks: " + (", ".join(_finding(f) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
     ]
     blocks = ["## Operator coverage", _bullets(facts)]
     rows = [
-        (op.item, _text(op.title), f"{op.covered}/{op.total}", _names(op.missing), _names(op.composite))
+        (op.item, _text(op.title), f"{'?' if op.undecided else op.covered}/{op.total}", _names(op.fallback),
+         _names(op.missing), _names(op.composite))
         for op in operators.categories
     ]
-    blocks.append(_table(("#", "Category", "Native", "Missing", "Composite (no kernel needed)"), rows))
+    blocks.append(_table(("#", "Category", "Native", "Per-op fallback", "Missing", "Composite (no kernel needed)"), rows))
+    undecided = [f"{op.item}: {_text(op.undecided)}" for op in operators.categories if op.undecided]
+    if undecided:
+        blocks.append("Coverage that cannot be told:\n\n" + _bullets(undecided))
     if operators.core_missing:
         blocks.append("Core ATen operators without a kernel: " + _names(operators.core_missing))
     return blocks

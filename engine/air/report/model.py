@@ -135,10 +135,12 @@ class IndexStats:
 class OperatorCategory:
     item: str
     title: str
-    covered: int
+    covered: int  # operators with a native kernel
     total: int
-    missing: tuple[str, ...]
+    missing: tuple[str, ...]  # neither a native kernel nor a per-op fallback
     composite: tuple[str, ...]
+    fallback: tuple[str, ...] = ()  # registered only with a per-op fallback kernel
+    undecided: str = ""  # why the category's coverage cannot be told, if it cannot
 
 
 @dataclass(frozen=True)
@@ -146,13 +148,14 @@ class OperatorCoverage:
     """The operators the backend registers kernels for, measured against the pack's catalog."""
 
     catalog_version: str
-    registered: int  # distinct operators with a kernel on the device's keys
-    by_source: tuple[tuple[str, int], ...]  # ("block" | "python" | "op list", registrations)
+    registered: int  # distinct operators with a native kernel on the device's keys
+    by_source: tuple[tuple[str, int], ...]  # ("block" | "python" | "op list", native registrations)
     core_covered: int
     core_total: int
     core_missing: tuple[str, ...]
     fallbacks: tuple[Finding, ...]
     categories: tuple[OperatorCategory, ...]
+    per_op_fallbacks: int = 0  # distinct operators registered on the device's keys with a fallback kernel only
 
 
 @dataclass(frozen=True)
