@@ -8,7 +8,7 @@ from pathlib import Path
 
 from air.errors import PackError
 from air.evidence import clause_from_data
-from air.evidence.base import Clause
+from air.evidence.base import Clause, UpstreamCode
 from air.expr import ConditionError, Node, parse_condition, referenced_names
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
 from air.resources import data_dir
@@ -57,6 +57,7 @@ class Framework:
     verdicts: tuple[Verdict, ...]
     sources: tuple[tuple[str, str], ...]
     quick_reference: tuple[tuple[str, str], ...]
+    upstream: UpstreamCode
     data: dict  # the validated definition, for the pack digest
 
     def section(self, section_id: str) -> Section | None:
@@ -146,6 +147,10 @@ def _build(document: _Combined) -> Framework:
         signals=signals, verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
         quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
+        upstream=UpstreamCode(
+            bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
+            inert_calls=tuple(data.get("inert_calls", ())),
+        ),
         data=data,
     )
 

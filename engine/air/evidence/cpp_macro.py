@@ -1,5 +1,10 @@
 """`cpp_macro`: invocations `NAME(args)` of macros or functions in C/C++, with captured arguments.
 
+A NAME that is a class counts where an object of it is constructed with arguments, as a
+registrar object is: `static NAME r(a, b);`, `NAME r{a, b}`, `auto r = NAME{a, b}`. The
+template arguments of a class template come first, so `NAME<K> r(a)` captures as
+`NAME(K, a)`, the way the macro that wraps such a registrar is written.
+
 A call written inside a function-like `#define` of the tree counts where that macro is
 invoked, with the invocation's arguments substituted, so a registration wrapped in a
 backend's own macro is found at the line that expands it. A wrapper that is never
@@ -20,8 +25,8 @@ from air.evidence.base import (
     last_component,
 )
 from air.index import CodeIndex
-from air.index.cpp import expand_macro, find_calls
-from air.index.model import CppFacts, SourceFile
+from air.index.cpp import expand_macro, find_calls, find_constructions
+from air.index.model import CppCall, CppFacts, SourceFile
 
 CPP_LANGUAGES = ("cpp", "template")
 MAX_WRAPPER_DEPTH = 3
@@ -50,8 +55,7 @@ def invocations(
 ) -> Iterator[tuple[SourceFile, int, tuple[str, ...], str]]:
     """(file, line, args, wrapper macro or "") for every invocation of `names`, wrappers expanded."""
     for source in index.select(names, languages=CPP_LANGUAGES):
-        facts = index.cpp_facts(source)
-        for call in find_calls(facts, names):
+        for call in _invoked(index.cpp_facts(source), names):
             if call.in_define is None:
                 yield source, call.line, call.args, ""
             elif depth < MAX_WRAPPER_DEPTH:
@@ -67,5 +71,10 @@ def _through_wrapper(
             continue
         for site, line, args, _via in invocations(index, frozenset([macro]), depth + 1):
             expanded = CppFacts(stripped=expand_macro(define, args))
-            for call in find_calls(expanded, names):
+            for call in _invoked(expanded, names):
                 yield site, line, call.args, macro
+
+
+def _invoked(facts: CppFacts, names: frozenset[str]) -> list[CppCall]:
+    """Calls of `names` and constructions of objects of them, in order of position."""
+    return sorted(find_calls(facts, names) + find_constructions(facts, names), key=lambda call: call.end)

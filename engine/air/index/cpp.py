@@ -748,9 +748,10 @@ def _written_name(text: str, start: int, name: str) -> str:
 
 
 @lru_cache(maxsize=512)
-def _name_pattern(name: str) -> re.Pattern[str]:
-    """`name` as a whole identifier, not a destructor's."""
-    return re.compile(rf"(?<![\w~]){re.escape(name)}\b")
+def _construction_pattern(name: str) -> re.Pattern[str]:
+    """`name` as a whole identifier (not a destructor's) followed by what may begin a
+    construction: template arguments, a brace, or a name and a bracket."""
+    return re.compile(rf"(?<![\w~]){re.escape(name)}\b(?=\s*(?:<|\{{|[A-Za-z_][\w#]*\s*[({{]))")
 
 
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -773,7 +774,7 @@ def find_constructions(facts: CppFacts, names: Collection[str]) -> list[CppCall]
         (match.start(), match.end(), name)
         for name in set(names)
         if name and name in text
-        for match in _name_pattern(name).finditer(text)
+        for match in _construction_pattern(name).finditer(text)
     )
     if not occurrences:
         return []
