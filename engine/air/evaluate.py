@@ -107,15 +107,17 @@ def _only_in_tests(results: Mapping[str, ClauseResult]) -> str:
 
 
 def findings_of(results) -> tuple[Finding, ...]:
-    findings = []
-    for result in results:
-        for hit in result.counted():
-            findings.append(finding_of(hit, result.clause.name))
-        for hit in result.test_only_hits():
-            findings.append(finding_of(hit, result.clause.name))
-    findings.sort(key=lambda f: (f.trust != "source", f.path, f.line, f.evidence))
+    """The findings of a row: from source before tests, and in the order of the row's
+    clauses, so the first is what its first clause found (a method's definition before
+    the call that registers its class, say)."""
+    ranked = []
+    for position, result in enumerate(results):
+        for hit in [*result.counted(), *result.test_only_hits()]:
+            finding = finding_of(hit, result.clause.name)
+            ranked.append(((finding.trust != "source", position, finding.path, finding.line), finding))
+    ranked.sort(key=lambda item: item[0])
     unique: dict[tuple[str, int], Finding] = {}
-    for finding in findings:  # one finding per line, the first clause's name kept
+    for _, finding in ranked:  # one finding per line, the first clause's name kept
         unique.setdefault((finding.path, finding.line), finding)
     return tuple(list(unique.values())[:MAX_FINDINGS_PER_ROW])
 

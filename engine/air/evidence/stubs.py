@@ -9,8 +9,9 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
   `printf` and their kin, of one of the framework's inert calls (checks, warnings,
   errors), or of a function given literals only (`UNSUPPORTED("op")`);
 - constant: literals (numbers, characters, strings, true, false, nullptr), qualified
-  names (enumerators and static constants: `c10::DeviceType::CPU`), `kName` and
-  ALL_CAPS names, and calls of those with constant arguments (`c10::DeviceIndex(1)`);
+  names (enumerators and static constants: `c10::DeviceType::CPU`), `kName` constants,
+  and calls of those with constant arguments (`c10::DeviceIndex(1)`); an unqualified
+  name may be a variable (`CURRENT_DEVICE`), so it is not a constant;
 - placeholder: an expression naming one of the names the clause gives
   (`return getDefaultStream(d);`).
 """
@@ -50,7 +51,7 @@ _DECLARATION = re.compile(
     re.S,
 )
 _PLAIN_ARGUMENT = re.compile(rf"\s*(?:{_LITERAL}|{_NUMBER}|[&*]?\s*(?:this\s*->\s*)?{_QUALIFIED}(?:\s*(?:\.|->)\s*\w+)*)\s*")
-_CONSTANT_NAME = re.compile(r"k[A-Z]\w*|[A-Z][A-Z0-9_]*")
+_CONSTANT_NAME = re.compile(r"k[A-Z]\w*")
 
 
 @dataclass(frozen=True)

@@ -749,9 +749,9 @@ def _written_name(text: str, start: int, name: str) -> str:
 
 @lru_cache(maxsize=512)
 def _construction_pattern(name: str) -> re.Pattern[str]:
-    """`name` as a whole identifier (not a destructor's) followed by what may begin a
-    construction: template arguments, a brace, or a name and a bracket."""
-    return re.compile(rf"(?<![\w~]){re.escape(name)}\b(?=\s*(?:<|\{{|[A-Za-z_][\w#]*\s*[({{]))")
+    """`name` followed by what may begin a construction: template arguments, a brace, or a
+    name and a bracket. It starts with the name, which lets the search skip ahead to it."""
+    return re.compile(rf"{re.escape(name)}\b(?=\s*(?:<|\{{|[A-Za-z_][\w#]*\s*[({{]))")
 
 
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -775,6 +775,7 @@ def find_constructions(facts: CppFacts, names: Collection[str]) -> list[CppCall]
         for name in set(names)
         if name and name in text
         for match in _construction_pattern(name).finditer(text)
+        if match.start() == 0 or not (_is_identifier_char(text[match.start() - 1]) or text[match.start() - 1] == "~")
     )
     if not occurrences:
         return []
