@@ -19,6 +19,7 @@ import importlib.util
 import re
 import sys
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -39,6 +40,8 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _LITERAL_OR_DIRECTIVE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|^[ \t]*#(?:[^\\\n]|\\.)*', re.M | re.S)
 _SCOPE_TOKEN = re.compile(r"\bnamespace\s+(?P<name>[A-Za-z_][\w:]*(?:\s*::\s*[A-Za-z_]\w*)*)?\s*\{|[{}]")
 _TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
+_USING = re.compile(r"\busing\s+(?!namespace\b)(?P<target>(?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)+)\s*;")
+MAX_ALIAS_DEPTH = 8
 
 
 def locate_include() -> Path:
@@ -77,9 +80,45 @@ def _collect(data: object, names: set[str]) -> None:
             _collect(value, names)
 
 
-def namespaces_by_line(text: str) -> list[str]:
-    """The namespace open at the start of each line (index 0 is line 1)."""
+@dataclass
+class Headers:
+    """What the headers define: qualified class name -> (base as written, namespace it is
+    written in); and qualified name made visible by `using ns::Name;` -> (target, namespace)."""
+
+    classes: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
+    aliases: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def read_headers(include: Path) -> Headers:
+    headers = Headers()
+    for directory in HEADER_DIRS:
+        for path in sorted((include / directory).rglob("*")):
+            if path.suffix in HEADER_SUFFIXES and path.is_file():
+                _read_header(path.read_text(encoding="utf-8", errors="replace"), headers)
+    return headers
+
+
+def _read_header(text: str, headers: Headers) -> None:
     code = _LITERAL_OR_DIRECTIVE.sub(_blank, _COMMENT.sub(_blank, text))
+    scopes = namespaces_by_line(code)
+    if "class" in text or "struct" in text:
+        for cls in extract_cpp(text).classes:
+            scope = scopes[cls.line - 1]
+            name = _qualified(scope, cls.name)
+            headers.classes[name].update((base, scope) for base in cls.bases)
+    for using in _USING.finditer(code):
+        scope = scopes[code.count("\n", 0, using.start())]
+        target = "".join(using["target"].split()).removeprefix("::")
+        headers.aliases.setdefault(_qualified(scope, target.rpartition("::")[2]), (target, scope))
+
+
+def _qualified(scope: str, name: str) -> str:
+    return f"{scope}::{name}" if scope else name
+
+
+def namespaces_by_line(code: str) -> list[str]:
+    """The namespace open at the start of each line of `code` (comments, literals and
+    preprocessor lines blanked); index 0 is line 1."""
     stack: list[str | None] = []  # a namespace's name, or None for any other brace
     scopes = []
     for line in code.split("\n"):
@@ -99,39 +138,22 @@ def _blank(match: re.Match[str]) -> str:
     return re.sub(r"[^\n]", " ", match.group())
 
 
-def read_classes(include: Path) -> dict[str, set[tuple[str, str]]]:
-    """Qualified class name -> (base as written, namespace it is written in) of every class
-    defined in the headers."""
-    classes: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for directory in HEADER_DIRS:
-        for path in sorted((include / directory).rglob("*")):
-            if path.suffix not in HEADER_SUFFIXES or not path.is_file():
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if "class" not in text and "struct" not in text:
-                continue
-            scopes = namespaces_by_line(text)
-            for cls in extract_cpp(text).classes:
-                scope = scopes[cls.line - 1]
-                name = f"{scope}::{cls.name}" if scope else cls.name
-                classes[name].update((base, scope) for base in cls.bases)
-                classes.setdefault(name, set())
-    return classes
-
-
-def resolve(base: str, scope: str, known: set[str], by_last: dict[str, list[str]]) -> str:
+def resolve(base: str, scope: str, headers: Headers, by_last: dict[str, list[str]], depth: int = 0) -> str:
     """The qualified name of the class a base written in `scope` names: looked up from the
-    innermost namespace outwards, then by its qualified suffix or, failing that, its name
-    when only one class has it; as written if unknown."""
+    innermost namespace outwards (through `using` declarations), then by its qualified
+    suffix or, failing that, its name when only one class has it; as written if unknown."""
     written = "".join(_without_template_arguments(base).split()).removeprefix("::")
     parts = scope.split("::") if scope else []
-    for depth in range(len(parts), -1, -1):
-        candidate = "::".join(parts[:depth] + [written])
-        if candidate in known:
+    for level in range(len(parts), -1, -1):
+        candidate = "::".join(parts[:level] + [written])
+        if candidate in headers.classes:
             return candidate
+        if candidate in headers.aliases and depth < MAX_ALIAS_DEPTH:
+            target, target_scope = headers.aliases[candidate]
+            return resolve(target, target_scope, headers, by_last, depth + 1)
     same_name = by_last.get(written.rpartition("::")[2], [])
     suffixed = [name for name in same_name if f"::{name}".endswith(f"::{written}")]
-    if suffixed or len(same_name) == 1:  # `at::Allocator` is c10's, made visible in `at`
+    if suffixed or len(same_name) == 1:
         return (suffixed or same_name)[0]
     return written
 
@@ -146,18 +168,20 @@ def matches(qualified: str, wanted: str) -> bool:
     return qualified == wanted or qualified.endswith("::" + wanted)
 
 
-def hierarchy(classes: dict[str, set[tuple[str, str]]], wanted: set[str]) -> dict[str, list[str]]:
+def hierarchy(headers: Headers, wanted: set[str]) -> dict[str, list[str]]:
     """Class -> sorted direct bases, for the classes matching `wanted` and their descendants."""
-    known = set(classes)
     by_last: dict[str, list[str]] = defaultdict(list)
-    for name in sorted(known):
+    for name in sorted(headers.classes):
         by_last[name.rpartition("::")[2]].append(name)
-    bases = {name: sorted({resolve(b, s, known, by_last) for b, s in written}) for name, written in classes.items()}
+    bases = {
+        name: sorted({resolve(base, scope, headers, by_last) for base, scope in written})
+        for name, written in headers.classes.items()
+    }
     derived: dict[str, set[str]] = defaultdict(set)
     for name, direct in bases.items():
         for base in direct:
             derived[base].add(name)
-    selected = {name for name in known if any(matches(name, w) for w in wanted)}
+    selected = {name for name in bases if any(matches(name, w) for w in wanted)}
     frontier = set(selected)
     while frontier:
         frontier = {child for parent in frontier for child in derived[parent]} - selected
@@ -187,11 +211,11 @@ def main() -> None:
     options = parser.parse_args()
     include = options.include or locate_include()
     wanted = named_bases(options.pack, options.framework)
-    classes = read_classes(include)
-    unknown = sorted(w for w in wanted if not any(matches(name, w) for name in classes))
+    headers = read_headers(include)
+    unknown = sorted(w for w in wanted if not any(matches(name, w) for name in headers.classes))
     if unknown:
         print(f"not found in the headers: {', '.join(unknown)}", file=sys.stderr)
-    bases = hierarchy(classes, wanted)
+    bases = hierarchy(headers, wanted)
     write(options.output, torch_version_beside(include), bases)
     print(f"{len(bases)} classes written to {options.output}")
 

@@ -261,6 +261,9 @@ def derived_classes(index: CodeIndex, roots: set[str]) -> dict[str, list[ClassSi
 
 
 def registered_classes(index: CodeIndex, registrars: str | list[str], classes: dict[str, list[ClassSite]]) -> set[str]:
+    """The classes a registration call or registrar object reaches: named in its arguments,
+    in its file, in the file that defines a function it names, or as the type of an object
+    it names (`static MyHooks hooks;` ... `Register(&hooks)`)."""
     names = frozenset(last_component(r) for r in as_list(registrars))
     registered: set[str] = set()
     for source, _line, args, _via in invocations(index, names):
@@ -270,11 +273,22 @@ def registered_classes(index: CodeIndex, registrars: str | list[str], classes: d
         for token in tokens - classes.keys():
             for definer in _definers(index, token):
                 registered |= _named_in(index.code_text(definer), classes)
+            registered |= _types_of(index, token, classes)
     return registered
 
 
 def _named_in(text: str, classes: dict[str, list[ClassSite]]) -> set[str]:
     return {name for name in classes if re.search(rf"\b{re.escape(name)}\b", text)}
+
+
+def _types_of(index: CodeIndex, name: str, classes: dict[str, list[ClassSite]]) -> set[str]:
+    """The classes an object `name` is declared with: `Cls name;`, `static Cls* name = ...`,
+    `std::unique_ptr<Cls> name`."""
+    found: set[str] = set()
+    for source in index.select([name], languages=CPP_LANGUAGES):
+        text = index.code_text(source)
+        found |= {cls for cls in classes if re.search(rf"\b{re.escape(cls)}\b[^;=(){{}}\n]*\b{re.escape(name)}\b", text)}
+    return found
 
 
 def _definers(index: CodeIndex, function: str) -> list[SourceFile]:
