@@ -202,6 +202,7 @@ def test_no_names_no_calls():
         ("const Reg<Key::A, 2> braced{&impl};", ("Key::A", "2", "&impl")),
         ("static auto r = Reg<Key::A>(&impl);", ("Key::A", "&impl")),
         ("static Reg MAKE_UNIQUE(g)(Key::A, new Impl());", ("Key::A", "new Impl()")),
+        ("static ns::Reg<Impl> registered;", ("Impl",)),
     ],
 )
 def test_objects_constructed_with_arguments(code, args):
@@ -218,6 +219,7 @@ def test_objects_constructed_with_arguments(code, args):
         "Reg make(int a) { return make_reg(a); }",
         "Reg none();",
         "Reg empty{};",
+        "Reg plain;",
         "void use(const Reg& r, Reg* p);",
         "Reg::Reg(Key k) {}",
         'const char* s = "Reg g(1);";',

@@ -755,6 +755,7 @@ def _construction_pattern(name: str) -> re.Pattern[str]:
 
 
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_BARE_DECLARATION = re.compile(r"[A-Za-z_][\w#]*\s*;")
 _DECLARATOR = re.compile(r"\s*([A-Za-z_][\w#]*)\s*")
 _NOT_CONSTRUCTED_AFTER = frozenset({"class", "struct", "union", "enum", "namespace", "friend", "typename"})
 
@@ -764,8 +765,9 @@ def find_constructions(facts: CppFacts, names: Collection[str]) -> list[CppCall]
     arguments, as a registrar object is: `Name var(args)`, `Name var{args}`,
     `Name{args}`, and with template arguments `Name<T> var(args)`, `Name<T>{args}` or
     `Name<T>(args)`. Template arguments come first in `args`, as a macro that wraps
-    the registrar takes them: `Registrar<K> r(x)` reads as `Registrar(K, x)`. A
-    variable named by a macro, `Name MAKE_NAME(v)(args)`, counts too. Reported as
+    the registrar takes them: `Registrar<K> r(x)` reads as `Registrar(K, x)`, and
+    `Registrar<K> r;` as `Registrar(K)`. A variable named by a macro,
+    `Name MAKE_NAME(v)(args)`, counts too. Reported as
     `find_calls` reports calls; `Name(args)` is one of those, and a class definition
     (`struct Name {`), a function defined to return a `Name` and a construction
     without arguments are not constructions."""
@@ -812,7 +814,8 @@ def _construction_after(text: str, pos: int, brackets: _Brackets) -> tuple[tuple
         pos = _skip_space(text, after)
     opened = _construction_brackets(text, pos, brackets, templated=bool(template))
     if opened is None:
-        return None
+        bare = _BARE_DECLARATION.match(text, pos) if template else None
+        return (tuple(template), bare.end() - 1) if bare else None
     group = brackets.group(opened)
     if group is None:
         return None
