@@ -6,7 +6,9 @@ Options:
   class, a class of the tree that counts, or a class of the framework that derives from a
   named one (the framework's `upstream_classes`: `c10::DeviceAllocator` derives from
   `c10::Allocator`). A name written qualified (`torch::autograd::Function`) stands for that
-  framework class alone, an unqualified one for every framework class of that name.
+  framework class and its descendants alone, an unqualified one for every framework class of
+  that name. The bases a tree writes are compared on their last component, namespaces
+  making one class visible under several (`at::Allocator` is `c10::Allocator`).
 - `not_derives_from`: bases that disqualify: a class deriving from one of them (as
   `derives_from` reads it) does not count (`c10::Allocator`, but not `at::HostAllocator`).
 - `name`: glob on the class name.
@@ -100,18 +102,10 @@ def _roots(spec: dict, option: str = "derives_from") -> list[str]:
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
-    roots = tuple(sorted(_roots(spec)))
-    family = context.memo(("family", roots), lambda: _family(context, list(roots)))
+    family = _memo_family(context, _roots(spec))
+    excluded = _memo_family(context, _roots(spec, "not_derives_from")).classes if "not_derives_from" in spec else {}
+    registered = _registered(context, spec, family) if "registered_by" in spec else None
     name_globs = as_list(spec.get("name", "*"))
-    excluded = set()
-    if "not_derives_from" in spec:
-        others = tuple(sorted(_roots(spec, "not_derives_from")))
-        excluded = context.memo(("family", others), lambda: _family(context, list(others))).classes.keys()
-    registered = None
-    if "registered_by" in spec:
-        registrars = tuple(as_list(spec["registered_by"]))
-        registered = context.memo(("registered", registrars, roots),
-                                  lambda: registered_classes(context.index, list(registrars), family.classes))
     rules = StubRules(
         context.upstream.inert_calls,
         frozenset(last_component(name) for name in as_list(spec.get("placeholders", []))),
@@ -127,6 +121,17 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             if in_clause_files(site.source.path, clause):
                 hits.extend(_site_hits(context, site, spec, family, rules))
     return hits
+
+
+def _memo_family(context: Context, roots: list[str]) -> Family:
+    key = tuple(sorted(roots))
+    return context.memo(("family", key), lambda: _family(context, list(key)))
+
+
+def _registered(context: Context, spec: dict, family: Family) -> set[str]:
+    registrars = tuple(as_list(spec["registered_by"]))
+    key = ("registered", registrars, tuple(sorted(_roots(spec))))
+    return context.memo(key, lambda: registered_classes(context.index, list(registrars), family.classes))
 
 
 def _site_hits(context: Context, site: ClassSite, spec: dict, family: Family, rules: StubRules) -> list[Hit]:

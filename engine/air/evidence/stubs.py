@@ -33,25 +33,30 @@ CONSTANT_WORDS = frozenset(
 )
 NOT_A_TYPE = frozenset({"return", "throw", "delete", "goto", "case", "else", "co_return", "co_yield", "new"})
 
+# Statements are whitespace-collapsed: a blank is one space at most, which keeps every
+# pattern below linear.
 _LITERAL = r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\''
 _NUMBER = r"[-+]?\.?\d[\w.']*"
-_QUALIFIED = r"(?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*"
-_RETURN = re.compile(r"return\b\s*(?P<value>.*)", re.S)
+_QUALIFIED = r"(?::: ?)?[A-Za-z_]\w*(?: ?:: ?~?[A-Za-z_]\w*)*"
+_TEMPLATE_ARGUMENTS = r"<[^<>;]*(?:<[^<>;]*>[^<>;]*)*>"
+_RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
 _THROW = re.compile(r"throw\b")
-_VOID_CAST = re.compile(r"\(\s*void\s*\)|static_cast\s*<\s*void\s*>")
-_STREAM = re.compile(r"(?:::\s*)?std\s*::\s*(?:cout|cerr|clog)\s*<<")
-_CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED})\s*(?=\()")
+_VOID_CAST = re.compile(r"\( ?void ?\)|static_cast ?< ?void ?>")
+_STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
+_CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
 _ARGUMENT_TOKEN = re.compile(rf"{_LITERAL}|[()\[\]{{}},]")
-_CONSTANT_TOKEN = re.compile(rf"\s*(?:{_LITERAL}|{_NUMBER}|(?P<name>{_QUALIFIED})|[(){{}}<>,!~+\-])", re.S)
-_EMPTY_CALL = re.compile(r"\w\s*\(\s*\)")
+_CONSTANT_TOKEN = re.compile(rf" ?(?:{_LITERAL}|{_NUMBER}|(?P<name>{_QUALIFIED})|[(){{}}<>,!~+\-])", re.S)
+_EMPTY_CALL = re.compile(r"\w ?\( ?\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DECLARATION = re.compile(
-    r"(?:(?:static|const|constexpr|thread_local|volatile|mutable)\s+)*"
-    rf"(?P<type>{_QUALIFIED}(?:\s*<.*>)?)[\s*&]+(?P<name>[A-Za-z_]\w*)\s*(?P<init>=.*|\(.*\)|\{{.*\}})?",
+    r"(?:(?:static|const|constexpr|thread_local|volatile|mutable) )*"
+    rf"(?P<type>{_QUALIFIED}(?: ?{_TEMPLATE_ARGUMENTS})?)(?: ?[*&]+ ?| )(?P<name>[A-Za-z_]\w*) ?"
+    r"(?P<init>=.*|\(.*\)|\{.*\})?",
     re.S,
 )
-_PLAIN_ARGUMENT = re.compile(rf"\s*(?:{_LITERAL}|{_NUMBER}|[&*]?\s*(?:this\s*->\s*)?{_QUALIFIED}(?:\s*(?:\.|->)\s*\w+)*)\s*")
+_PLAIN_ARGUMENT = re.compile(rf"{_LITERAL}|{_NUMBER}|[&*]? ?(?:this ?-> ?)?{_QUALIFIED}(?: ?(?:\.|->) ?\w+)*")
 _CONSTANT_NAME = re.compile(r"k[A-Z]\w*")
+_LITERAL_OR_NUMBER = re.compile(rf"{_LITERAL}|{_NUMBER}")
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,7 @@ def _split_arguments(text: str) -> list[str]:
 
 
 def _is_literal(text: str) -> bool:
-    return re.fullmatch(rf"{_LITERAL}|{_NUMBER}", text) is not None
+    return _LITERAL_OR_NUMBER.fullmatch(text) is not None
 
 
 def is_constant(expression: str) -> bool:
