@@ -57,6 +57,7 @@ from air.index.cpp import body_statements
 from air.index.model import CppClass, SourceFile, Span
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+OBJECT_NAME = re.compile(r"\b(?!new\b)([A-Za-z_]\w*)\b(?! ?(?:\(|::|<|\{))")  # neither called, a scope nor a type
 MAX_DEPTH = 16
 
 
@@ -252,14 +253,13 @@ def derived_classes(index: CodeIndex, roots: set[str]) -> dict[str, list[ClassSi
     seen: set[tuple[str, int]] = set()
     while frontier:
         new_names: set[str] = set()
-        for literal in sorted(frontier):
-            for source, record in index.classes(literal):
-                if (source.path, record.line) in seen or not any(base_name(b) in known for b in record.bases):
-                    continue
-                seen.add((source.path, record.line))
-                found.setdefault(record.name, []).append(ClassSite(source, record))
-                if record.name not in known:
-                    new_names.add(record.name)
+        for source, record in index.classes(sorted(frontier)):
+            if (source.path, record.line) in seen or not any(base_name(b) in known for b in record.bases):
+                continue
+            seen.add((source.path, record.line))
+            found.setdefault(record.name, []).append(ClassSite(source, record))
+            if record.name not in known:
+                new_names.add(record.name)
         known |= new_names
         frontier = new_names
     return found
@@ -278,7 +278,8 @@ def registered_classes(index: CodeIndex, registrars: str | list[str], classes: d
         for token in tokens - classes.keys():
             for definer in _definers(index, token):
                 registered |= _named_in(index.code_text(definer), classes)
-            registered |= _types_of(index, token, classes)
+        for name in set(OBJECT_NAME.findall(" ".join(args))) - classes.keys():
+            registered |= _types_of(index, name, classes)
     return registered
 
 
@@ -289,11 +290,15 @@ def _named_in(text: str, classes: dict[str, list[ClassSite]]) -> set[str]:
 def _types_of(index: CodeIndex, name: str, classes: dict[str, list[ClassSite]]) -> set[str]:
     """The classes an object `name` is declared with: `Cls name;`, `static Cls* name = ...`,
     `std::unique_ptr<Cls> name`."""
-    found: set[str] = set()
-    for source in index.select([name], languages=CPP_LANGUAGES):
-        text = index.code_text(source)
-        found |= {cls for cls in classes if re.search(rf"\b{re.escape(cls)}\b[^;=(){{}}\n]*\b{re.escape(name)}\b", text)}
-    return found
+    if not classes:
+        return set()
+    named = "|".join(re.escape(cls) for cls in sorted(classes))
+    declaration = re.compile(rf"\b({named})\b[^;=(){{}}\n]*\b{re.escape(name)}\b")
+    return {
+        match.group(1)
+        for source in index.select([name], languages=CPP_LANGUAGES)
+        for match in declaration.finditer(index.code_text(source))
+    }
 
 
 def _definers(index: CodeIndex, function: str) -> list[SourceFile]:
