@@ -232,6 +232,7 @@ REGISTRATIONS = [
     "static Registrar g_reg(Kind::Dev, new Impl());",
     "namespace {\nconst ns::Registrar registered{Kind::Dev, &impl_instance};\n}",
     "auto reg = ns::Registrar{Kind::Dev, new Impl};",
+    "static auto reg = ns::Registrar(Kind::Dev, new Impl());",
     "static ns::Registrar UNIQUE_NAME(g)(Kind::Dev, new Impl());",
     "#define MY_REGISTER(T) static ns::Registrar g_##T(Kind::Dev, new T());\nMY_REGISTER(Impl)",
     "REGISTER_IMPL(Dev, Impl);",
