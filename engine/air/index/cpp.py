@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from functools import cache, lru_cache
 from itertools import pairwise
 
 from air.index.blanking import blank_spans
@@ -307,9 +307,8 @@ class _Braces:
             index = bisect_right(self._opens, self.closing[inner], index)
 
 
-def _read_classes(code: str, lines: _Lines, macros: Collection[str]) -> Iterator[CppClass]:
+def _read_classes(code: str, lines: _Lines, macros: Collection[str], braces: Callable[[], _Braces]) -> Iterator[CppClass]:
     keys = [key for key in _CLASS_KEY.finditer(code) if _starts_class_head(code, key.start())]
-    braces: _Braces | None = None
     for index, key in enumerate(keys):
         limit = keys[index + 1].start() if index + 1 < len(keys) else len(code)
         # A head ends before the next `class` keyword, as in `template <class T> class X {`.
@@ -320,8 +319,7 @@ def _read_classes(code: str, lines: _Lines, macros: Collection[str]) -> Iterator
         if head is None:
             continue
         name, bases = head
-        braces = braces or _Braces(code)
-        methods = _member_functions(code, braces, head_end.start(), name, lines)
+        methods = _member_functions(code, braces(), head_end.start(), name, lines)
         yield CppClass(lines.of(key.start()), name, bases, methods)
 
 
@@ -509,7 +507,7 @@ _NOT_BEFORE_DECLARATOR = frozenset(",:(<=.!?+-/%|^")
 _MAX_TEMPLATE_ARGUMENTS = 256
 
 
-def _read_method_defs(code: str, lines: _Lines) -> Iterator[CppMethodDef]:
+def _read_method_defs(code: str, lines: _Lines, braces: Callable[[], _Braces]) -> Iterator[CppMethodDef]:
     brackets = _Brackets(code)
     for declarator in _SCOPED_DECLARATOR.finditer(code):
         scope = _scope_before(code, declarator.start())
@@ -522,9 +520,9 @@ def _read_method_defs(code: str, lines: _Lines) -> Iterator[CppMethodDef]:
         parameters = brackets.group(declarator.end() - 1)
         if parameters is None:
             continue
-        defined, body = _definition_after(code, parameters[0] + 1, brackets, constructor=name == cls)
+        defined, opened = _definition_after(code, parameters[0] + 1, brackets, constructor=name == cls)
         if defined:
-            yield CppMethodDef(lines.of(start), cls, name, body)
+            yield CppMethodDef(lines.of(start), cls, name, None if opened is None else (opened, braces().closing[opened]))
 
 
 def _may_begin_declarator(code: str, start: int) -> bool:
@@ -565,20 +563,18 @@ def _template_arguments_start(code: str, end: int) -> int | None:
     return None
 
 
-def _definition_after(code: str, pos: int, brackets: _Brackets, constructor: bool) -> tuple[bool, Span | None]:
+def _definition_after(code: str, pos: int, brackets: _Brackets, constructor: bool) -> tuple[bool, int | None]:
     """Whether the parameter list that ends at `pos` is followed by a function body:
     `{` after qualifiers and a trailing return type, `= default`, or for a
-    constructor an initialiser list; and where the braces of that body are, when
-    they follow at once."""
+    constructor an initialiser list; and where the body's `{` is, when it follows
+    at once."""
     for _ in range(_MAX_TRAILER_TOKENS):
         token = _TRAILER_TOKEN.match(code, pos)
         if token is None:
             return False, None
         text = token[1]
         if text == "{":
-            opened = token.start(1)
-            group = brackets.group(opened)
-            return True, (opened, group[0] if group else len(code))
+            return True, token.start(1)
         if text == ":":
             return constructor, None
         if text == "=":
@@ -663,12 +659,13 @@ def extract_cpp(text: str) -> CppFacts:
     # Code without comments, literals or directives: what classes and bodies are read from.
     code = blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans))
     object_like = {define.name for define in defines if define.params is None}
+    braces = cache(lambda: _Braces(code))  # matched once, when a class or a body needs them
     return CppFacts(
         stripped=stripped,
         defines=tuple(defines),
         includes=tuple(includes),
-        classes=tuple(_read_classes(code, lines, object_like)),
-        method_defs=tuple(_read_method_defs(code, lines)),
+        classes=tuple(_read_classes(code, lines, object_like, braces)),
+        method_defs=tuple(_read_method_defs(code, lines, braces)),
     )
 
 
