@@ -325,7 +325,8 @@ def test_cpp_class_transitive_overrides_and_registration(tmp_path):
         "s.cpp": "void f() { at::RegisterPrivateUse1HooksInterface(get()); }\n",
     })
     spec = {"derives_from": "PrivateUse1HooksInterface", "overrides": ["isBuilt", "isAvailable"]}
-    assert [h.capture("CLASS") for h in hits(tmp_path, {"cpp_class": spec})] == ["Hooks"]
+    found = [(h.line, h.capture("CLASS"), h.capture("METHOD")) for h in hits(tmp_path, {"cpp_class": spec})]
+    assert found == [(1, "Hooks", "isBuilt"), (2, "Hooks", "isAvailable")]  # the inherited one where Base declares it
     registered = {**spec, "overrides": ["isAvailable"], "registered_by": "RegisterPrivateUse1HooksInterface"}
     assert [h.capture("CLASS") for h in hits(tmp_path, {"cpp_class": registered})] == ["Hooks"]
 

@@ -6,18 +6,20 @@ import pytest
 from air.index.cpp import (
     FunctionBodies,
     block_span,
+    body_statements,
     calls_between,
     expand_macro,
     expand_macros,
     extract_cpp,
     find_calls,
     find_constants,
+    find_constructions,
     find_type_aliases,
     function_bodies,
     resolve_alias,
     strip_comments,
 )
-from air.index.model import CppCall, CppClass, CppDefine, CppInclude, CppMethodDef
+from air.index.model import CppCall, CppClass, CppDefine, CppInclude
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -280,6 +282,54 @@ def test_no_names_no_calls():
     assert calls_in("f(1);", "absent") == []
 
 
+# --- find_constructions -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "code, args",
+    [
+        ("static Reg g(Key::A, new Impl());", ("Key::A", "new Impl()")),
+        ("const ns::Reg instance{Key::A, &impl};", ("Key::A", "&impl")),
+        ("auto g = ns::Reg{Key::A, new Impl};", ("Key::A", "new Impl")),
+        ("static ns::Reg<Key::A> registered(&impl);", ("Key::A", "&impl")),
+        ("const Reg<Key::A, 2> braced{&impl};", ("Key::A", "2", "&impl")),
+        ("static auto r = Reg<Key::A>(&impl);", ("Key::A", "&impl")),
+        ("static Reg MAKE_UNIQUE(g)(Key::A, new Impl());", ("Key::A", "new Impl()")),
+        ("static ns::Reg<Impl> registered;", ("Impl",)),
+    ],
+)
+def test_objects_constructed_with_arguments(code, args):
+    (found,) = find_constructions(extract_cpp("namespace {\n" + code + "\n}\n"), {"Reg"})
+    assert (found.line, found.name.rpartition("::")[2], found.args) == (2, "Reg", args)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "Reg(Key::A, &impl);",  # a call: find_calls reports it
+        "struct Reg { int a; };",
+        "class Reg final : public Base { };",
+        "Reg make(int a) { return make_reg(a); }",
+        "Reg none();",
+        "Reg empty{};",
+        "Reg plain;",
+        "void use(const Reg& r, Reg* p);",
+        "Reg::Reg(Key k) {}",
+        'const char* s = "Reg g(1);";',
+        "// Reg g(1);",
+        "MyReg g(1); RegTwo h(2);",
+    ],
+)
+def test_what_is_not_a_construction(code):
+    assert find_constructions(extract_cpp(code + "\n"), {"Reg"}) == []
+
+
+def test_constructions_in_a_define_body_name_their_macro():
+    facts = extract_cpp("#define REGISTER(T) static Reg g_##T(Key::A, new T());\nREGISTER(Impl)\n")
+    (found,) = find_constructions(facts, {"Reg"})
+    assert (found.line, found.args, found.in_define) == (1, ("Key::A", "new T()"), "REGISTER")
+
+
 # --- resolve_alias ------------------------------------------------------------
 
 
@@ -539,11 +589,33 @@ def test_class_with_export_macro_final_and_base():
     guard = class_named(GUARD, "NPUGuardImpl")
     assert guard.line == 2
     assert guard.bases == ("c10::impl::DeviceGuardImplInterface",)
-    assert guard.methods == ("NPUGuardImpl", "type", "getDevice", "hasPrimaryContext", "~NPUGuardImpl", "cast")
+    assert guard.method_names == ("NPUGuardImpl", "type", "getDevice", "hasPrimaryContext", "~NPUGuardImpl", "cast")
+
+
+def test_members_carry_the_line_of_their_name_and_the_braces_of_their_body():
+    facts = extract_cpp(source(GUARD))
+    (guard,) = [cls for cls in facts.classes if cls.name == "NPUGuardImpl"]
+    members = [(m.line, m.name, m.body and body_statements(facts.stripped, m.body)) for m in guard.methods]
+    assert members == [
+        (5, "NPUGuardImpl", None),
+        (6, "NPUGuardImpl", ['TORCH_CHECK(t == static_type, "wrong type")']),
+        (9, "type", ["return static_type"]),
+        (10, "getDevice", None),
+        (11, "hasPrimaryContext", ["return probe(device_index)"]),
+        (14, "~NPUGuardImpl", None),
+        (20, "cast", None),
+    ]
+
+
+def test_overloads_are_each_a_member():
+    cls = class_named("struct S {\n  void f(int a) { g(a); }\n  void f(float b);\n};\n", "S")
+    assert [(m.line, m.name, m.body is not None) for m in cls.methods] == [(2, "f", True), (3, "f", False)]
+    assert cls.method_names == ("f",)
 
 
 def test_nested_class_is_its_own_record():
-    assert class_named(GUARD, "Slot") == CppClass(23, "Slot", (), ("reset",))
+    slot = class_named(GUARD, "Slot")
+    assert (slot.line, slot.name, slot.bases, slot.method_names) == (23, "Slot", (), ("reset",))
 
 
 def test_bases_drop_access_and_virtual_but_keep_template_arguments():
@@ -562,7 +634,7 @@ def test_template_class():
         """,
         "Bar",
     )
-    assert cls == CppClass(2, "Bar", ("Base<T>",), ("push",))
+    assert (cls.line, cls.name, cls.bases, cls.method_names) == (2, "Bar", ("Base<T>",), ("push",))
 
 
 @pytest.mark.parametrize(
@@ -576,7 +648,7 @@ def test_template_class():
 )
 def test_attributes_before_the_name_are_skipped(head):
     (cls,) = extract_cpp(head + " {\n  void run();\n};\n").classes
-    assert (cls.name, cls.methods) == ("Foo", ("run",))
+    assert (cls.name, cls.method_names) == ("Foo", ("run",))
 
 
 def test_object_like_macro_before_the_body_is_not_a_name():
@@ -611,7 +683,7 @@ def test_class_line_is_that_of_its_keyword():
 
 def test_unbalanced_class_body_still_yields_the_class():
     (cls,) = extract_cpp("struct Open {\n  void a();\n  void b() {\n").classes
-    assert cls.methods == ("a", "b")
+    assert cls.method_names == ("a", "b")
 
 
 # --- out-of-class member definitions ----------------------------------------
@@ -637,13 +709,36 @@ def test_method_definitions():
             """
         )
     )
-    assert facts.method_defs == (
-        CppMethodDef(1, "NPUGuardImpl", "getDevice"),
-        CppMethodDef(4, "NPUGuardImpl", "NPUGuardImpl"),
-        CppMethodDef(6, "NPUGuardImpl", "~NPUGuardImpl"),
-        CppMethodDef(8, "Holder", "get"),
-        CppMethodDef(10, "Inner", "make"),
+    assert [(d.line, d.cls, d.name) for d in facts.method_defs] == [
+        (1, "NPUGuardImpl", "getDevice"),
+        (4, "NPUGuardImpl", "NPUGuardImpl"),
+        (6, "NPUGuardImpl", "~NPUGuardImpl"),
+        (8, "Holder", "get"),
+        (10, "Inner", "make"),
+    ]
+    bodies = [d.body and body_statements(facts.stripped, d.body) for d in facts.method_defs]
+    assert bodies == [["return c10::Device(c10::DeviceType::PrivateUse1, Helper::index())"], None, None, [], []]
+
+
+def test_body_statements_skip_literals_comments_and_preprocessor_lines():
+    facts = extract_cpp(
+        source(
+            """
+            void Impl::run(int x) const {
+              py::gil_scoped_acquire guard;  // ; not a statement
+            #ifdef WITH_LOG
+              log("a; b", ';');
+            #endif
+              if (x) { step(); } else { other(); }
+              return;
+            }
+            """
+        )
     )
+    (definition,) = facts.method_defs
+    assert body_statements(facts.stripped, definition.body) == [
+        "py::gil_scoped_acquire guard", "log(\"a; b\", ';')", "if (x) { step(); }", "else { other(); }", "return",
+    ]
 
 
 # --- robustness ---------------------------------------------------------------
@@ -658,6 +753,7 @@ def test_malformed_input_is_tolerated():
     for text in ["", "\0\0", "class", "struct X : {", "#define", '#include "', "f(((", "}}}{{{", "a::b(", 'R"(']:
         facts = extract_cpp(text)
         find_calls(facts, {"f", "b", "X"})
+        find_constructions(facts, {"f", "b", "X"})
 
 
 @settings(max_examples=200, deadline=None)
@@ -679,8 +775,15 @@ FRAGMENTS = [*"f(){}[],;:<>'\"/*\\\n x", "::", "#define ", "class ", "struct ", 
 def test_code_like_fragments_never_raise(pieces):
     text = "".join(pieces)
     facts = extract_cpp(text)
-    for call in find_calls(facts, {"f"}):
+    for call in find_calls(facts, {"f"}) + find_constructions(facts, {"f", "x"}):
         assert 1 <= call.line <= text.count("\n") + 1
+    for cls in facts.classes:
+        for method in cls.methods:
+            if method.body is not None:
+                body_statements(facts.stripped, method.body)
+    for definition in facts.method_defs:
+        if definition.body is not None:
+            body_statements(facts.stripped, definition.body)
 
 
 # --- function bodies ----------------------------------------------------------

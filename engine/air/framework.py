@@ -9,7 +9,7 @@ from pathlib import Path
 
 from air.errors import PackError
 from air.evidence import clause_from_data
-from air.evidence.base import Clause
+from air.evidence.base import Clause, UpstreamCode
 from air.expr import ConditionError, EvidenceResult, Node, parse_condition, referenced_names
 from air.index.cpp import extract_cpp
 from air.index.cpp_names import CppVocabulary
@@ -90,6 +90,7 @@ class Framework:
     verdicts: tuple[Verdict, ...]
     sources: tuple[tuple[str, str], ...]
     quick_reference: tuple[tuple[str, str], ...]
+    upstream: UpstreamCode
     data: dict  # the validated definition, for the pack digest
     cpp: CppVocabulary = CppVocabulary()
     vendoring: Vendoring = Vendoring()
@@ -184,6 +185,10 @@ def _build(document: _Combined) -> Framework:
         quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
         data=data, vendoring=_vendoring(document),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
+        upstream=UpstreamCode(
+            bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
+            inert_calls=tuple(data.get("inert_calls", ())),
+        ),
     )
 
 

@@ -114,7 +114,7 @@ def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeInd
 
 def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: Source | None,
               started: float, framework_version: str | None) -> Report:
-    evaluator = Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp))
+    evaluator = Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp, pack.framework.upstream))
     clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
     clauses += [d.clause for d in pack.upstream]
     absent = AbsentCode.of(index, pack.framework.vendoring)

@@ -99,7 +99,7 @@ class Evaluator:
         self.context.index.scan_literals([
             *(part
               for clause in clauses
-              for literal in KINDS[clause.kind].literals(clause.spec)
+              for literal in _prefilter_literals(clause, self.context)
               for part in ((literal,) if isinstance(literal, str) else literal)),
             *literals,
         ])
@@ -214,6 +214,14 @@ class Evaluator:
 
     def _hits(self, clause: Clause) -> list[Hit]:
         return apply_where(KINDS[clause.kind].evaluate(clause, self.context), clause, self.context)
+
+
+def _prefilter_literals(clause: Clause, context: Context) -> list:
+    """The literals a clause's files hold: those of its spec, and those the framework's data
+    adds to it (the names of upstream classes, say)."""
+    kind = KINDS[clause.kind]
+    upstream = getattr(kind, "upstream_literals", None)
+    return [*kind.literals(clause.spec), *(upstream(clause.spec, context) if upstream else ())]
 
 
 def _take(clauses: list[Clause], taken) -> Iterable[Clause]:

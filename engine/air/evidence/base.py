@@ -114,15 +114,27 @@ class ClauseResult:
         return [hit for hit in self.hits if hit.role == "tests"] if self.clause.scope == "product" else []
 
 
+@dataclass(frozen=True)
+class UpstreamCode:
+    """What the framework's own C++ tells that a tree does not: its classes with their direct
+    bases (qualified names), and the calls that check, warn or fail but implement nothing
+    (names or globs of their last component)."""
+
+    bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    inert_calls: tuple[str, ...] = ()
+
+
 class Context:
     """What a kind may consult besides its own spec."""
 
     def __init__(self, index: CodeIndex, symbols: Mapping[str, tuple[str, ...]],
-                 operators: OperatorSyntax | None = None, cpp: CppVocabulary | None = None) -> None:
+                 operators: OperatorSyntax | None = None, cpp: CppVocabulary | None = None,
+                 upstream: UpstreamCode | None = None) -> None:
         self.index = index
         self.symbols = symbols
         self.operators = operators
         self.cpp = cpp or CppVocabulary()
+        self.upstream = upstream or UpstreamCode()
         self._memo: dict[tuple, Any] = {}
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:

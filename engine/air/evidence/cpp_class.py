@@ -1,14 +1,43 @@
-"""`cpp_class`: C++ classes deriving (transitively, through classes of the tree) from a base.
+"""`cpp_class`: C++ classes deriving from a base, directly, through classes of the tree or
+through the framework's own classes.
 
-Options: `name` (glob on the class name), `overrides` (member functions the class or one
-of its in-tree ancestors defines), `registered_by` (the class must reach a registration
-call: named in its arguments, in the same file, or in the file that defines a function
-named in its arguments).
+Options:
+- `derives_from`: the base class or classes. A class counts when one of its bases is a named
+  class, a class of the tree that counts, or a class of the framework that derives from a
+  named one (the framework's `upstream_classes`: `c10::DeviceAllocator` derives from
+  `c10::Allocator`). A name written qualified (`torch::autograd::Function`) stands for that
+  framework class and its descendants alone, an unqualified one for every framework class of
+  that name. The bases a tree writes are compared on their last component, namespaces
+  making one class visible under several (`at::Allocator` is `c10::Allocator`).
+- `not_derives_from`: bases that disqualify: a class deriving from one of them (as
+  `derives_from` reads it) does not count (`c10::Allocator`, but not `at::HostAllocator`).
+- `name`: glob on the class name.
+- `overrides`: member functions the class or one of its tree ancestors declares or defines;
+  a member of a framework class never counts. A finding is at each method's definition (its
+  body in the class, or out of it: `Cls::m(...) {`), or at its declaration when the tree
+  holds no body for it.
+- `bodies`: `real` keeps a class only when each of `overrides` has a body that does
+  something; `stub` only when all of them are there and one at least is a stub (see
+  `air.evidence.stubs`), the findings being then at the stubs. Without `overrides`, the
+  member functions of the class and of its tree ancestors are judged, constructors and
+  destructors aside: `real` when one does something, `stub` when there are some and none
+  does; a class without any member function is neither. A method whose body the tree does
+  not hold counts as real.
+- `placeholders`: names a stub returns: a body returning an expression that names one of
+  them implements nothing of its own (a stream pool that always hands out
+  `getDefaultStream(...)`).
+- `constant_is_real`: a method that returns a constant implements it (`isBuilt()` answers a
+  question settled when the backend is built).
+- `registered_by`: the class must reach a registration call or registrar object (found as
+  `cpp_macro` finds them): named in its arguments, in the same file, or in the file that
+  defines a function named in its arguments.
 """
 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -21,11 +50,15 @@ from air.evidence.base import (
     in_clause_files,
     last_component,
 )
-from air.evidence.cpp_macro import invocations
+from air.evidence.cpp_macro import CPP_LANGUAGES, invocations
+from air.evidence.stubs import StubRules, is_stub
 from air.index import CodeIndex
-from air.index.model import CppClass, SourceFile
+from air.index.cpp import body_statements
+from air.index.model import CppClass, SourceFile, Span
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+OBJECT_NAME = re.compile(r"\b(?!new\b)([A-Za-z_]\w*)\b(?! ?(?:\(|::|<|\{))")  # neither called, a scope nor a type
+MAX_DEPTH = 16
 
 
 @dataclass(frozen=True)
@@ -34,40 +67,182 @@ class ClassSite:
     record: CppClass
 
 
+@dataclass(frozen=True)
+class Definition:
+    """Where a member function is written: with its body, or (body None) only declared."""
+
+    source: SourceFile
+    line: int
+    body: Span | None
+
+
+@dataclass(frozen=True)
+class Family:
+    """The classes of the tree that derive from the named bases, by name, and the names of
+    the named bases and of the framework's classes deriving from them, whose members are
+    never the tree's."""
+
+    classes: dict[str, list[ClassSite]]
+    upstream: frozenset[str]
+
+
 def literals(spec: dict) -> list[str]:
     return [last_component(base) for base in as_list(spec["derives_from"])]
 
 
+def upstream_literals(spec: dict, context: Context) -> list[str]:
+    """The names of the framework's classes deriving from the named bases, which a class of
+    the tree may name instead of them: literals of the prefilter too."""
+    return sorted({last_component(name) for name in upstream_descendants(context.upstream.bases, _roots(spec))})
+
+
+def _roots(spec: dict, option: str = "derives_from") -> list[str]:
+    """The bases an option names, as written."""
+    return ["".join(base.split()) for base in as_list(spec[option])]
+
+
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
-    index = context.index
-    roots = set(literals(spec))
-    descendants = context.memo(("derived", tuple(sorted(roots))), lambda: derived_classes(index, roots))
-    wanted_methods = as_list(spec.get("overrides", []))
+    family = _memo_family(context, _roots(spec))
+    excluded = _memo_family(context, _roots(spec, "not_derives_from")).classes if "not_derives_from" in spec else {}
+    registered = _registered(context, spec, family) if "registered_by" in spec else None
     name_globs = as_list(spec.get("name", "*"))
-    registered = None
-    if "registered_by" in spec:
-        registrars = tuple(as_list(spec["registered_by"]))
-        registered = context.memo(("registered", registrars, tuple(sorted(roots))),
-                                  lambda: registered_classes(index, list(registrars), descendants))
+    rules = StubRules(
+        context.upstream.inert_calls,
+        frozenset(last_component(name) for name in as_list(spec.get("placeholders", []))),
+        spec.get("constant_is_real", False),
+    )
     hits = []
-    for name, sites in sorted(descendants.items()):
-        if not any(fnmatchcase(name, glob) for glob in name_globs):
+    for name, sites in sorted(family.classes.items()):
+        if name in excluded or not any(fnmatchcase(name, glob) for glob in name_globs):
             continue
         if registered is not None and name not in registered:
             continue
-        methods = context.memo(("methods", name, tuple(sorted(roots))),
-                               lambda name=name: inherited_methods(index, name, descendants, roots))
-        if not all(method in methods for method in wanted_methods):
-            continue
         for site in sites:
             if in_clause_files(site.source.path, clause):
-                hits.append(hit_at(site.source, site.record.line, {"CLASS": name}))
+                hits.extend(_site_hits(context, site, spec, family, rules))
     return hits
+
+
+def _memo_family(context: Context, roots: list[str]) -> Family:
+    key = tuple(sorted(roots))
+    return context.memo(("family", key), lambda: _family(context, list(key)))
+
+
+def _registered(context: Context, spec: dict, family: Family) -> set[str]:
+    registrars = tuple(as_list(spec["registered_by"]))
+    key = ("registered", registrars, tuple(sorted(_roots(spec))))
+    return context.memo(key, lambda: registered_classes(context.index, list(registrars), family.classes))
+
+
+def _site_hits(context: Context, site: ClassSite, spec: dict, family: Family, rules: StubRules) -> list[Hit]:
+    wanted = as_list(spec.get("overrides", []))
+    bodies = spec.get("bodies")
+    name = site.record.name
+    if not wanted:
+        if bodies is not None and _class_bodies(context, site, family, rules) != bodies:
+            return []
+        return [hit_at(site.source, site.record.line, {"CLASS": name})]
+    found = {method: _definitions(context, site, method, family) for method in wanted}
+    if not all(found.values()):
+        return []
+    stubs = [m for m in wanted if all(_stub(context, d, rules) for d in found[m])] if bodies else []
+    if (bodies == "real" and stubs) or (bodies == "stub" and not stubs):
+        return []
+    cited = stubs if bodies == "stub" else wanted
+    return [hit_at(d.source, d.line, {"CLASS": name, "METHOD": m}) for m in cited for d in [_cited(found[m])]]
+
+
+def _cited(definitions: list[Definition]) -> Definition:
+    """The definition a finding shows: the first with a body, else the first declaration."""
+    return min(definitions, key=lambda d: (d.body is None, d.source.path, d.line))
+
+
+def _class_bodies(context: Context, site: ClassSite, family: Family, rules: StubRules) -> str | None:
+    """"real" when a member function of the class (or of a tree ancestor) does something,
+    "stub" when it has some and none does, None when it has none."""
+    members = _member_names(site, family)
+    if not members:
+        return None
+    stub = all(all(_stub(context, d, rules) for d in _definitions(context, site, m, family)) for m in members)
+    return "stub" if stub else "real"
+
+
+def _member_names(site: ClassSite, family: Family, depth: int = 0) -> list[str]:
+    """The member functions of the class at `site` and of its tree ancestors, constructors
+    and destructors aside."""
+    names = [m.name for m in site.record.methods if m.name != site.record.name and not m.name.startswith("~")]
+    for parent in _parents(site, family) if depth < MAX_DEPTH else ():
+        names += _member_names(parent, family, depth + 1)
+    return list(dict.fromkeys(names))
+
+
+def _parents(site: ClassSite, family: Family) -> list[ClassSite]:
+    """The sites of the tree classes the class at `site` derives from, framework classes aside."""
+    parents = [base_name(base) for base in site.record.bases]
+    return [parent for name in parents if name not in family.upstream for parent in family.classes.get(name, [])]
+
+
+def _definitions(context: Context, site: ClassSite, method: str, family: Family, depth: int = 0) -> list[Definition]:
+    """Where `method` of the class at `site` is written: its bodies, in the class or out of
+    it; else its declarations there; else what a tree ancestor has."""
+    own = [Definition(site.source, m.line, m.body) for m in site.record.methods if m.name == method]
+    defined = [d for d in own if d.body is not None] + _out_of_class(context, site.record.name).get(method, [])
+    if defined or own:
+        return defined or own
+    for parent in _parents(site, family) if depth < MAX_DEPTH else ():
+        inherited = _definitions(context, parent, method, family, depth + 1)
+        if inherited:
+            return inherited
+    return []
+
+
+def _out_of_class(context: Context, cls: str) -> dict[str, list[Definition]]:
+    """The out-of-class definitions `cls::name(...) {` of the tree, by method name."""
+    def find() -> dict[str, list[Definition]]:
+        found: dict[str, list[Definition]] = defaultdict(list)
+        for source in context.index.select([f"{cls}::"], languages=CPP_LANGUAGES):
+            for definition in context.index.cpp_facts(source).method_defs:
+                if definition.cls == cls:
+                    found[definition.name].append(Definition(source, definition.line, definition.body))
+        return dict(found)
+
+    return context.memo(("out-of-class", cls), find)
+
+
+def _stub(context: Context, definition: Definition, rules: StubRules) -> bool:
+    if definition.body is None:
+        return False
+    return is_stub(body_statements(context.index.cpp_facts(definition.source).stripped, definition.body), rules)
 
 
 def base_name(base: str) -> str:
     return last_component(base.split("<", 1)[0].strip())
+
+
+def _family(context: Context, roots: list[str]) -> Family:
+    upstream = upstream_descendants(context.upstream.bases, roots)
+    names = {last_component(root) for root in roots} | {last_component(name) for name in upstream}
+    return Family(derived_classes(context.index, names), frozenset(names))
+
+
+def upstream_descendants(bases: Mapping[str, tuple[str, ...]], roots: list[str]) -> set[str]:
+    """The framework classes that derive, at any depth, from one of `roots`: a root written
+    qualified stands for that class alone, an unqualified one for every class of its name."""
+    derived: dict[str, set[str]] = defaultdict(set)
+    for name, direct in bases.items():
+        for base in direct:
+            derived[base].add(name)
+    found = {name for name in bases.keys() | derived.keys() if any(_is_named(name, root) for root in roots)}
+    frontier = set(found)
+    while frontier:
+        frontier = {child for parent in frontier for child in derived[parent]} - found
+        found |= frontier
+    return found
+
+
+def _is_named(qualified: str, root: str) -> bool:
+    return qualified == root or qualified.endswith("::" + root)
 
 
 def derived_classes(index: CodeIndex, roots: set[str]) -> dict[str, list[ClassSite]]:
@@ -78,37 +253,22 @@ def derived_classes(index: CodeIndex, roots: set[str]) -> dict[str, list[ClassSi
     seen: set[tuple[str, int]] = set()
     while frontier:
         new_names: set[str] = set()
-        for literal in sorted(frontier):
-            for source, record in index.classes(literal):
-                if (source.path, record.line) in seen or not any(base_name(b) in known for b in record.bases):
-                    continue
-                seen.add((source.path, record.line))
-                found.setdefault(record.name, []).append(ClassSite(source, record))
-                if record.name not in known:
-                    new_names.add(record.name)
+        for source, record in index.classes(sorted(frontier)):
+            if (source.path, record.line) in seen or not any(base_name(b) in known for b in record.bases):
+                continue
+            seen.add((source.path, record.line))
+            found.setdefault(record.name, []).append(ClassSite(source, record))
+            if record.name not in known:
+                new_names.add(record.name)
         known |= new_names
         frontier = new_names
     return found
 
 
-def inherited_methods(
-    index: CodeIndex, name: str, classes: dict[str, list[ClassSite]], roots: set[str], depth: int = 0
-) -> set[str]:
-    """Member functions of `name` and of its tree ancestors below the root interfaces."""
-    methods: set[str] = set()
-    for site in classes.get(name, []):
-        methods.update(site.record.methods)
-        if depth < 16:
-            for base in site.record.bases:
-                parent = base_name(base)
-                if parent not in roots and parent in classes:
-                    methods |= inherited_methods(index, parent, classes, roots, depth + 1)
-    for source in index.select([f"{name}::"], languages=["cpp", "template"]):
-        methods.update(d.name for d in index.cpp_facts(source).method_defs if d.cls.split("::")[-1] == name)
-    return methods
-
-
 def registered_classes(index: CodeIndex, registrars: str | list[str], classes: dict[str, list[ClassSite]]) -> set[str]:
+    """The classes a registration call or registrar object reaches: named in its arguments,
+    in its file, in the file that defines a function it names, or as the type of an object
+    it names (`static MyHooks hooks;` ... `Register(&hooks)`)."""
     names = frozenset(last_component(r) for r in as_list(registrars))
     registered: set[str] = set()
     for source, _line, args, _via in invocations(index, names):
@@ -118,6 +278,8 @@ def registered_classes(index: CodeIndex, registrars: str | list[str], classes: d
         for token in tokens - classes.keys():
             for definer in _definers(index, token):
                 registered |= _named_in(index.code_text(definer), classes)
+        for name in set(OBJECT_NAME.findall(" ".join(args))) - classes.keys():
+            registered |= _types_of(index, name, classes)
     return registered
 
 
@@ -125,8 +287,22 @@ def _named_in(text: str, classes: dict[str, list[ClassSite]]) -> set[str]:
     return {name for name in classes if re.search(rf"\b{re.escape(name)}\b", text)}
 
 
+def _types_of(index: CodeIndex, name: str, classes: dict[str, list[ClassSite]]) -> set[str]:
+    """The classes an object `name` is declared with: `Cls name;`, `static Cls* name = ...`,
+    `std::unique_ptr<Cls> name`."""
+    if not classes:
+        return set()
+    named = "|".join(re.escape(cls) for cls in sorted(classes))
+    declaration = re.compile(rf"\b({named})\b[^;=(){{}}\n]*\b{re.escape(name)}\b")
+    return {
+        match.group(1)
+        for source in index.select([name], languages=CPP_LANGUAGES)
+        for match in declaration.finditer(index.code_text(source))
+    }
+
+
 def _definers(index: CodeIndex, function: str) -> list[SourceFile]:
     """Files that define a function `function(...) {`."""
     call = rf"\b{re.escape(function)}\s*\("  # a scan for the `)` stops at the next call: linear on `f(f(f(...`
     pattern = re.compile(rf"{call}(?:(?!{call})[^;{{}}])*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{")
-    return [s for s in index.select([function], languages=["cpp", "template"]) if pattern.search(s.text)]
+    return [s for s in index.select([function], languages=CPP_LANGUAGES) if pattern.search(s.text)]

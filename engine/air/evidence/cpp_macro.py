@@ -1,5 +1,10 @@
 """`cpp_macro`: invocations `NAME(args)` of macros or functions in C/C++, with captured arguments.
 
+A NAME that is a class counts where an object of it is constructed with arguments, as a
+registrar object is: `static NAME r(a, b);`, `NAME r{a, b}`, `auto r = NAME{a, b}`. The
+template arguments of a class template come first, so `NAME<K> r(a)` captures as
+`NAME(K, a)`, the way the macro that wraps such a registrar is written.
+
 A call written inside a function-like `#define` of the tree counts where that macro is
 invoked, with the invocation's arguments substituted, so a registration wrapped in a
 backend's own macro is found at the line that expands it. A wrapper that is never
@@ -27,7 +32,7 @@ from air.evidence.base import (
     last_component,
 )
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, is_declared_at
+from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, find_constructions, is_declared_at
 from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
 MAX_WRAPPER_DEPTH = 3
@@ -62,7 +67,7 @@ def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0, calls_o
     for source in index.select(names, languages=CPP_LANGUAGES):
         facts = index.cpp_facts(source)
         expanded_functions: set[int] = set()
-        for call in find_calls(facts, names):
+        for call in _invoked(facts, names):
             if calls_only and is_declared_at(facts.stripped, call.start):
                 continue
             if call.in_define is not None:
@@ -114,5 +119,10 @@ def _through_function(index: CodeIndex, function: CppDefine, names: frozenset[st
 
 def _expanded_calls(site: SourceFile, line: int, wrapper: CppDefine, args: tuple[str, ...],
                     names: frozenset[str]) -> Iterator[Invocation]:
-    for call in find_calls(CppFacts(stripped=expand_macro(wrapper, args)), names):
+    for call in _invoked(CppFacts(stripped=expand_macro(wrapper, args)), names):
         yield site, line, call.args, wrapper.name
+
+
+def _invoked(facts: CppFacts, names: frozenset[str]) -> list[CppCall]:
+    """Calls of `names` and constructions of objects of them, in order of position."""
+    return sorted(find_calls(facts, names) + find_constructions(facts, names), key=lambda call: call.end)

@@ -322,10 +322,10 @@ class CodeIndex:
             found.setdefault(PurePosixPath(source.path).name, []).append(source.path)
         return found
 
-    def classes(self, literal: str) -> list[tuple[SourceFile, CppClass]]:
-        """C/C++ classes defined in files that mention `literal`."""
+    def classes(self, literals: Iterable[str]) -> list[tuple[SourceFile, CppClass]]:
+        """C/C++ classes defined in files that mention one of `literals`."""
         found = []
-        for source in self.select([literal], languages=["cpp", "template"]):
+        for source in self.select(literals, languages=["cpp", "template"]):
             found.extend((source, cls) for cls in self.cpp_facts(source).classes)
         return found
 

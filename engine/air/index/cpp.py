@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from itertools import islice, pairwise
 
 from air.index.blanking import blank_spans
@@ -25,7 +25,9 @@ from air.index.model import (
     CppDefine,
     CppFacts,
     CppInclude,
+    CppMethod,
     CppMethodDef,
+    Span,
 )
 
 CPP_LANGUAGES = ("cpp", "template")  # the index languages read as C/C++
@@ -391,9 +393,8 @@ class _Braces:
             index = bisect_right(self._opens, self.closing[inner], index)
 
 
-def _read_classes(code: str, lines: _Lines, macros: Collection[str]) -> Iterator[CppClass]:
+def _read_classes(code: str, lines: _Lines, macros: Collection[str], braces: Callable[[], _Braces]) -> Iterator[CppClass]:
     keys = [key for key in _CLASS_KEY.finditer(code) if _starts_class_head(code, key.start())]
-    braces: _Braces | None = None
     for index, key in enumerate(keys):
         limit = keys[index + 1].start() if index + 1 < len(keys) else len(code)
         # A head ends before the next `class` keyword, as in `template <class T> class X {`.
@@ -404,8 +405,7 @@ def _read_classes(code: str, lines: _Lines, macros: Collection[str]) -> Iterator
         if head is None:
             continue
         name, bases = head
-        braces = braces or _Braces(code)
-        methods = _member_functions(code, braces, head_end.start(), name)
+        methods = _member_functions(code, braces(), head_end.start(), name, lines)
         yield CppClass(lines.of(key.start()), name, bases, methods)
 
 
@@ -473,6 +473,12 @@ def _skip_space(text: str, pos: int) -> int:
 
 def _split_bases(text: str) -> tuple[str, ...]:
     """`public A, virtual B<int, X>` -> ("A", "B<int, X>")."""
+    bases = (_collapse(_BASE_ACCESS.sub("", part.strip(), count=1)) for part in _split_top_level(text))
+    return tuple(base for base in bases if base)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """`A, B<int, X>` -> ["A", " B<int, X>"]: `text` cut at the commas outside brackets."""
     parts = []
     depth = 0
     last = 0
@@ -486,8 +492,7 @@ def _split_bases(text: str) -> tuple[str, ...]:
             parts.append(text[last : bracket.start()])
             last = bracket.end()
     parts.append(text[last:])
-    bases = (_collapse(_BASE_ACCESS.sub("", part.strip(), count=1)) for part in parts)
-    return tuple(base for base in bases if base)
+    return parts
 
 
 # --- Member functions declared in a class body --------------------------------
@@ -505,29 +510,37 @@ _NOT_FUNCTION_NAMES = frozenset(
 )
 
 
-def _member_functions(code: str, braces: _Braces, opened: int, class_name: str) -> tuple[str, ...]:
-    """Names of the member functions declared or defined directly in the class body
-    opened at `opened`, in order of first appearance. Destructors are named `~Name`;
-    operators are left out."""
-    segments = []
-    cursor = opened + 1
-    for inner_open, inner_close in braces.children(opened):
-        segments.append(code[cursor:inner_open])
-        cursor = inner_close + 1
-    segments.append(code[cursor : braces.closing[opened]])
+def _member_functions(code: str, braces: _Braces, opened: int, class_name: str, lines: _Lines) -> tuple[CppMethod, ...]:
+    """The member functions declared or defined directly in the class body opened at
+    `opened`, in order, each with the braces of its body when one follows the
+    declaration. Destructors are named `~Name`; operators are left out."""
     constructor = class_name.rpartition("::")[2]
-    names: dict[str, None] = {}
-    for segment in segments:
-        for declaration in segment.split(";"):
-            name = _declared_function(declaration, constructor)
-            if name is not None:
-                names[name] = None
-    return tuple(names)
+    methods = []
+    cursor = opened + 1
+    for segment_end, block in _segments(braces, opened):
+        start = cursor
+        for declaration in code[cursor:segment_end].split(";"):
+            declared = _declared_function(declaration, constructor)
+            if declared is not None:
+                name, offset = declared
+                last = start + len(declaration) == segment_end
+                methods.append(CppMethod(lines.of(start + offset), name, block if last else None))
+            start += len(declaration) + 1
+        cursor = block[1] + 1 if block else segment_end
+    return tuple(methods)
 
 
-def _declared_function(declaration: str, constructor: str) -> str | None:
-    """The function a member declaration declares, or None for data members,
-    type aliases, friends, operators and macro invocations."""
+def _segments(braces: _Braces, opened: int) -> Iterator[tuple[int, Span | None]]:
+    """The text of the class body opened at `opened` cut at the brace groups directly
+    inside it: (end of each piece, the group that follows it or None for the last)."""
+    for inner_open, inner_close in braces.children(opened):
+        yield inner_open, (inner_open, inner_close)
+    yield braces.closing[opened], None
+
+
+def _declared_function(declaration: str, constructor: str) -> tuple[str, int] | None:
+    """The function a member declaration declares and the offset of its name, or None
+    for data members, type aliases, friends, operators and macro invocations."""
     begin = _ACCESS_LABELS.match(declaration).end()
     if template := _TEMPLATE_PREFIX.match(declaration, begin):
         begin = _skip_group(declaration, template.end()) or len(declaration)
@@ -541,9 +554,9 @@ def _declared_function(declaration: str, constructor: str) -> str | None:
             return None  # an initialiser: a data member
         angles += declaration.count("<", pos, paren) - declaration.count(">", pos, paren)
         # Inside template arguments, as in `std::function<void(int)>`, no name is declared.
-        name = _function_name_before(declaration, begin, paren, constructor) if angles <= 0 else None
-        if name is not None:
-            return name
+        declared = _function_name_before(declaration, begin, paren, constructor) if angles <= 0 else None
+        if declared is not None:
+            return declared
         after = _skip_group(declaration, paren)
         if after is None:
             return None
@@ -551,8 +564,8 @@ def _declared_function(declaration: str, constructor: str) -> str | None:
     return None
 
 
-def _function_name_before(declaration: str, begin: int, paren: int, constructor: str) -> str | None:
-    """The declared name if the `(` at `paren` opens a function's parameter list."""
+def _function_name_before(declaration: str, begin: int, paren: int, constructor: str) -> tuple[str, int] | None:
+    """The declared name and its offset if the `(` at `paren` opens a function's parameter list."""
     end = _skip_space_back(declaration, paren, begin)
     start = _identifier_start(declaration, end, begin)
     name = declaration[start:end]
@@ -565,9 +578,9 @@ def _function_name_before(declaration: str, begin: int, paren: int, constructor:
     if before == begin:
         # With no type in front, only a constructor or destructor is a function;
         # anything else is a macro invocation such as `DISABLE_COPY(Foo)`.
-        return name if name.lstrip("~") == constructor else None
+        return (name, start) if name.lstrip("~") == constructor else None
     preceding = declaration[_identifier_start(declaration, before, begin) : before]
-    return None if preceding == "operator" else name
+    return None if preceding == "operator" else (name, start)
 
 
 # --- Out-of-class member definitions ----------------------------------------
@@ -580,7 +593,7 @@ _NOT_BEFORE_DECLARATOR = frozenset(",:(<=.!?+-/%|^")
 _MAX_TEMPLATE_ARGUMENTS = 256
 
 
-def _read_method_defs(code: str, lines: _Lines) -> Iterator[CppMethodDef]:
+def _read_method_defs(code: str, lines: _Lines, braces: Callable[[], _Braces]) -> Iterator[CppMethodDef]:
     brackets = _Brackets(code)
     for declarator in _SCOPED_DECLARATOR.finditer(code):
         scope = _scope_before(code, declarator.start())
@@ -591,8 +604,11 @@ def _read_method_defs(code: str, lines: _Lines) -> Iterator[CppMethodDef]:
             continue
         name = "".join(declarator["name"].split())
         parameters = brackets.group(declarator.end() - 1)
-        if parameters is not None and _opens_body(code, parameters[0] + 1, brackets, constructor=name == cls):
-            yield CppMethodDef(lines.of(start), cls, name)
+        if parameters is None:
+            continue
+        defined, opened = _definition_after(code, parameters[0] + 1, brackets, constructor=name == cls)
+        if defined:
+            yield CppMethodDef(lines.of(start), cls, name, None if opened is None else (opened, braces().closing[opened]))
 
 
 def _may_begin_declarator(code: str, start: int) -> bool:
@@ -633,32 +649,66 @@ def _template_arguments_start(code: str, end: int) -> int | None:
     return None
 
 
-def _opens_body(code: str, pos: int, brackets: _Brackets, constructor: bool) -> bool:
+def _definition_after(code: str, pos: int, brackets: _Brackets, constructor: bool) -> tuple[bool, int | None]:
     """Whether the parameter list that ends at `pos` is followed by a function body:
     `{` after qualifiers and a trailing return type, `= default`, or for a
-    constructor an initialiser list."""
+    constructor an initialiser list; and where the body's `{` is, when it follows
+    at once."""
     for _ in range(_MAX_TRAILER_TOKENS):
         token = _TRAILER_TOKEN.match(code, pos)
         if token is None:
-            return False
+            return False, None
         text = token[1]
         if text == "{":
-            return True
+            return True, token.start(1)
         if text == ":":
-            return constructor
+            return constructor, None
         if text == "=":
             following = _TRAILER_TOKEN.match(code, token.end())
-            return following is not None and following[1] == "default"
+            return following is not None and following[1] == "default", None
         if text in ("(", "["):
             group = brackets.group(token.start(1))
             if group is None:
-                return False
+                return False, None
             pos = group[0] + 1
         elif text in _TRAILER_PASSES or _is_identifier_char(text[0]):
             pos = token.end()
         else:
-            return False
-    return False
+            return False, None
+    return False, None
+
+
+# --- Function bodies ---------------------------------------------------------
+
+_STATEMENT_TOKEN = re.compile(
+    r"(?=[\"'\dRuUL()\[\]{};])(?:" + _LITERAL_PATTERNS + r"| (?P<bracket>[()\[\]{}]) | (?P<end>;))", re.S | re.X
+)
+
+
+def body_statements(stripped: str, body: Span) -> list[str]:
+    """The statements of the function body whose braces are at `body` in `stripped`
+    (a text with comments blanked), whitespace-collapsed: the body is cut at the
+    semicolons outside brackets and literals, and after each block at its top level,
+    which stays whole in the statement that opens it (`if (x) { a(); }`).
+    Preprocessor lines are left out."""
+    opened, closed = body
+    inside = opened + 1
+    directives = ((d.start() - inside, d.end() - inside) for d in _DIRECTIVE.finditer(stripped, inside, closed))
+    text = blank_spans(stripped[inside:closed], directives)
+    statements = []
+    depth = 0
+    start = 0
+    for kind, begin, _ in _lexemes(text, _STATEMENT_TOKEN):
+        if kind == "bracket":
+            depth += 1 if text[begin] in "([{" else -1
+            if depth == 0 and text[begin] == "}":
+                statements.append(text[start : begin + 1])
+                start = begin + 1
+        elif kind == "end" and depth <= 0:
+            statements.append(text[start:begin])
+            start = begin + 1
+    statements.append(text[start:])
+    return [statement for statement in map(_collapse, statements) if statement]
 
 
 def extract_cpp(text: str) -> CppFacts:
@@ -670,11 +720,12 @@ def extract_cpp(text: str) -> CppFacts:
     - classes: `class`/`struct` definitions with a body, export macros and
       attributes before the name skipped, bases without access specifiers or
       `virtual`, and the member functions declared or defined directly in the
-      body, each name once, destructors as `~Name`, operators left out;
+      body, overloads included, destructors as `~Name`, operators left out, each
+      with the braces of its body when it is defined there;
     - method_defs: out-of-class definitions `Cls::name(...) {`, including
-      constructors (name == cls), destructors (`~Cls`) and `= default`. The scope
-      written before `::name` is taken as the class, so a namespace-qualified
-      free function definition is reported as well."""
+      constructors (name == cls), destructors (`~Cls`) and `= default`, with the
+      braces of their bodies. The scope written before `::name` is taken as the
+      class, so a namespace-qualified free function definition is reported as well."""
     lexemes = list(_lexemes(text))
     stripped = blank_spans(text, ((start, end) for kind, start, end in lexemes if kind in _COMMENT_KINDS))
     dead = dead_branches(stripped)
@@ -696,12 +747,13 @@ def extract_cpp(text: str) -> CppFacts:
     # Code without comments, literals or directives: what classes and bodies are read from.
     code = blank_spans(text, sorted([(start, end) for _, start, end in lexemes] + directive_spans + dead))
     object_like = {define.name for define in defines if define.params is None}
+    braces = cache(lambda: _Braces(code))  # matched once, when a class or a body needs them
     return CppFacts(
         stripped=stripped,
         defines=tuple(defines),
         includes=tuple(includes),
-        classes=tuple(_read_classes(code, lines, object_like)),
-        method_defs=tuple(_read_method_defs(code, lines)),
+        classes=tuple(_read_classes(code, lines, object_like, braces)),
+        method_defs=tuple(_read_method_defs(code, lines, braces)),
     )
 
 
@@ -1061,11 +1113,8 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
         group = brackets.group(paren)
         if group is None:
             continue
-        close, commas = group
-        args = _arguments(text, paren, close, commas)
-        qualifier = "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split())
-        line = lines.of(start)
-        calls.append(CppCall(line, qualifier + name, args, defines.macro_at(start), close, start))
+        args = _arguments(text, paren, group)
+        calls.append(CppCall(lines.of(start), _written_name(text, start, name), args, defines.macro_at(start), group[0], start))
     return calls
 
 
@@ -1082,14 +1131,120 @@ def is_declared_at(text: str, start: int) -> bool:
     return bool(word) and word not in _NOT_A_TYPE
 
 
-def _arguments(text: str, paren: int, close: int, commas: list[int]) -> tuple[str, ...]:
-    """The arguments between `paren` and `close`, split at `commas`, each whitespace-collapsed
-    and read from at most its first 1,024 characters."""
-    separators = [paren, *commas, close]
+def _arguments(text: str, opened: int, group: tuple[int, list[int]]) -> tuple[str, ...]:
+    """The arguments of the bracket group opened at `opened`, each read from at most its
+    first 1,024 characters and whitespace-collapsed; () when there are none."""
+    close, commas = group
+    separators = [opened, *commas, close]
     args = tuple(
         _collapse(text[left + 1 : min(right, left + 1 + _MAX_ARGUMENT)]) for left, right in pairwise(separators)
     )
     return () if args == ("",) else args
+
+
+def _written_name(text: str, start: int, name: str) -> str:
+    """`name`, found at `start`, with the qualification written before it."""
+    return "".join(_CONTINUATION.sub("", text[_qualifier_start(text, start) : start]).split()) + name
+
+
+@lru_cache(maxsize=512)
+def _construction_pattern(name: str) -> re.Pattern[str]:
+    """`name` followed by what may begin a construction: template arguments, a brace, or a
+    name and a bracket. It starts with the name, which lets the search skip ahead to it."""
+    return re.compile(rf"{re.escape(name)}\b(?=\s*(?:<|\{{|[A-Za-z_][\w#]*\s*[({{]))")
+
+
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_BARE_DECLARATION = re.compile(r"[A-Za-z_][\w#]*\s*;")
+_DECLARATOR = re.compile(r"\s*([A-Za-z_][\w#]*)\s*")
+_NOT_CONSTRUCTED_AFTER = frozenset({"class", "struct", "union", "enum", "namespace", "friend", "typename"})
+
+
+def find_constructions(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
+    """Every object of a class among `names` (plain identifiers) constructed with
+    arguments, as a registrar object is: `Name var(args)`, `Name var{args}`,
+    `Name{args}`, and with template arguments `Name<T> var(args)`, `Name<T>{args}` or
+    `Name<T>(args)`. Template arguments come first in `args`, as a macro that wraps
+    the registrar takes them: `Registrar<K> r(x)` reads as `Registrar(K, x)`, and
+    `Registrar<K> r;` as `Registrar(K)`. A variable named by a macro,
+    `Name MAKE_NAME(v)(args)`, counts too. Reported as
+    `find_calls` reports calls; `Name(args)` is one of those, and a class definition
+    (`struct Name {`), a function defined to return a `Name` and a construction
+    without arguments are not constructions."""
+    text = facts.stripped
+    occurrences = sorted(
+        (match.start(), match.end(), name)
+        for name in set(names)
+        if name and name in text
+        for match in _construction_pattern(name).finditer(text)
+        if match.start() == 0 or not (_is_identifier_char(text[match.start() - 1]) or text[match.start() - 1] == "~")
+    )
+    if not occurrences:
+        return []
+    literals = _LiteralSpans(text)
+    defines = _DefineSpans(text)
+    brackets = _Brackets(text)
+    lines = _Lines(text)
+    found = []
+    for start, end, name in occurrences:
+        if literals.holds(start) or defines.is_macro_name(start) or _follows_keyword(text, start):
+            continue
+        construction = _construction_after(text, end, brackets)
+        if construction is not None:
+            args, close = construction
+            found.append(CppCall(lines.of(start), _written_name(text, start, name), args, defines.macro_at(start), close, start))
+    return found
+
+
+def _follows_keyword(text: str, start: int) -> bool:
+    before = _skip_space_back(text, _qualifier_start(text, start))
+    return text[_identifier_start(text, before) : before] in _NOT_CONSTRUCTED_AFTER
+
+
+def _construction_after(text: str, pos: int, brackets: _Brackets) -> tuple[tuple[str, ...], int] | None:
+    """(arguments, offset of the closing bracket) of the construction written after a
+    class name that ends at `pos`, or None if none is."""
+    template: list[str] = []
+    pos = _skip_space(text, pos)
+    if text.startswith("<", pos):
+        after = _skip_group(text, pos)
+        if after is None:
+            return None
+        template = [_collapse(part) for part in _split_top_level(text[pos + 1 : after - 1])]
+        pos = _skip_space(text, after)
+    opened = _construction_brackets(text, pos, brackets, templated=bool(template))
+    if opened is None:
+        bare = _BARE_DECLARATION.match(text, pos) if template else None
+        return (tuple(template), bare.end() - 1) if bare else None
+    group = brackets.group(opened)
+    if group is None:
+        return None
+    args = tuple(template) + _arguments(text, opened, group)
+    return (args, group[0]) if args else None
+
+
+def _construction_brackets(text: str, pos: int, brackets: _Brackets, templated: bool) -> int | None:
+    """Where the arguments of a construction open, `pos` being just past the class name
+    (and its template arguments): at once for a temporary, `Name{...}` (and
+    `Name<T>(...)`), else after the variable's name."""
+    if text.startswith("{", pos) or (templated and text.startswith("(", pos)):
+        return pos
+    declarator = _DECLARATOR.match(text, pos)
+    if declarator is None or declarator[1] in _NOT_FUNCTION_NAMES:
+        return None
+    opened = declarator.end()
+    if not text.startswith(("(", "{"), opened):
+        return None
+    if text[opened] == "(" and _MACRO_NAME.fullmatch(declarator[1]):
+        group = brackets.group(opened)
+        following = _skip_space(text, group[0] + 1) if group else len(text)
+        if text.startswith(("(", "{"), following):
+            return following  # `Name MACRO(v)(args)`: the macro names the variable
+    if text[opened] == "(":
+        group = brackets.group(opened)
+        if group is None or text.startswith("{", _skip_space(text, group[0] + 1)):
+            return None  # `Name f(...) {`: a function returning a Name
+    return opened
 
 
 _BLOCK_CALL = re.compile(
@@ -1122,8 +1277,8 @@ def calls_between(facts: CppFacts, start: int = 0, end: int | None = None) -> li
     for match in _BLOCK_CALL.finditer(text, start, len(text) if end is None else end):
         paren = match.start("paren")
         group = brackets.group(paren)
-        close, commas = group if group else (-1, [])
-        args = _arguments(text, paren, close, commas) if group else ()
+        close = group[0] if group else -1
+        args = _arguments(text, paren, group) if group else ()
         callee = "".join(match["callee"].split())
         found.append(CppBlockCall(lines.of(match.start()), callee, match["literal"] or "", args, match.start(), close))
     return found

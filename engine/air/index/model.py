@@ -171,25 +171,45 @@ class CppBlockCall:
     end: int = field(default=-1, compare=False)  # offset of the closing parenthesis, -1 if unclosed
 
 
+Span = tuple[int, int]  # offsets of an opening brace and of its closing brace
+
+
+@dataclass(frozen=True)
+class CppMethod:
+    """A member function declared or defined in a class body, on the line of its name.
+    `body` is where its braces are when the body is written there."""
+
+    line: int
+    name: str
+    body: Span | None = None
+
+
 @dataclass(frozen=True)
 class CppClass:
     """A class or struct definition (with a body). `bases` are written base names
-    without access specifiers or `virtual`; `methods` are the member function names
-    declared or defined in the body."""
+    without access specifiers or `virtual`; `methods` are the member functions
+    declared or defined in the body, in order, overloads included."""
 
     line: int
     name: str
     bases: tuple[str, ...]
-    methods: tuple[str, ...]
+    methods: tuple[CppMethod, ...]
+
+    @property
+    def method_names(self) -> tuple[str, ...]:
+        """The names of `methods`, each once."""
+        return tuple(dict.fromkeys(method.name for method in self.methods))
 
 
 @dataclass(frozen=True)
 class CppMethodDef:
-    """An out-of-class member definition `Cls::name(...) {`."""
+    """An out-of-class member definition `Cls::name(...) {`; `body` is where its braces
+    are (None for `= default` and for a constructor with an initialiser list)."""
 
     line: int
     cls: str
     name: str
+    body: Span | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,195 @@
+"""Whether a C++ function body implements anything: how `cpp_class` tells a stub override.
+
+A body is a stub when every statement but the last is inert, and the last is inert too or
+leaves without doing anything: `throw ...`, a call that always fails (its first argument is
+`false` or `0`), or a `return` of nothing, of a constant or of a placeholder.
+
+- inert: a declaration initialised with a constant or with plain names (a lock, a GIL
+  guard), `(void)x`, a write to std::cout, cerr or clog, and a call of `assert`,
+  `printf` and their kin, of one of the framework's inert calls (checks, warnings,
+  errors), or of a function given literals only (`UNSUPPORTED("op")`);
+- constant: literals (numbers, characters, strings, true, false, nullptr), qualified
+  names (enumerators and static constants: `c10::DeviceType::CPU`), `kName` constants,
+  and calls of those with constant arguments (`c10::DeviceIndex(1)`); an unqualified
+  name may be a variable (`CURRENT_DEVICE`), so it is not a constant;
+- placeholder: an expression naming one of the names the clause gives
+  (`return getDefaultStream(d);`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from air.evidence.base import last_component
+
+GENERIC_INERT_CALLS = frozenset({"assert", "static_assert", "printf", "fprintf", "puts", "perror"})
+CONSTANT_WORDS = frozenset(
+    """
+    true false nullptr NULL static_cast bool char short int long unsigned signed float double
+    size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
+    """.split()
+)
+NOT_A_TYPE = frozenset({"return", "throw", "delete", "goto", "case", "else", "co_return", "co_yield", "new"})
+
+# Statements are whitespace-collapsed: a blank is one space at most, which keeps every
+# pattern below linear.
+_LITERAL = r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\''
+_NUMBER = r"[-+]?\.?\d[\w.']*"
+_QUALIFIED = r"(?::: ?)?[A-Za-z_]\w*(?: ?:: ?~?[A-Za-z_]\w*)*"
+_TEMPLATE_ARGUMENTS = r"<[^<>;]*(?:<[^<>;]*>[^<>;]*)*>"
+_RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
+_THROW = re.compile(r"throw\b")
+_VOID_CAST = re.compile(r"\( ?void ?\)|static_cast ?< ?void ?>")
+_STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
+_CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
+_ARGUMENT_TOKEN = re.compile(rf"{_LITERAL}|[()\[\]{{}},]")
+_CONSTANT_TOKEN = re.compile(rf" ?(?:{_LITERAL}|{_NUMBER}|(?P<name>{_QUALIFIED})|[(){{}}<>,!~+\-])", re.S)
+_EMPTY_CALL = re.compile(r"\w ?\( ?\)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DECLARATION = re.compile(
+    r"(?:(?:static|const|constexpr|thread_local|volatile|mutable) )*"
+    rf"(?P<type>{_QUALIFIED}(?: ?{_TEMPLATE_ARGUMENTS})?)(?: ?[*&]+ ?| )(?P<name>[A-Za-z_]\w*) ?"
+    r"(?P<init>=.*|\(.*\)|\{.*\})?",
+    re.S,
+)
+_PLAIN_ARGUMENT = re.compile(rf"{_LITERAL}|{_NUMBER}|[&*]? ?(?:this ?-> ?)?{_QUALIFIED}(?: ?(?:\.|->) ?\w+)*")
+_CONSTANT_NAME = re.compile(r"k[A-Z]\w*")
+_LITERAL_OR_NUMBER = re.compile(rf"{_LITERAL}|{_NUMBER}")
+
+
+@dataclass(frozen=True)
+class StubRules:
+    """What a clause counts as implementing nothing: the framework's inert calls, the
+    placeholders the clause names, and whether a constant return implements the method."""
+
+    inert_calls: tuple[str, ...] = ()
+    placeholders: frozenset[str] = frozenset()
+    constant_is_real: bool = False
+
+
+def is_stub(statements: list[str], rules: StubRules) -> bool:
+    """Whether a body made of `statements` (see `air.index.cpp.body_statements`) is a stub."""
+    *leading, last = statements or [""]
+    return all(_inert(statement, rules) for statement in leading) and (
+        _inert(last, rules) or _leaves(last, rules)
+    )
+
+
+def _leaves(statement: str, rules: StubRules) -> bool:
+    """Whether `statement` ends the function without doing anything."""
+    if _THROW.match(statement) or _always_fails(statement):
+        return True
+    returned = _RETURN.fullmatch(statement)
+    if returned is None:
+        return False
+    value = returned["value"].strip()
+    if not value:
+        return True
+    named = set(_IDENTIFIER.findall(value))
+    return bool(named & rules.placeholders) or (not rules.constant_is_real and is_constant(value))
+
+
+def _inert(statement: str, rules: StubRules) -> bool:
+    if not statement or _VOID_CAST.match(statement) or _STREAM.match(statement):
+        return True
+    declaration = _DECLARATION.fullmatch(statement)
+    if declaration is not None and declaration["type"].split("<")[0].strip() not in NOT_A_TYPE:
+        return _inert_initialiser(declaration["init"])
+    call = split_call(statement)
+    if call is None:
+        return False
+    callee, args = call
+    name = last_component(callee)
+    return (
+        name in GENERIC_INERT_CALLS
+        or any(fnmatchcase(name, pattern) for pattern in rules.inert_calls)
+        or (bool(args) and all(_is_literal(arg) for arg in args) and any(arg.startswith('"') for arg in args))
+    )
+
+
+def _inert_initialiser(init: str | None) -> bool:
+    """Whether a declaration's initialiser does nothing: none, a constant, or a
+    constructor given plain names (a lock guard)."""
+    if init is None:
+        return True
+    if init.startswith("="):
+        return is_constant(init[1:])
+    inner = init[1:-1]
+    return not inner.strip() or all(_PLAIN_ARGUMENT.fullmatch(arg) for arg in _split_arguments(inner))
+
+
+def _always_fails(statement: str) -> bool:
+    """A check whose condition is `false` (or 0): `CHECK(false, "unsupported")`."""
+    call = split_call(statement)
+    return call is not None and bool(call[1]) and call[1][0] in ("false", "0")
+
+
+def split_call(statement: str) -> tuple[str, list[str]] | None:
+    """(callee, arguments) of a statement that is a call, maybe followed by `<< ...`
+    (as `LOG(WARNING) << "x"` is); None for any other statement."""
+    head = _CALLEE.match(statement)
+    if head is None or last_component(head["callee"]) in NOT_A_TYPE:
+        return None
+    close = _closing(statement, head.end())
+    if close is None:
+        return None
+    rest = statement[close + 1 :].strip()
+    if rest and not rest.startswith("<<"):
+        return None
+    return "".join(head["callee"].split()), _split_arguments(statement[head.end() + 1 : close])
+
+
+def _closing(text: str, opened: int) -> int | None:
+    depth = 0
+    for token in _ARGUMENT_TOKEN.finditer(text, opened):
+        char = token.group()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return token.start()
+    return None
+
+
+def _split_arguments(text: str) -> list[str]:
+    args = []
+    depth = 0
+    start = 0
+    for token in _ARGUMENT_TOKEN.finditer(text):
+        char = token.group()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            args.append(text[start : token.start()].strip())
+            start = token.end()
+    args.append(text[start:].strip())
+    return [] if args == [""] else args
+
+
+def _is_literal(text: str) -> bool:
+    return _LITERAL_OR_NUMBER.fullmatch(text) is not None
+
+
+def is_constant(expression: str) -> bool:
+    """Whether `expression` is built of constants only (see the module's docstring)."""
+    if not expression.strip() or _EMPTY_CALL.search(expression):
+        return False
+    pos = 0
+    while pos < len(expression):
+        token = _CONSTANT_TOKEN.match(expression, pos)
+        if token is None or token.end() == pos:
+            return not expression[pos:].strip()
+        name = token["name"]
+        if name is not None and not _constant_name(name):
+            return False
+        pos = token.end()
+    return True
+
+
+def _constant_name(name: str) -> bool:
+    return "::" in name or name in CONSTANT_WORDS or _CONSTANT_NAME.fullmatch(name) is not None

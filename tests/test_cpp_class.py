@@ -1,0 +1,328 @@
+"""`cpp_class` and `cpp_macro` on C++ classes: upstream hierarchies, registrar objects, stub
+bodies, registration sites and the lines findings cite. Sources are written inline."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from air.evidence import Evaluator, clause_from_data
+from air.evidence.base import Context, UpstreamCode
+from air.evidence.stubs import StubRules, is_stub
+from air.framework import load_framework
+from air.index import build_index
+from air.index.cpp import body_statements, extract_cpp
+
+UPSTREAM = UpstreamCode(
+    bases={
+        "up::Base": (),
+        "up::Middle": ("up::Base",),
+        "up::Leaf": ("up::Middle",),
+        "other::Base": (),
+        "other::Derived": ("other::Base",),
+        "up::Sibling": ("up::Base",),
+    },
+    inert_calls=("CHECK", "CHECK_*", "WARN*"),
+)
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def hits(root: Path, data: dict, upstream: UpstreamCode = UPSTREAM) -> list:
+    evaluator = Evaluator(Context(build_index(root), {}, upstream=upstream))
+    return evaluator.result(clause_from_data("x", data)).counted()
+
+
+def classes(root: Path, spec: dict) -> list[str]:
+    return sorted({h.capture("CLASS") for h in hits(root, {"cpp_class": spec})})
+
+
+# --- upstream hierarchies ---------------------------------------------------------
+
+
+def test_a_class_deriving_from_an_upstream_descendant_counts(tmp_path):
+    tree(tmp_path, {
+        "a.h": "namespace dev {\nstruct Direct : public up::Base { void run() override; };\n"
+               "class ViaLeaf final : up::Leaf { void run() override; };\n"
+               "struct ViaTree : ViaLeaf {};\n"
+               "struct Unrelated : other::Derived { void run() override; };\n}\n",
+    })
+    assert classes(tmp_path, {"derives_from": "Base"}) == ["Direct", "Unrelated", "ViaLeaf", "ViaTree"]
+    assert classes(tmp_path, {"derives_from": "up::Base"}) == ["Direct", "ViaLeaf", "ViaTree"]
+    assert classes(tmp_path, {"derives_from": "up::Middle"}) == ["ViaLeaf", "ViaTree"]
+    # A base the tree writes is matched on its last component (`at::Allocator` is c10's):
+    # only the framework's descendants are told apart by the qualified name.
+    assert classes(tmp_path, {"derives_from": "other::Base"}) == ["Direct", "Unrelated"]
+
+
+def test_without_upstream_data_only_the_named_base_counts(tmp_path):
+    tree(tmp_path, {"a.h": "struct A : up::Base { void f(); };\nstruct B : up::Leaf { void f(); };\n"})
+    found = hits(tmp_path, {"cpp_class": {"derives_from": "Base"}}, upstream=UpstreamCode())
+    assert [h.capture("CLASS") for h in found] == ["A"]
+
+
+def test_not_derives_from_leaves_out_a_branch_of_the_hierarchy(tmp_path):
+    tree(tmp_path, {"a.h": "struct Mine : up::Base { void f(); };\nstruct Reused : up::Sibling { void f(); };\n"
+                           "struct ReusedAgain : Reused { void g(); };\n"})
+    spec = {"derives_from": "Base", "not_derives_from": "up::Sibling"}
+    assert classes(tmp_path, spec) == ["Mine"]
+
+
+def test_members_of_an_upstream_class_never_count_even_where_the_tree_holds_a_copy(tmp_path):
+    tree(tmp_path, {
+        "vendored/middle.h": "namespace up {\nstruct Middle : Base {\n  void run() { work(); }\n};\n}\n",
+        "mine.h": "struct Mine : up::Middle {\n  void other() { work(); }\n};\n",
+    })
+    assert classes(tmp_path, {"derives_from": "up::Base", "overrides": ["run"]}) == ["Middle"]  # the copy's own
+    assert classes(tmp_path, {"derives_from": "up::Base", "overrides": ["other"]}) == ["Mine"]
+
+
+def test_the_shipped_framework_maps_upstream_classes_to_their_bases():
+    bases = load_framework("pytorch").upstream.bases
+    assert "c10::Allocator" in bases["c10::DeviceAllocator"]
+    assert "at::AcceleratorHooksInterface" in bases["at::PrivateUse1HooksInterface"]
+    assert load_framework("pytorch").upstream.inert_calls
+
+
+# --- the lines findings cite --------------------------------------------------------
+
+
+def test_an_override_is_cited_at_its_definition_in_or_out_of_the_class(tmp_path):
+    tree(tmp_path, {
+        "g.h": "struct G : up::Base {\n  int inside() const override { return compute(); }\n"
+               "  int outside() const override;\n  int declared() const override;\n};\n",
+        "g.cpp": '#include "g.h"\n\nint G::outside() const {\n  return compute();\n}\n',
+    })
+    found = hits(tmp_path, {"cpp_class": {"derives_from": "Base", "overrides": ["inside", "outside", "declared"]}})
+    assert [(h.path, h.line, h.capture("METHOD")) for h in found] == [
+        ("g.cpp", 3, "outside"), ("g.h", 2, "inside"), ("g.h", 4, "declared"),
+    ]
+
+
+def test_an_inherited_override_is_cited_where_the_tree_ancestor_defines_it(tmp_path):
+    tree(tmp_path, {"a.h": "struct Mid : up::Base {\n  void run() override { go(); }\n};\n"
+                           "struct Leaf : Mid {\n  void stop() override { halt(); }\n};\n"})
+    found = hits(tmp_path, {"cpp_class": {"derives_from": "Base", "overrides": ["run", "stop"], "name": "Leaf"}})
+    assert [(h.line, h.capture("METHOD")) for h in found] == [(2, "run"), (5, "stop")]
+
+
+# --- stubs ----------------------------------------------------------------------------
+
+RULES = StubRules(("CHECK", "CHECK_*", "WARN*"), frozenset({"defaultStream", "DEFAULT"}))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{}",
+        "{ return; }",
+        "{ return false; }",
+        "{ (void)index; return -1; }",
+        "{ static_cast<void>(index); return 0.5f; }",
+        "{ return {}; }",
+        "{ return nullptr; }",
+        '{ throw std::logic_error("not on this device"); }',
+        '{ CHECK(false, "unsupported"); }',
+        '{ CHECK_NOT_IMPLEMENTED(0, "later"); }',
+        '{ ANY_MACRO(false, "fails whatever its name"); }',
+        '{ VENDOR_UNSUPPORTED("record"); }',
+        '{ std::cerr << "no events" << std::endl; return 0.0; }',
+        '{ WARN_ONCE("single device"); return up::DeviceIndex(1); }',
+        "{ std::lock_guard<std::mutex> lock(mutex_); return up::Kind::None; }",
+        '{ CHECK(index < 4, "bad index"); return static_cast<int>(0); }',
+        "{ return up::Stream(up::Stream::DEFAULT, device); }",
+        "{ return defaultStream(device.index()); }",
+        "{ int unused = 3; return kNoDevice; }",
+        "{ static const char *reason = \"later\"; up::Guard &g = up::Guard::none; return {}; }",
+    ],
+)
+def test_stub_bodies(body):
+    assert is_stub(statements_of(body), RULES)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{ vendor_set_device(index); }",
+        "{ return vendor_device_count(); }",
+        "{ return up::runtime::count(); }",
+        "{ current_ = index; }",
+        "{ return current_; }",
+        "{ return CURRENT_DEVICE; }",
+        "{ auto old = current(); set(index); return old; }",
+        "{ if (index < 0) { return 0; } return probe(index); }",
+        "{ CHECK(index >= 0); vendor_sync(index); }",
+        "{ return pool_[index % pool_.size()]; }",
+        "{ return up::Stream(up::Stream::UNSAFE, device, next_id(priority)); }",
+        '{ log("sync"); vendor_sync(); }',
+    ],
+)
+def test_bodies_that_implement_something(body):
+    assert not is_stub(statements_of(body), RULES)
+
+
+def test_a_constant_return_may_implement_the_method():
+    assert not is_stub(statements_of("{ return true; }"), StubRules(constant_is_real=True))
+    assert is_stub(statements_of("{ throw 1; }"), StubRules(constant_is_real=True))
+
+
+def statements_of(body: str) -> list[str]:
+    facts = extract_cpp(f"int S::m(int index) const {body}\n")
+    (definition,) = facts.method_defs
+    return body_statements(facts.stripped, definition.body)
+
+
+GUARD = """struct G : up::Base {
+  int get() const override { return vendor_get(); }
+  void set(int d) const override;
+  double elapsed() const override { (void)d; return 0.0; }
+  up::Stream pool(bool high) const override { return defaultStream(high); }
+};
+"""
+GUARD_CPP = '#include "g.h"\nvoid G::set(int d) const {\n  CHECK(false, "single device");\n}\n'
+
+
+@pytest.mark.parametrize(
+    "overrides, real, stub",
+    [
+        (["get"], ["get"], []),
+        (["get", "set"], [], ["set"]),
+        (["elapsed"], [], ["elapsed"]),
+        (["get", "pool"], [], ["pool"]),
+    ],
+)
+def test_bodies_option_keeps_real_or_stub_overrides_and_cites_the_stubs(tmp_path, overrides, real, stub):
+    tree(tmp_path, {"g.h": GUARD, "g.cpp": GUARD_CPP})
+    spec = {"derives_from": "Base", "overrides": overrides, "placeholders": ["defaultStream"]}
+    assert [h.capture("METHOD") for h in hits(tmp_path, {"cpp_class": {**spec, "bodies": "real"}})] == real
+    assert [h.capture("METHOD") for h in hits(tmp_path, {"cpp_class": {**spec, "bodies": "stub"}})] == stub
+
+
+def test_without_overrides_a_class_is_judged_by_its_member_functions(tmp_path):
+    tree(tmp_path, {
+        "a.h": "struct Empty : up::Base {};\n"
+               "struct OnlyCtor : up::Base { OnlyCtor() { init(); } ~OnlyCtor() override { fini(); } };\n"
+               "struct Stubs : up::Base { int a() const override { return 0; } void b() override {} };\n"
+               "struct Real : up::Base { int a() const override { return 0; } void b() override { go(); } };\n"
+               "struct Inherits : Real {};\n",
+    })
+    assert classes(tmp_path, {"derives_from": "Base"}) == ["Empty", "Inherits", "OnlyCtor", "Real", "Stubs"]
+    assert classes(tmp_path, {"derives_from": "Base", "bodies": "real"}) == ["Inherits", "Real"]
+    assert classes(tmp_path, {"derives_from": "Base", "bodies": "stub"}) == ["Stubs"]
+
+
+def test_the_inert_calls_come_from_the_framework(tmp_path):
+    tree(tmp_path, {"a.h": 'struct A : up::Base {\n  void run() override { CHECK_ARG(x > 0, "x"); }\n};\n'})
+    spec = {"cpp_class": {"derives_from": "Base", "overrides": ["run"], "bodies": "stub"}}
+    assert [h.line for h in hits(tmp_path, spec)] == [2]
+    assert hits(tmp_path, spec, upstream=UpstreamCode(bases=UPSTREAM.bases)) == []
+
+
+# --- registrar objects and registration ------------------------------------------------
+
+REGISTRATIONS = [
+    "static Registrar g_reg(Kind::Dev, new Impl());",
+    "namespace {\nconst ns::Registrar registered{Kind::Dev, &impl_instance};\n}",
+    "auto reg = ns::Registrar{Kind::Dev, new Impl};",
+    "static auto reg = ns::Registrar(Kind::Dev, new Impl());",
+    "static ns::Registrar UNIQUE_NAME(g)(Kind::Dev, new Impl());",
+    "#define MY_REGISTER(T) static ns::Registrar g_##T(Kind::Dev, new T());\nMY_REGISTER(Impl)",
+    "REGISTER_IMPL(Dev, Impl);",
+]
+
+
+@pytest.mark.parametrize("registration", REGISTRATIONS)
+def test_a_registrar_object_counts_like_the_macro(tmp_path, registration):
+    tree(tmp_path, {"impl.h": "struct Impl : up::Base { int get() const override { return probe(); } };\n"
+                              "extern Impl impl_instance;\n",
+                    "reg.cpp": '#include "impl.h"\n' + registration + "\n"})
+    found = hits(tmp_path, {"cpp_macro": {"name": ["REGISTER_IMPL", "Registrar"], "capture": ["KEY", "IMPL"]}})
+    assert [h.capture("KEY").rpartition("::")[2] for h in found] == ["Dev"]
+    spec = {"derives_from": "Base", "registered_by": ["REGISTER_IMPL", "Registrar"]}
+    assert classes(tmp_path, spec) == ["Impl"]
+
+
+def test_a_registrar_template_argument_is_captured_first(tmp_path):
+    tree(tmp_path, {"a.cpp": "static ns::AllocReg<Kind::Dev> installed(&the_allocator);\n"
+                             "const ns::AllocReg<Kind::Other> other{&cpu_allocator};\n"})
+    found = hits(tmp_path, {"cpp_macro": {"name": "AllocReg", "capture": ["KEY", "ALLOCATOR"]}})
+    assert [(h.line, h.capture("KEY"), h.capture("ALLOCATOR")) for h in found] == [
+        (1, "Kind::Dev", "&the_allocator"), (2, "Kind::Other", "&cpu_allocator"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "initialiser",
+    [
+        "struct Init { Init() { install(Kind::Dev, &the_allocator); } } init_once;",
+        "static bool installed = [] { install(Kind::Dev, &the_allocator); return true; }();",
+        "static bool install_all() { install(Kind::Dev, &the_allocator); return true; }\n"
+        "static const bool installed = install_all();",
+        "__attribute__((constructor)) static void on_load() { install(Kind::Dev, &the_allocator); }",
+        "void init_module(py::module& m) { install(Kind::Dev, &the_allocator); }\n"
+        "PYBIND11_MODULE(_C, m) { init_module(m); }",
+    ],
+)
+def test_a_registration_in_a_function_run_at_load_counts(tmp_path, initialiser):
+    tree(tmp_path, {"init.cpp": initialiser + "\n"})
+    found = hits(tmp_path, {"cpp_macro": {"name": "install", "capture": ["KEY", "ALLOCATOR"]}})
+    assert [(h.capture("KEY"), h.capture("ALLOCATOR")) for h in found] == [("Kind::Dev", "&the_allocator")]
+
+
+def test_each_registration_site_counts_even_for_one_class_name(tmp_path):
+    tree(tmp_path, {
+        "a.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return a(); } };\n}\n"
+                 "REGISTER_IMPL(Dev, Impl);\n",
+        "b.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return b(); } };\n"
+                 "static Registrar reg(Kind::Dev, new Impl());\n}\n",
+    })
+    found = hits(tmp_path, {"cpp_macro": {"name": ["REGISTER_IMPL", "Registrar"], "capture": ["KEY", "IMPL"]}})
+    assert [(h.path, h.line) for h in found] == [("a.cpp", 4), ("b.cpp", 3)]
+    assert len({h.capture("IMPL").split()[-1].rstrip("()") for h in found}) == 1  # one class name, two sites
+
+
+# --- the script that reads the upstream headers --------------------------------------------
+
+
+def load_script():
+    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_class_hierarchy.py"
+    spec = importlib.util.spec_from_file_location("gen_class_hierarchy", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_hierarchy_script_reads_qualified_classes_and_their_descendants(tmp_path):
+    script = load_script()
+    tree(tmp_path, {
+        "c10/core/Alloc.h": "namespace c10 {\nstruct API Allocator { virtual void* get() = 0; };\n"
+                            "/* namespace fake { */\nstruct DeviceAllocator : public Allocator {};\n}\n",
+        "ATen/Host.h": 'namespace at {\nusing c10::Allocator;\nconst char* s = "namespace x {";\n'
+                       "struct HostAllocator : at::Allocator {};\n"
+                       "namespace detail {\ntemplate <class T> struct Caching : public HostAllocator {};\n}\n}\n",
+        "torch/csrc/Other.h": "namespace torch::jit {\nstruct Allocator {};\nstruct Unrelated : Allocator {};\n}\n",
+        "torch/csrc/Named.h": "namespace torch { namespace autograd {\nstruct Function {};\n}}\n"
+                              "namespace torch::jit {\nstruct Function {};\nstruct GraphFunction : Function {};\n}\n",
+    })
+    headers = script.read_headers(tmp_path)
+    assert set(headers.classes) >= {"c10::Allocator", "c10::DeviceAllocator", "at::HostAllocator",
+                                    "at::detail::Caching", "torch::jit::Allocator", "torch::autograd::Function"}
+    assert headers.aliases["at::Allocator"] == ("c10::Allocator", "at")
+    bases = script.hierarchy(headers, {"c10::Allocator", "torch::autograd::Function"})
+    assert bases == {
+        "at::HostAllocator": ["c10::Allocator"],
+        "at::detail::Caching": ["at::HostAllocator"],
+        "c10::Allocator": [],
+        "c10::DeviceAllocator": ["c10::Allocator"],
+        "torch::autograd::Function": [],
+    }
+    assert "torch::jit::GraphFunction" in script.hierarchy(headers, {"Function"})
