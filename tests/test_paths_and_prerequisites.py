@@ -145,7 +145,9 @@ def test_fork_rows_of_a_hybrid_apply_only_when_its_patches_add_a_key(tmp_path, p
 def test_a_hybrid_registering_its_guard_as_cudas_gets_the_fork_rows(tmp_path, pack):
     tree = write(tmp_path / "imp", {
         "hx/__init__.py": PU1,
-        "csrc/guard.cpp": "struct G : c10::impl::DeviceGuardImplInterface {};\nC10_REGISTER_GUARD_IMPL(CUDA, G);\n",
+        "csrc/guard.cpp": ("struct G : c10::impl::DeviceGuardImplInterface {\n"
+                             "  c10::DeviceIndex deviceCount() const noexcept override { return hx_count(); }\n};\n"
+                             "C10_REGISTER_GUARD_IMPL(CUDA, G);\n"),
     })
     report = check(tree, pack)
     assert report.integration_path.id == "hybrid"
