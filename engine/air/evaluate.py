@@ -44,7 +44,8 @@ def evaluate_row(row: Row, evaluator: Evaluator, verdict: Verdict, framework: Fr
         return _result(row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes), findings)
     if points == 0 and row.runtime_command:
         reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
-        return _result(row, "unknown", None, _join([reason, _only_in_tests(results)] + notes), findings)
+        reasons = [reason, _only_in_tests(results), _only_where_tests_do_not_run(results)] + notes
+        return _result(row, "unknown", None, _join(reasons), findings)
     coverage = [_coverage_text(r) for r in results.values() if r.coverage is not None]
     return _result(row, "scored", points, _join(coverage + [_explain(row, points, results)] + notes), findings)
 
@@ -95,15 +96,28 @@ def _explain(row: Row, points: int, results: Mapping[str, ClauseResult]) -> str:
     if missing:
         parts.append("not found: " + "; ".join(missing))
     parts.append(_only_in_tests(results))
+    parts.append(_only_where_tests_do_not_run(results))
     return _join(parts)
+
+
+def _only_where_tests_do_not_run(results: Mapping[str, ClauseResult]) -> str:
+    places = [f"{hit.path}:{hit.line}" for r in results.values() if r.count() == 0 for hit in r.not_run]
+    if not places:
+        return ""
+    return (f"found in tests only where no test runs on the device ({_shown(places)}): skipped, in a helper "
+            "module, or in a file that never names the backend")
+
+
+def _shown(places: list[str]) -> str:
+    more = len(places) - SHOWN_PER_CLAUSE
+    return ", ".join(places[:SHOWN_PER_CLAUSE]) + (f" and {more} more" if more > 0 else "")
 
 
 def _only_in_tests(results: Mapping[str, ClauseResult]) -> str:
     places = [f"{hit.path}:{hit.line}" for r in results.values() if r.count() == 0 for hit in r.test_only_hits()]
     if not places:
         return ""
-    shown = ", ".join(places[:SHOWN_PER_CLAUSE]) + (f" and {len(places) - SHOWN_PER_CLAUSE} more" if len(places) > SHOWN_PER_CLAUSE else "")
-    return f"found only in tests ({shown}), which does not count as implementation"
+    return f"found only in tests ({_shown(places)}), which does not count as implementation"
 
 
 def findings_of(results) -> tuple[Finding, ...]:

@@ -379,6 +379,12 @@ def _test_syntax(header: YamlDocument) -> TestSyntax:
     data = header.data["test_inventory"]
     for label, pattern in data["ci_signals"].items():
         checked_pattern(header, ("test_inventory", "ci_signals", label), pattern)
+    live = data.get("live", {})
+    for name in ("device_skip", "device_only"):
+        if name in live:
+            checked_pattern(header, ("test_inventory", "live", name), live[name])
+    for number, pattern in enumerate(live.get("skip_list_entries", ())):
+        checked_pattern(header, ("test_inventory", "live", "skip_list_entries", number), pattern)
     return TestSyntax.from_data(data)
 
 

@@ -18,6 +18,7 @@ from air.evidence import Evaluator
 from air.evidence.base import Context
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.files import shown_path
+from air.live_tests import LiveTests
 from air.operator_summary import operator_coverage
 from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
 from air.provenance import local_source
@@ -104,17 +105,20 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     clauses += [d.clause for d in pack.upstream]
     try:
         evaluator.prepare(clauses)
-        tests = evaluator.evaluate_all(
-            clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
-        )
         verdict, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         backend = describe_backend(index, root, pack, source, framework_version)
+        names = backend_names(backend.name, device_names(pack, evaluator))
+        if pack.test_syntax and pack.test_syntax.live:
+            key = (path.dispatch_key,) if path.dispatch_key else ()
+            evaluator.context.live_tests = LiveTests(index, pack.test_syntax, names + key)
+        tests = evaluator.evaluate_all(
+            clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
+        )
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target, compiled) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
-        names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
     except BaseException:
         index.close(abandon=True)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from air.graph import DependencyGraph
 from air.index import CodeIndex
@@ -16,6 +16,9 @@ from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
 from air.operators import OperatorSyntax
 from air.regex import compile_guarded, searching
+
+if TYPE_CHECKING:
+    from air.live_tests import LiveTests
 
 Scope = Literal["product", "tests", "all"]
 Hint = Callable[[str], object]  # a cheap test of a file's text: truthy when it may hold a finding
@@ -55,11 +58,13 @@ class Clause:
     files: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     describe: str = ""
+    any_test_file: bool = False  # findings in tests count from any test-role file, run or not
 
     @property
     def key(self) -> tuple:
         """Identity for caching: two rows sharing a definition evaluate it once."""
-        return (self.kind, _freeze(self.spec), self.scope, _freeze(self.where), self.files, self.exclude)
+        return (self.kind, _freeze(self.spec), self.scope, _freeze(self.where), self.files, self.exclude,
+                self.any_test_file)
 
     def description(self) -> str:
         return self.describe or f"{self.kind} {_summary(self.spec)}"
@@ -89,6 +94,7 @@ class ClauseResult:
     decided: bool = True
     undecided_reason: str = ""
     coverage: Coverage | None = None
+    not_run: list[Hit] = field(default_factory=list)  # found in tests that do not run on the device
 
     def counted(self) -> list[Hit]:
         if self.clause.scope == "all":
@@ -117,6 +123,7 @@ class Context:
         self.index = index
         self.symbols = symbols
         self.operators = operators
+        self.live_tests: LiveTests | None = None  # when set, tests count only where they run on the device
         self._memo: dict[tuple, Any] = {}
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
@@ -264,9 +271,29 @@ def _shows_any(source: SourceFile, hints: list[Hint]) -> bool:
         return any(hint(source.text) for hint in hints)
 
 
-def enough(clause: Clause, hits: list[Hit]) -> bool:
+def enough(clause: Clause, hits: list[Hit], context: Context) -> bool:
     """Whether a tests-scope clause has found all the findings it keeps."""
-    return clause.scope == "tests" and len(hits) >= MAX_TEST_HITS
+    return clause.scope == "tests" and sum(1 for hit in hits if counts_in_tests(hit, clause, context)) >= MAX_TEST_HITS
+
+
+def counts_in_tests(hit: Hit, clause: Clause, context: Context) -> bool:
+    """Whether a finding counts for a clause that reads tests: product code does; in tests,
+    only a test that runs on the device does, unless the clause takes any test-role file."""
+    if hit.role != "tests" or clause.any_test_file or context.live_tests is None:
+        return True
+    return context.live_tests.runs(hit.path, hit.line)
+
+
+def in_running_tests(hits: list[Hit], clause: Clause, context: Context) -> tuple[list[Hit], list[Hit]]:
+    """`hits` split into those that count and the test findings that do not (see
+    `counts_in_tests`); a product-scope clause keeps them all, as they only ever say where
+    else it was found."""
+    if clause.scope == "product":
+        return hits, []
+    kept, dropped = [], []
+    for hit in hits:
+        (kept if counts_in_tests(hit, clause, context) else dropped).append(hit)
+    return kept, dropped
 
 
 def literal_of(pattern: str) -> str:

@@ -32,6 +32,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             line = text.count("\n", 0, match.start()) + 1
             captures = {k: v for k, v in match.groupdict().items() if v is not None}
             hits.append(hit_at(source, line, captures))
-        if enough(clause, hits):
+        if enough(clause, hits, context):
             break
     return hits
