@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from air.evidence import Evaluator
 from air.evidence.base import ClauseResult, Hit
+from air.expr import affirmed_names
 from air.framework import Framework, Verdict
 from air.packs import NOT_ENCODED, Row
 from air.report.model import Finding, RowResult
@@ -92,7 +93,8 @@ def _explain(row: Row, points: int, results: Mapping[str, ClauseResult]) -> str:
         parts.append(f"partial: `{row.score_text[points]}` holds; static evidence earns at most 1")
         if row.runtime_command:
             parts.append(f"full credit needs a runtime check (`{row.runtime_command}`)")
-    missing = [r.clause.description() for r in results.values() if r.decided and r.count() == 0]
+    wanted = set().union(*(affirmed_names(condition) for condition in row.score.values()))
+    missing = [r.clause.description() for name, r in results.items() if name in wanted and r.decided and r.count() == 0]
     if missing:
         parts.append("not found: " + "; ".join(missing))
     parts.append(_only_in_tests(results))

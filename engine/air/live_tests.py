@@ -35,12 +35,22 @@ from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.index.python_lexical import code_at_most
 from air.regex import required_literals, searching
-from air.test_inventory import CPP_TEST, SKIP_WORDS, TestSyntax, line_numbers, positions, python_test_count
+from air.test_inventory import (
+    CPP_TEST,
+    SKIP_WORDS,
+    TestSyntax,
+    at_line_start,
+    line_numbers,
+    positions,
+    python_test_count,
+)
 from air.upstream import naming_pattern
 
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
-_HEADERS = re.compile(r"(?m)^(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
+_HEADERS = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
+_HEAD_WORD = re.compile(r"\b(?:def|class)[ \t]+[A-Za-z_]")
+_TEST_NAME = re.compile(r"\bdef[ \t]+(?P<name>test\w*)")
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
 _SKIP_STATEMENT = re.compile(
     r"(?:raise[ \t]+|(?P<target>[A-Za-z_]\w*)[ \t]*=[ \t]*\[?[ \t]*)?(?P<name>[A-Za-z_][\w.]*)[ \t]*(?:(?P<call>\()|$)"
@@ -141,10 +151,14 @@ class LiveTests:
 
     def _python_dead(self, source: SourceFile) -> list[tuple[int, int]]:
         lexical = self.index.python_lexical(source)
+        skip_lines = self._skip_lines(lexical.code)
+        listed = {m["name"] for m in _TEST_NAME.finditer(lexical.code)} & self._skip_list.tests.keys()
+        if not skip_lines and not listed:
+            return []
         outline = _Outline(lexical.code)
         text_lines = lexical.without_comments.split("\n")
         dead = []
-        for number in self._skip_lines(outline):
+        for number in skip_lines:
             line = outline.lines[number - 1]
             stripped = line.lstrip()
             indentation = len(line) - len(stripped)
@@ -160,12 +174,12 @@ class LiveTests:
                 return [(1, len(outline.lines))]  # the module skips itself
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
-        return dead + self._listed(outline)
+        return dead + self._listed(outline, listed)
 
-    def _skip_lines(self, outline: _Outline) -> list[int]:
+    def _skip_lines(self, code: str) -> list[int]:
         """Lines that may skip: those naming a skip word, or the literal of a device filter."""
         words = tuple(word.lower() for word in SKIP_WORDS + self._filter_literals)
-        return line_numbers(outline.code, positions(outline.code.translate(_ASCII_LOWER), words))
+        return line_numbers(code, positions(code.translate(_ASCII_LOWER), words))
 
     @cached_property
     def _filter_literals(self) -> tuple[str, ...]:
@@ -198,12 +212,11 @@ class LiveTests:
             return True
         return unconditional and first.lastgroup in ("none", "string", "keyword")
 
-    def _listed(self, outline: _Outline) -> list[tuple[int, int]]:
-        """Tests a skip list names, in their class when it names one."""
-        listed = self._skip_list.tests
+    def _listed(self, outline: _Outline, listed: set[str]) -> list[tuple[int, int]]:
+        """The tests of `listed` (named by a skip list) that it names in their class, if it names one."""
         dead: list[tuple[int, int]] = []
-        for header in outline.headers if listed else ():
-            classes = listed.get(header.name)
+        for header in outline.headers:
+            classes = self._skip_list.tests.get(header.name) if header.name in listed else None
             if classes is None:
                 continue
             owner = outline.enclosing(header.line, header.indentation)
@@ -269,8 +282,8 @@ class _Outline:
         self.code = code
         self.lines = code.split("\n")
         self.headers: list[_Header] = []
-        numbers = line_numbers(code, [m.start() for m in _HEADERS.finditer(code)])
-        for number in numbers:
+        starts = [m.start() for m in _HEAD_WORD.finditer(code) if at_line_start(code, m.start())]
+        for number in line_numbers(code, starts):
             match = _HEADERS.match(self.lines[number - 1])
             self.headers.append(_Header(number, len(match["indent"]), match["name"]))
         self._header_lines = [header.line for header in self.headers]

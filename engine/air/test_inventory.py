@@ -134,7 +134,7 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
 
 def python_test_count(code: str) -> int:
     """How many test functions (`def test...`) comment-free Python code defines."""
-    return sum(1 for match in _PYTHON_TEST.finditer(code) if _at_line_start(code, match.start()))
+    return sum(1 for match in _PYTHON_TEST.finditer(code) if at_line_start(code, match.start()))
 
 
 def line_numbers(code: str, positions) -> list[int]:
@@ -160,7 +160,7 @@ def positions(text: str, words: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
-def _at_line_start(code: str, position: int) -> bool:
+def at_line_start(code: str, position: int) -> bool:
     """Whether only indentation, or `async`, precedes `position` on its line."""
     before = code[code.rfind("\n", 0, position) + 1 : position].strip()
     return before in ("", "async")

@@ -272,8 +272,12 @@ def _shows_any(source: SourceFile, hints: list[Hint]) -> bool:
 
 
 def enough(clause: Clause, hits: list[Hit], context: Context) -> bool:
-    """Whether a tests-scope clause has found all the findings it keeps."""
-    return clause.scope == "tests" and sum(1 for hit in hits if counts_in_tests(hit, clause, context)) >= MAX_TEST_HITS
+    """Whether a tests-scope clause has found all the findings it keeps: those that count,
+    and satisfy its `where`."""
+    if clause.scope != "tests" or len(hits) < MAX_TEST_HITS:
+        return False
+    counted = [hit for hit in hits if counts_in_tests(hit, clause, context)]
+    return len(apply_where(counted, clause, context) if clause.where else counted) >= MAX_TEST_HITS
 
 
 def counts_in_tests(hit: Hit, clause: Clause, context: Context) -> bool:
