@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from air.errors import PackError
@@ -46,6 +46,18 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class QuickReference:
+    """An entry of the registration quick reference: a mechanism, the row that checks it, and
+    the row's evidence clauses that are the mechanism itself (the row may earn points by other
+    means)."""
+
+    entry: str
+    row: str
+    evidence: tuple[str, ...]
+    paths: tuple[str, ...]  # the integration paths it belongs to; empty: those of its row
+
+
+@dataclass(frozen=True)
 class Framework:
     id: str
     name: str
@@ -56,8 +68,9 @@ class Framework:
     signals: dict[str, Clause]
     verdicts: tuple[Verdict, ...]
     sources: tuple[tuple[str, str], ...]
-    quick_reference: tuple[tuple[str, str], ...]
+    quick_reference: tuple[QuickReference, ...]
     data: dict  # the validated definition, for the pack digest
+    document: YamlDocument = field(compare=False, repr=False)  # to point errors at the definition
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -145,9 +158,21 @@ def _build(document: _Combined) -> Framework:
         symbols={k: tuple(v) for k, v in data.get("symbols", {}).items()},
         signals=signals, verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
-        quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
+        quick_reference=_quick_reference(document),
         data=data,
+        document=document,
     )
+
+
+def _quick_reference(document: _Combined) -> tuple[QuickReference, ...]:
+    paths = {path["id"] for path in document.data["paths"]}
+    entries = []
+    for number, data in enumerate(document.data.get("quick_reference", [])):
+        unknown = sorted(set(data.get("paths", ())) - paths)
+        if unknown:
+            raise document.error(("quick_reference", number, "paths"), f"unknown path {unknown[0]!r}")
+        entries.append(QuickReference(data["entry"], data["row"], tuple(data["evidence"]), tuple(data.get("paths", ()))))
+    return tuple(entries)
 
 
 def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:

@@ -237,6 +237,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
             rows[row.id] = row
     merged = dict((r.id, r) for r in parent.rows) if parent else {}
     merged.update(rows)
+    _check_quick_reference(framework, merged)
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
@@ -373,6 +374,17 @@ def _operators(header: YamlDocument, directory: Path, symbols: dict) -> Operator
     if not syntax.catalog_path.is_file():
         raise header.error(("operators", "catalog"), f"no operator catalog at {syntax.catalog_path}")
     return syntax
+
+
+def _check_quick_reference(framework: Framework, rows: dict[str, Row]) -> None:
+    """Each quick-reference entry names evidence its row has (entries for rows a pack leaves
+    out are left out of its reports)."""
+    for number, reference in enumerate(framework.quick_reference):
+        row = rows.get(reference.row)
+        missing = sorted(set(reference.evidence) - set(row.evidence)) if row else []
+        if missing:
+            raise framework.document.error(("quick_reference", number, "evidence"),
+                                           f"row {reference.row!r} has no evidence named {missing[0]!r}")
 
 
 def _test_syntax(header: YamlDocument) -> TestSyntax:

@@ -16,11 +16,12 @@ from air.distribution import BINARY_DIST
 from air.evaluate import evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
+from air.framework import QuickReference, Verdict
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.files import shown_path
 from air.live_tests import LiveTests
 from air.operator_summary import operator_coverage
-from air.packs import Pack, load_pack, pack_fingerprint, resolve_pack
+from air.packs import Pack, Row, load_pack, pack_fingerprint, resolve_pack
 from air.provenance import local_source
 from air.regex import TIMED_OUT
 from air.report.model import (
@@ -33,6 +34,7 @@ from air.report.model import (
     Report,
     RowResult,
     Source,
+    Usage,
 )
 from air.scoring import score
 from air.test_inventory import test_inventory
@@ -137,7 +139,7 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         coverage=result.coverage,
         sections=result.sections,
         rows=rows,
-        quick_reference=quick_reference(pack, rows),
+        quick_reference=quick_reference(pack, rows, evaluator, verdict),
         sources=tuple(Link(title, url) for title, url in pack.framework.sources),
         index=index_stats(index),
         operators=operators,
@@ -193,16 +195,31 @@ def _tagged_version(source: Source) -> str | None:
     return described.group(1)
 
 
-def quick_reference(pack: Pack, rows: tuple[RowResult, ...]) -> tuple[QuickReferenceEntry, ...]:
-    by_id = {row.id: row for row in rows}
+def quick_reference(pack: Pack, rows: tuple[RowResult, ...], evaluator: Evaluator,
+                    verdict: Verdict) -> tuple[QuickReferenceEntry, ...]:
+    """Each mechanism of the framework's quick reference, used when one of its clauses finds it
+    in product code (not when its row earns points by other means, nor in tests or docs)."""
+    results = {row.id: row for row in rows}
+    definitions = {row.id: row for row in pack.rows}
     entries = []
-    for entry, row_id in pack.framework.quick_reference:
-        row = by_id.get(row_id)
+    for reference in pack.framework.quick_reference:
+        row = results.get(reference.row)
         if row is None:
             continue
-        location = next((f"{f.path}:{f.line}" for f in row.evidence if f.trust == "source"), "")
-        entries.append(QuickReferenceEntry(entry, row_id, row.points, row.outcome, location))
+        status, location = _usage(reference, definitions[reference.row], row, evaluator, verdict)
+        entries.append(QuickReferenceEntry(reference.entry, row.id, status, location, row.points, row.outcome))
     return tuple(entries)
+
+
+def _usage(reference: QuickReference, definition: Row, row: RowResult, evaluator: Evaluator,
+           verdict: Verdict) -> tuple[Usage, str]:
+    if row.outcome == "not_applicable" or reference.paths and not set(reference.paths) & set(verdict.applies):
+        return "not_applicable", ""
+    results = [evaluator.result(definition.evidence[name]) for name in reference.evidence]
+    found = sorted((hit.path, hit.line) for result in results for hit in result.counted() if hit.role == "product")
+    if found:
+        return "used", f"{found[0][0]}:{found[0][1]}"
+    return ("unknown" if any(not result.decided for result in results) else "unused"), ""
 
 
 def index_stats(index: CodeIndex) -> IndexStats:
