@@ -22,3 +22,10 @@ def test_empty_directory(tmp_path, pack):
     scored = [r for r in report.rows if r.outcome == "scored"]
     assert scored and all(r.points == 0 for r in scored)
     assert all(r.reason for r in report.rows if r.outcome != "scored" or r.points != 2)
+
+
+def test_a_topological_sort_is_no_device_topology(pack):
+    report = check(FIXTURES / "negations", pack)
+    assert "device-topology" not in {candidate.id for candidate in report.upstream}
+    graph = (FIXTURES / "negations" / "torch_ng" / "graph.py").read_text()
+    assert "topological_sort" in graph and "TopologicalSorter" in graph

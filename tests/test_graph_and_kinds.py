@@ -205,3 +205,14 @@ def test_shared_evidence_is_evaluated_once_and_keeps_each_description(tmp_path):
     assert evaluator.result(first).hits is evaluator.result(second).hits
     assert [evaluator.result(c).clause.description() for c in (first, second)] == [
         "the backend is renamed", "a rename in Python"]
+
+
+def test_an_optional_constraint_holds_when_its_capture_is_absent(tmp_path):
+    source = ("import torch\n\nwith torch.autocast('zz'):\n    pass\nwith torch.autocast('zz', enabled=False):\n    pass\n"
+              "with torch.autocast('zz', enabled=True):\n    pass\n")
+    call = {"name": "torch.autocast", "capture_keywords": {"enabled": "ENABLED"}}
+    root = tree(tmp_path, {"pkg/amp.py": source})
+    optional = hits(root, {"python_call": call, "where": {"ENABLED": {"not_in": ["False"], "optional": True}}})
+    assert [h.line for h in optional] == [3, 7]
+    required = hits(root, {"python_call": call, "where": {"ENABLED": {"not_in": ["False"]}}})
+    assert [h.line for h in required] == [7]

@@ -15,8 +15,9 @@
 | `semgrep`       | semgrep rules (optional extra), batched into one run per check          |
 | `ops`           | operator registrations (blocks, Python, codegen op lists), with coverage |
 
-Every clause also takes the common options `scope` (product, tests or all), `where`, `files`,
-`exclude`, `describe` and `any_test_file`. A clause that reads tests counts a finding in a
+Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
+on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
+`describe` and `any_test_file`. A clause that reads tests counts a finding in a
 test-role file only where a test that runs on the device holds it (see `air.live_tests`), once
 the check knows the backend's names; with `any_test_file: true` it counts one in any test-role
 file: examples, benchmarks, test requirements.

@@ -148,9 +148,12 @@ def normalise_value(value: str, aliases: Mapping[str, str] | None = None) -> str
 
 def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context) -> bool:
     """`equals`, `in`, `symbol` and their negations compare normalised values; `matches`
-    searches the value as written, unquoted."""
+    searches the value as written, unquoted. (`optional` says what an absent capture gives,
+    see `apply_where`.)"""
     normal = normalise_value(value, context.index.aliases if _looks_like_cpp_name(value) else None)
     for operator, operand in constraint.items():
+        if operator == "optional":
+            continue
         if operator == "matches":
             holds = compile_guarded(operand).search(value.strip().strip("\"'")) is not None
         else:
@@ -171,13 +174,16 @@ def _looks_like_cpp_name(value: str) -> bool:
 
 
 def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[Hit]:
-    """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved."""
+    """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved.
+    A hit without a constrained capture fails, unless the constraint is `optional: true` (a
+    keyword that may be left out, such as `enabled=` whose absence means its default)."""
     kept = []
     for hit in hits:
         captures = dict(hit.captures)
         with searching(hit.path):
             if all(
-                name in captures and constraint_holds(captures[name], constraint, context)
+                constraint_holds(captures[name], constraint, context) if name in captures
+                else constraint.get("optional", False)
                 for name, constraint in clause.where.items()
             ):
                 kept.append(hit)
