@@ -17,7 +17,7 @@ USE = re.compile(r"\buse\((\d+)\)")
 
 
 def live(root: Path, pack, files: dict[str, str]) -> LiveTests:
-    return LiveTests(build_index(tree(root, files)), pack.test_syntax, NAMES)
+    return LiveTests(build_index(tree(root, files)), pack.test_syntax, lambda: NAMES)
 
 
 def running(tests: LiveTests, path: str) -> list[int]:
@@ -190,7 +190,7 @@ def test_disabled_cpp_tests(tmp_path, pack):
 def test_a_clause_counts_running_tests_unless_it_takes_any_test_file(tmp_path, pack):
     root = tree(tmp_path, {"tests/test_zz.py": DECORATED, "examples/demo.py": "import torch_zz\nuse(1)\n"})
     evaluator = Evaluator(Context(build_index(root), {}))
-    evaluator.context.live_tests = LiveTests(evaluator.context.index, pack.test_syntax, NAMES)
+    evaluator.context.live_tests = LiveTests(evaluator.context.index, pack.test_syntax, lambda: NAMES)
     data = {"text": {"pattern": r"\buse\(", "languages": ["python"]}, "scope": "tests"}
     counted = evaluator.result(clause_from_data("x", data))
     assert [(h.path, h.line) for h in counted.counted()] == [("tests/test_zz.py", n) for n in (16, 35, 42)]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import cached_property
@@ -49,8 +50,8 @@ from air.upstream import naming_pattern
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
 _HEADERS = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
-_HEAD_WORD = re.compile(r"\b(?:def|class)[ \t]+[A-Za-z_]")
-_TEST_NAME = re.compile(r"\bdef[ \t]+(?P<name>test\w*)")
+_HEAD_WORD = re.compile(r"(?:def|class)[ \t]+[A-Za-z_]")  # a literal first: searched fast
+_TEST_NAME = re.compile(r"def[ \t]+(?P<name>test\w*)")
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
 _SKIP_STATEMENT = re.compile(
     r"(?:raise[ \t]+|(?P<target>[A-Za-z_]\w*)[ \t]*=[ \t]*\[?[ \t]*)?(?P<name>[A-Za-z_][\w.]*)[ \t]*(?:(?P<call>\()|$)"
@@ -72,36 +73,54 @@ class _SkipList:
 class LiveTests:
     """Answers, for a line of a test file, whether a test that runs on the device holds it."""
 
-    def __init__(self, index: CodeIndex, syntax: TestSyntax, backend_names: tuple[str, ...]) -> None:
+    def __init__(self, index: CodeIndex, syntax: TestSyntax, backend_names: Callable[[], tuple[str, ...]]) -> None:
+        """`backend_names` gives the names by which tests name the backend; it is asked once,
+        when first needed."""
         if syntax.live is None:
             raise ValueError("the pack's test_inventory has no `live` section")
         self.index = index
         self.syntax = syntax
         self.live = syntax.live
-        self.names = frozenset(name.lower() for name in backend_names)
-        self._naming = naming_pattern(backend_names)
+        self._backend_names = backend_names
         generic = "|".join(map(re.escape, self.live.device_generic))
         self._generic = re.compile(rf"\b(?:{generic})\b") if generic else None
-        self._dead: dict[str, list[tuple[int, int]] | None] = {}  # per file: skipped line ranges; None: no test runs
+        self._runnable: dict[str, bool] = {}
+        self._dead: dict[str, list[tuple[int, int]]] = {}  # per file that may run: its skipped line ranges
 
-    def runs(self, path: str, line: int) -> bool:
-        if path not in self._dead:
+    @cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset(name.lower() for name in self._backend_names())
+
+    @cached_property
+    def _naming(self) -> re.Pattern[str] | None:
+        return naming_pattern(tuple(sorted(self.names)))
+
+    def may_run(self, path: str) -> bool:
+        """Whether the file is a test module whose tests may run on the device (read once)."""
+        if path not in self._runnable:
             source = self.index.by_path.get(path)
             with searching(path):
-                self._dead[path] = self._dead_ranges(source) if source is not None else None
-        dead = self._dead[path]
-        return dead is not None and not any(start <= line <= end for start, end in dead)
+                self._runnable[path] = source is not None and self._runnable_file(source)
+        return self._runnable[path]
 
-    def _dead_ranges(self, source: SourceFile) -> list[tuple[int, int]] | None:
-        """The skipped line ranges of a file whose tests may run on the device, else None."""
+    def runs(self, path: str, line: int) -> bool:
+        if not self.may_run(path):
+            return False
+        if path not in self._dead:
+            source = self.index.by_path[path]
+            with searching(path):
+                self._dead[path] = self._cpp_dead(source) if source.language == "cpp" else self._python_dead(source)
+        return not any(start <= line <= end for start, end in self._dead[path])
+
+    def _runnable_file(self, source: SourceFile) -> bool:
         if source.language not in ("python", "cpp") or self._helper(source.path):
-            return None
+            return False
         if source.path.rpartition("/")[2] in self._skip_list.files:
-            return None
+            return False
         code = self.index.code_text(source)
         if source.language == "python" and not python_test_count(code) or not self._names_backend(source):
-            return None
-        return self._cpp_dead(code) if source.language == "cpp" else self._python_dead(source)
+            return False
+        return source.language == "python" or CPP_TEST.search(code) is not None
 
     def _helper(self, path: str) -> bool:
         return matches_glob(path, self.live.helpers) and not matches_glob(path, self.live.test_names)
@@ -137,11 +156,10 @@ class LiveTests:
                     break
         return found
 
-    def _cpp_dead(self, code: str) -> list[tuple[int, int]] | None:
+    def _cpp_dead(self, source: SourceFile) -> list[tuple[int, int]]:
         """Disabled test cases, each from its macro to the next one."""
+        code = self.index.code_text(source)
         cases = [(code.count("\n", 0, match.start()) + 1, match) for match in CPP_TEST.finditer(code)]
-        if not cases:
-            return None
         ends = [line - 1 for line, _match in cases[1:]] + [code.count("\n") + 1]
         disabled = self.live.disabled_cpp_tests
         return [
@@ -287,13 +305,14 @@ class _Outline:
             match = _HEADERS.match(self.lines[number - 1])
             self.headers.append(_Header(number, len(match["indent"]), match["name"]))
         self._header_lines = [header.line for header in self.headers]
-        self._offsets = list(accumulate((len(line) + 1 for line in self.lines), initial=0))
+        self._lengths = list(accumulate(map(len, self.lines), initial=0))  # the line breaks aside
         self._ends: dict[int, int] = {}
 
     def end(self, header: _Header) -> int:
         """The last line of `header`'s body."""
         if header.line not in self._ends:
-            body = self._offsets[min(header.line, len(self.lines))]
+            line = min(header.line, len(self.lines))
+            body = self._lengths[line] + line  # where the line after the header starts
             after = code_at_most(header.indentation).search(self.code, body)
             self._ends[header.line] = len(self.lines) if after is None else self.code.count("\n", 0, after.start())
         return self._ends[header.line]

@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 from air import __version__, cache
@@ -107,16 +108,16 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     clauses += [d.clause for d in pack.upstream]
     try:
         evaluator.prepare(clauses)
+        if pack.test_syntax and pack.test_syntax.live:
+            names = partial(_names_in_tests, pack, evaluator, root, source, framework_version)
+            evaluator.context.live_tests = LiveTests(index, pack.test_syntax, names)
+        tests = evaluator.evaluate_all(
+            clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
+        )
         verdict, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         backend = describe_backend(index, root, pack, source, framework_version)
         names = backend_names(backend.name, device_names(pack, evaluator))
-        if pack.test_syntax and pack.test_syntax.live:
-            key = (path.dispatch_key,) if path.dispatch_key else ()
-            evaluator.context.live_tests = LiveTests(index, pack.test_syntax, names + key)
-        tests = evaluator.evaluate_all(
-            clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
-        )
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
         rows = tuple(evaluate_row(row, evaluator, verdict, pack.framework, target, compiled) for row in pack.rows)
@@ -146,6 +147,16 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         tests=tests,
         upstream=upstream,
     )
+
+
+def _names_in_tests(pack: Pack, evaluator: Evaluator, root: Path, source: Source | None,
+                    framework_version: str | None) -> tuple[str, ...]:
+    """The names by which the backend's tests name it: its package, its device names, its
+    dispatch key. Asked for by the first clause that reads tests, in whichever process."""
+    _verdict, path = detect_path(pack.framework, evaluator)
+    backend = describe_backend(evaluator.context.index, root, pack, source, framework_version)
+    names = backend_names(backend.name, device_names(pack, evaluator))
+    return names + ((path.dispatch_key,) if path.dispatch_key else ())
 
 
 def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:

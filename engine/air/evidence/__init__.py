@@ -17,10 +17,12 @@
 
 Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
 on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
-`describe` and `any_test_file`. A clause that reads tests counts a finding in a
-test-role file only where a test that runs on the device holds it (see `air.live_tests`), once
+`describe`, `any_test_file` and `tests_fallback`. A clause that reads tests counts a finding in
+a test-role file only where a test that runs on the device holds it (see `air.live_tests`), once
 the check knows the backend's names; with `any_test_file: true` it counts one in any test-role
-file: examples, benchmarks, test requirements.
+file: examples, benchmarks, test requirements. A product clause that finds nothing in product
+code is searched in the tests as well, to say where else it was found (which never counts);
+`tests_fallback: false` leaves that out, for evidence that says nothing when found in tests.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ BATCHED_KINDS = {"semgrep"}
 T = TypeVar("T")
 TREE_WIDE_KINDS = {"graph", "ops", "cpp_class"}  # kinds that build facts over the whole tree, shared by clauses
 MIN_FORKED_CLAUSES = 64  # below this, a second process costs more than it saves
-COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe", "any_test_file")
+COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe", "any_test_file", "tests_fallback")
 
 
 def clause_from_data(name: str, data: dict) -> Clause:
@@ -97,6 +99,7 @@ def clause_from_data(name: str, data: dict) -> Clause:
         exclude=tuple(data.get("exclude", ())),
         describe=data.get("describe", ""),
         any_test_file=data.get("any_test_file", False),
+        tests_fallback=data.get("tests_fallback", True),
     )
 
 
@@ -215,10 +218,10 @@ class Evaluator:
 
     def _evaluated(self, clause: Clause) -> ClauseResult:
         hits, not_run = in_running_tests(self._hits(clause), clause, self.context)
-        if clause.scope == "product" and not any(hit.role == "product" for hit in hits):
+        if clause.scope == "product" and clause.tests_fallback and not any(hit.role == "product" for hit in hits):
             # to say "found only in tests"; what it finds in product files (a module a test
             # registers, say) is no more the product's than before
-            hits = [hit for hit in self._hits(replace(clause, scope="tests")) if hit.role == "tests"]
+            hits = [hit for hit in self._hits(replace(clause, scope="tests", any_test_file=True)) if hit.role == "tests"]
         result = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
         measure = getattr(KINDS[clause.kind], "measure", None)
         if measure is not None:

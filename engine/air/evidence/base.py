@@ -59,12 +59,13 @@ class Clause:
     exclude: tuple[str, ...] = ()
     describe: str = ""
     any_test_file: bool = False  # findings in tests count from any test-role file, run or not
+    tests_fallback: bool = True  # a product clause that finds nothing says where in tests it is found
 
     @property
     def key(self) -> tuple:
         """Identity for caching: two rows sharing a definition evaluate it once."""
         return (self.kind, _freeze(self.spec), self.scope, _freeze(self.where), self.files, self.exclude,
-                self.any_test_file)
+                self.any_test_file, self.tests_fallback)
 
     def description(self) -> str:
         return self.describe or f"{self.kind} {_summary(self.spec)}"
@@ -268,7 +269,7 @@ def python_sources(
 def _candidates(clause: Clause, context: Context, literals, hints) -> Iterator[SourceFile]:
     hints = list(hints)
     for source in context.index.select(literals, languages=["python"], roles=roles_for(clause)):
-        if in_clause_files(source.path, clause) and _shows_any(source, hints):
+        if in_clause_files(source.path, clause) and may_count(source, clause, context) and _shows_any(source, hints):
             yield source
 
 
@@ -279,11 +280,24 @@ def _shows_any(source: SourceFile, hints: list[Hint]) -> bool:
 
 def enough(clause: Clause, hits: list[Hit], context: Context) -> bool:
     """Whether a tests-scope clause has found all the findings it keeps: those that count,
-    and satisfy its `where`."""
+    and satisfy its `where`. `hits` only grows while a clause is evaluated, so each call
+    looks at the findings added since the last."""
     if clause.scope != "tests" or len(hits) < MAX_TEST_HITS:
         return False
-    counted = [hit for hit in hits if counts_in_tests(hit, clause, context)]
-    return len(apply_where(counted, clause, context) if clause.where else counted) >= MAX_TEST_HITS
+    tally = context.memo(("tally", clause.key), lambda: [0, 0])  # [findings looked at, findings kept]
+    if tally[0] > len(hits):
+        tally[:] = [0, 0]  # a new evaluation of the clause
+    new = [hit for hit in hits[tally[0]:] if counts_in_tests(hit, clause, context)]
+    tally[0], tally[1] = len(hits), tally[1] + len(apply_where(new, clause, context) if clause.where else new)
+    return tally[1] >= MAX_TEST_HITS
+
+
+def may_count(source: SourceFile, clause: Clause, context: Context) -> bool:
+    """Whether a file can hold findings that count for a clause that reads tests: a cheap test
+    made before the file is searched (see `counts_in_tests`)."""
+    if source.role != "tests" or clause.scope == "product" or clause.any_test_file or context.live_tests is None:
+        return True
+    return context.live_tests.may_run(source.path)
 
 
 def counts_in_tests(hit: Hit, clause: Clause, context: Context) -> bool:
