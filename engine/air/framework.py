@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from air.errors import PackError
@@ -129,9 +129,7 @@ def _build(document: _Combined) -> Framework:
     data = document.data
     for name, clause in data.get("signals", {}).items():
         check_patterns(document, ("signals", name), clause)
-    # what tells the path apart must not depend on which tests run, which needs the path's names
-    signals = {name: replace(clause_from_data(name, clause), any_test_file=True)
-               for name, clause in data.get("signals", {}).items()}
+    signals = {name: clause_from_data(name, clause) for name, clause in data.get("signals", {}).items()}
     verdicts = []
     for number, verdict in enumerate(data["verdicts"]):
         when = None

@@ -82,21 +82,38 @@ class LiveTests:
         self.syntax = syntax
         self.live = syntax.live
         self._backend_names = backend_names
+        self._names: frozenset[str] | None = None
+        self._finding_names = False
         generic = "|".join(map(re.escape, self.live.device_generic))
         self._generic = re.compile(rf"\b(?:{generic})\b") if generic else None
         self._runnable: dict[str, bool] = {}
         self._dead: dict[str, list[tuple[int, int]]] = {}  # per file that may run: its skipped line ranges
 
-    @cached_property
+    def _resolved(self) -> bool:
+        """Whether the backend's names are known: they are found on first use. While they are
+        being found (through the path's signals), a signal that reads tests finds none that run."""
+        if self._names is None and not self._finding_names:
+            self._finding_names = True
+            try:
+                self._names = frozenset(name.lower() for name in self._backend_names())
+            finally:
+                self._finding_names = False
+        return self._names is not None
+
+    @property
     def names(self) -> frozenset[str]:
-        return frozenset(name.lower() for name in self._backend_names())
+        """The backend's names, lower-cased."""
+        return self._names if self._resolved() and self._names is not None else frozenset()  # None: being found
 
     @cached_property
     def _naming(self) -> re.Pattern[str] | None:
+        """Any of the backend's names as a word of code; asked for only once they are known."""
         return naming_pattern(tuple(sorted(self.names)))
 
     def may_run(self, path: str) -> bool:
         """Whether the file is a test module whose tests may run on the device (read once)."""
+        if not self._resolved():
+            return False
         if path not in self._runnable:
             source = self.index.by_path.get(path)
             with searching(path):
@@ -131,12 +148,13 @@ class LiveTests:
         code = self.index.code_text(source)
         if self._generic is not None and self._generic.search(code):
             return True
-        if self._naming is None:
+        naming = self._naming
+        if naming is None:
             return False
-        if self._naming.search(code):
+        if naming.search(code):
             return True
         return source.language == "python" and any(
-            self._naming.search(self.index.code_text(helper)) for helper in self._imported_tests(source)
+            naming.search(self.index.code_text(helper)) for helper in self._imported_tests(source)
         )
 
     def _imported_tests(self, source: SourceFile) -> list[SourceFile]:
@@ -169,30 +187,34 @@ class LiveTests:
 
     def _python_dead(self, source: SourceFile) -> list[tuple[int, int]]:
         lexical = self.index.python_lexical(source)
-        skip_lines = self._skip_lines(lexical.code)
-        listed = {m["name"] for m in _TEST_NAME.finditer(lexical.code)} & self._skip_list.tests.keys()
-        if not skip_lines and not listed:
-            return []
-        outline = _Outline(lexical.code)
+        code_lines = lexical.code.split("\n")
         text_lines = lexical.without_comments.split("\n")
+        skips = [number for number in self._skip_lines(lexical.code) if self._skips(code_lines, text_lines, number)]
+        listed = {m["name"] for m in _TEST_NAME.finditer(lexical.code)} & self._skip_list.tests.keys()
+        if not skips and not listed:
+            return []  # most files: no outline needed
+        outline = _Outline(lexical.code)
         dead = []
-        for number in skip_lines:
-            line = outline.lines[number - 1]
-            stripped = line.lstrip()
-            indentation = len(line) - len(stripped)
-            decorator = _DECORATOR.match(stripped)
-            if decorator:
-                if self._keeps_off_device(decorator["name"], decorator["call"] is not None, text_lines, number):
-                    dead.append(outline.decorated(number, indentation))
-                continue
-            if not self._skip_statement(stripped, text_lines, number):
+        for number in skips:
+            line = code_lines[number - 1]
+            indentation = len(line) - len(line.lstrip())
+            if line.lstrip().startswith("@"):
+                dead.append(outline.decorated(number, indentation))
                 continue
             owner = outline.enclosing(number, indentation)
             if owner is None and indentation == 0:
-                return [(1, len(outline.lines))]  # the module skips itself
+                return [(1, len(code_lines))]  # the module skips itself
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
         return dead + self._listed(outline, listed)
+
+    def _skips(self, code_lines: list[str], text_lines: list[str], number: int) -> bool:
+        """Whether line `number` is a decorator or a statement that keeps a test off the device."""
+        stripped = code_lines[number - 1].lstrip()
+        decorator = _DECORATOR.match(stripped)
+        if decorator:
+            return self._keeps_off_device(decorator["name"], decorator["call"] is not None, text_lines, number)
+        return self._skip_statement(stripped, text_lines, number)
 
     def _skip_lines(self, code: str) -> list[int]:
         """Lines that may skip: those naming a skip word, or the literal of a device filter."""
