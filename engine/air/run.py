@@ -109,8 +109,8 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     try:
         evaluator.prepare(clauses)
         if pack.test_syntax and pack.test_syntax.live:
-            names = partial(_names_in_tests, pack, evaluator, root, source, framework_version)
-            evaluator.context.live_tests = LiveTests(index, pack.test_syntax, names)
+            found_names = partial(_names_in_tests, pack, evaluator, root, source, framework_version)
+            evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
         tests = evaluator.evaluate_all(
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )

@@ -2,7 +2,8 @@
 test machinery they use, which tests are skipped and why, and what CI runs.
 
 What counts as a skip, a marker of shared machinery or a CI file is pack data (the pack's
-`test_inventory` section). Tests are counted and skips read line by line from comment-free
+`test_inventory` section), and so is how to tell the tests that run on the device (its `live`
+part, read by `air.live_tests`). Tests are counted and skips read line by line from comment-free
 source, so a commented-out decorator is never a skip.
 """
 

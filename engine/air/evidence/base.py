@@ -284,9 +284,9 @@ def enough(clause: Clause, hits: list[Hit], context: Context) -> bool:
     looks at the findings added since the last."""
     if clause.scope != "tests" or len(hits) < MAX_TEST_HITS:
         return False
-    tally = context.memo(("tally", clause.key), lambda: [0, 0])  # [findings looked at, findings kept]
+    tally = context.memo(("tally", clause.key, id(hits)), lambda: [0, 0])  # [findings looked at, findings kept]
     if tally[0] > len(hits):
-        tally[:] = [0, 0]  # a new evaluation of the clause
+        tally[:] = [0, 0]  # another list of findings
     new = [hit for hit in hits[tally[0]:] if counts_in_tests(hit, clause, context)]
     tally[0], tally[1] = len(hits), tally[1] + len(apply_where(new, clause, context) if clause.where else new)
     return tally[1] >= MAX_TEST_HITS
