@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from air.expr import ConditionError, parse_condition, referenced_names
+from air.expr import ConditionError, affirmed_names, parse_condition, referenced_names
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +64,10 @@ def test_and_binds_tighter_than_or():
 
 def test_referenced_names():
     assert referenced_names(parse_condition("a and not (b or count(c) > 1) or unique(d.X) == 1")) == {"a", "b", "c", "d"}
+
+
+def test_affirmed_names_leave_out_what_a_condition_wants_absent():
+    assert affirmed_names(parse_condition("a and not (b or count(c) > 1) or unique(d.X) == 1")) == {"a", "d"}
 
 
 @pytest.mark.parametrize("text", ["", "a and", "count(a)", "unique(a) == 1", "a >= 1", "(a", "and", "a b", "count(a) >= x",

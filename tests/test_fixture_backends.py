@@ -84,3 +84,10 @@ def test_operator_coverage_shows_native_fallback_missing_and_undecided(pack):
     assert "sum.dim_IntList" not in reduction.missing and reduction.total == 13
     assert "| 8.2.3 | Reduction ops | ?/13 |" in render_markdown(codegen)
     assert VALIDATOR.validate(to_dict(codegen)) is None
+
+
+def test_a_topological_sort_is_no_device_topology(pack):
+    report = check(FIXTURES / "negations", pack)
+    assert "device-topology" not in {candidate.id for candidate in report.upstream}
+    graph = (FIXTURES / "negations" / "torch_ng" / "graph.py").read_text()
+    assert "topological_sort" in graph and "TopologicalSorter" in graph

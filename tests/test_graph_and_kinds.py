@@ -406,3 +406,24 @@ def test_shared_evidence_is_evaluated_once_and_keeps_each_description(tmp_path):
     assert evaluator.result(first).hits is evaluator.result(second).hits
     assert [evaluator.result(c).clause.description() for c in (first, second)] == [
         "the backend is renamed", "a rename in Python"]
+
+
+def test_an_optional_constraint_holds_when_its_capture_is_absent(tmp_path):
+    source = ("import torch\n\nwith torch.autocast('zz'):\n    pass\nwith torch.autocast('zz', enabled=False):\n    pass\n"
+              "with torch.autocast('zz', enabled=True):\n    pass\n")
+    call = {"name": "torch.autocast", "capture_keywords": {"enabled": "ENABLED"}}
+    root = tree(tmp_path, {"pkg/amp.py": source})
+    optional = hits(root, {"python_call": call, "where": {"ENABLED": {"not_in": ["False"], "optional": True}}})
+    assert [h.line for h in optional] == [3, 7]
+    required = hits(root, {"python_call": call, "where": {"ENABLED": {"not_in": ["False"]}}})
+    assert [h.line for h in required] == [7]
+
+
+def test_a_product_clause_says_where_in_tests_it_is_found_unless_told_not_to(tmp_path):
+    root = tree(tmp_path, {"pkg/__init__.py": "import torch\n", "tests/test_x.py": "SUPPORTED = 1\n"})
+    evaluator = Evaluator(Context(build_index(root), {}))
+    data = {"text": {"literal": "SUPPORTED", "languages": ["python"]}}
+    found = evaluator.result(clause_from_data("x", data))
+    assert found.count() == 0 and [h.path for h in found.test_only_hits()] == ["tests/test_x.py"]
+    quiet = evaluator.result(clause_from_data("x", {**data, "tests_fallback": False}))
+    assert quiet.count() == 0 and quiet.test_only_hits() == []

@@ -158,3 +158,9 @@ def test_yaml_is_loaded_safely(tmp_path):
 def test_error_names_line_in_folded_file(tmp_path):
     rows = textwrap.dedent(ROWS).replace("    docs: [https://example.org/doc]", "    docs: [ftp://nope]")
     assert "01.yaml:13" in load_error(write_pack(tmp_path, rows=rows))
+
+
+def test_a_quick_reference_entry_must_name_evidence_its_row_has(tmp_path):
+    rows = ROWS.replace("id: tiny-row", "id: dev-rename-pu1")
+    message = load_error(write_pack(tmp_path, rows=rows))
+    assert "report.yaml" in message and "row 'dev-rename-pu1' has no evidence named 'cpp'" in message

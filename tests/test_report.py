@@ -98,8 +98,8 @@ def make_report() -> Report:
         ),
         rows=rows,
         quick_reference=(
-            QuickReferenceEntry("Register the key", "row-1-2-10", 2, "scored", "csrc/register.cpp:12"),
-            QuickReferenceEntry("Autoload entry point", "row-4-1", None, "not_applicable", ""),
+            QuickReferenceEntry("Register the key", "row-1-2-10", "used", "csrc/register.cpp:12", 2, "scored"),
+            QuickReferenceEntry("Autoload entry point", "row-4-1", "not_applicable", "", None, "not_applicable"),
         ),
         sources=(Link("Backend guide", "https://example.org/guide"),),
         index=IndexStats(10, 7, 2, 1, 2048, skipped=(("binary", 2), ("too-large", 1))),
@@ -184,6 +184,7 @@ def _set(path: tuple[str | int, ...], value: Any) -> Callable[[dict[str, Any]], 
         _set(("coverage",), -0.1),
         _set(("schema_version",), 1),
         _set(("quick_reference", 1, "points"), 2),
+        _set(("quick_reference", 0, "status"), "ticked"),
     ],
     ids=[
         "points-3",
@@ -202,6 +203,7 @@ def _set(path: tuple[str | int, ...], value: Any) -> Callable[[dict[str, Any]], 
         "negative-coverage",
         "numeric-schema-version",
         "not-applicable-with-points",
+        "unknown-usage",
     ],
 )
 def test_invalid_reports_fail_validation(report: Report, mutate: Callable[[dict[str, Any]], None]) -> None:
@@ -333,8 +335,8 @@ def test_markdown_truncates_long_snippets() -> None:
 def test_markdown_quick_reference_and_sources(markdown: str) -> None:
     table = _table_after(markdown, "## Registration quick reference")
     assert table == [
-        ["Register the key", "✅ 2", "`csrc/register.cpp:12`"],
-        ["Autoload entry point", "N/A", "—"],
+        ["Register the key", "✅ used", "`csrc/register.cpp:12`", "`row-1-2-10` ✅ 2"],
+        ["Autoload entry point", "N/A", "—", "`row-4-1` N/A"],
     ]
     assert "- [Backend guide](https://example.org/guide)" in markdown
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from air.evidence import Evaluator
 from air.evidence.base import ClauseResult, Hit
-from air.expr import referenced_names
+from air.expr import affirmed_names, referenced_names
 from air.framework import Framework, Route
 from air.packs import NOT_ENCODED, Row
 from air.report.model import Finding, RowResult
@@ -65,7 +65,8 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
                        findings, fix)
     if points == 0 and row.runtime_command:
         reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
-        return _result(row, "unknown", None, _join([reason, _only_in_tests(results)] + notes), findings, fix)
+        reasons = [reason, _only_in_tests(results), _only_where_tests_do_not_run(results)] + notes
+        return _result(row, "unknown", None, _join(reasons), findings, fix)
     coverage = [_coverage_text(r) for r in results.values() if r.coverage is not None]
     reason = _join(coverage + [_explain(row, points, results)] + notes)
     if hidden and points < max(row.score):
@@ -151,19 +152,33 @@ def _explain(row: Row, points: int, results: Mapping[str, ClauseResult]) -> str:
         parts.append(f"partial: `{row.score_text[points]}` holds; static evidence earns at most 1")
         if row.runtime_command:
             parts.append(f"full credit needs a runtime check (`{row.runtime_command}`)")
-    missing = [r.clause.description() for r in results.values() if r.decided and r.count() == 0]
+    wanted = set().union(*(affirmed_names(condition) for condition in row.score.values()))
+    missing = [r.clause.description() for name, r in results.items() if name in wanted and r.decided and r.count() == 0]
     if missing:
         parts.append("not found: " + "; ".join(missing))
     parts.append(_only_in_tests(results))
+    parts.append(_only_where_tests_do_not_run(results))
     return _join(parts)
+
+
+def _only_where_tests_do_not_run(results: Mapping[str, ClauseResult]) -> str:
+    places = [f"{hit.path}:{hit.line}" for r in results.values() if r.count() == 0 for hit in r.not_run]
+    if not places:
+        return ""
+    return (f"found in tests only where no test runs on the device ({_shown(places)}): skipped, in a helper "
+            "module, or in a file that never names the backend")
+
+
+def _shown(places: list[str]) -> str:
+    more = len(places) - SHOWN_PER_CLAUSE
+    return ", ".join(places[:SHOWN_PER_CLAUSE]) + (f" and {more} more" if more > 0 else "")
 
 
 def _only_in_tests(results: Mapping[str, ClauseResult]) -> str:
     places = [f"{hit.path}:{hit.line}" for r in results.values() if r.count() == 0 for hit in r.test_only_hits()]
     if not places:
         return ""
-    shown = ", ".join(places[:SHOWN_PER_CLAUSE]) + (f" and {len(places) - SHOWN_PER_CLAUSE} more" if len(places) > SHOWN_PER_CLAUSE else "")
-    return f"found only in tests ({shown}), which does not count as implementation"
+    return f"found only in tests ({_shown(places)}), which does not count as implementation"
 
 
 def _strongest_first(row: Row, results: Mapping[str, ClauseResult], points: int) -> list[ClauseResult]:

@@ -170,3 +170,12 @@ def referenced_names(node: Node) -> set[str]:
     if isinstance(node, Not):
         return referenced_names(node.operand)
     return set().union(*(referenced_names(operand) for operand in node.operands))
+
+
+def affirmed_names(node: Node) -> set[str]:
+    """Evidence names a condition reads other than under `not`: what it wants to find."""
+    if isinstance(node, (Present, Comparison)):
+        return {node.name}
+    if isinstance(node, Not):
+        return set()
+    return set().union(*(affirmed_names(operand) for operand in node.operands))

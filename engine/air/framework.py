@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from air.errors import PackError
@@ -79,6 +79,18 @@ class Route:
 
 
 @dataclass(frozen=True)
+class QuickReference:
+    """An entry of the registration quick reference: a mechanism, the row that checks it, and
+    the row's evidence clauses that are the mechanism itself (the row may earn points by other
+    means)."""
+
+    entry: str
+    row: str
+    evidence: tuple[str, ...]
+    paths: tuple[str, ...]  # the integration paths it belongs to; empty: those of its row
+
+
+@dataclass(frozen=True)
 class Framework:
     id: str
     name: str
@@ -89,9 +101,10 @@ class Framework:
     signals: dict[str, Clause]
     verdicts: tuple[Verdict, ...]
     sources: tuple[tuple[str, str], ...]
-    quick_reference: tuple[tuple[str, str], ...]
+    quick_reference: tuple[QuickReference, ...]
     upstream: UpstreamCode
     data: dict  # the validated definition, for the pack digest
+    document: YamlDocument = field(compare=False, repr=False)  # to point errors at the definition
     cpp: CppVocabulary = CppVocabulary()
     vendoring: Vendoring = Vendoring()
 
@@ -182,8 +195,8 @@ def _build(document: _Combined) -> Framework:
         symbols={k: tuple(v) for k, v in data.get("symbols", {}).items()},
         signals=signals, verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
-        quick_reference=tuple((q["entry"], q["row"]) for q in data.get("quick_reference", [])),
-        data=data, vendoring=_vendoring(document),
+        quick_reference=_quick_reference(document),
+        data=data, document=document, vendoring=_vendoring(document),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
@@ -235,6 +248,17 @@ def _conditional_paths(document: YamlDocument, number: int, verdict: dict, signa
         when = checked_condition(document, where + ("when",), rule["when"], signals)
         conditional.append(ConditionalPath(path_id, when, rule["otherwise"]))
     return tuple(conditional)
+
+
+def _quick_reference(document: _Combined) -> tuple[QuickReference, ...]:
+    paths = {path["id"] for path in document.data["paths"]}
+    entries = []
+    for number, data in enumerate(document.data.get("quick_reference", [])):
+        unknown = sorted(set(data.get("paths", ())) - paths)
+        if unknown:
+            raise document.error(("quick_reference", number, "paths"), f"unknown path {unknown[0]!r}")
+        entries.append(QuickReference(data["entry"], data["row"], tuple(data["evidence"]), tuple(data.get("paths", ()))))
+    return tuple(entries)
 
 
 def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:

@@ -241,6 +241,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
             rows[row.id] = row
     merged = dict((r.id, r) for r in parent.rows) if parent else {}
     merged.update(rows)
+    _check_quick_reference(framework, merged)
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
@@ -402,10 +403,27 @@ def _operators(header: YamlDocument, directory: Path, symbols: dict) -> Operator
     return syntax
 
 
+def _check_quick_reference(framework: Framework, rows: dict[str, Row]) -> None:
+    """Each quick-reference entry names evidence its row has (entries for rows a pack leaves
+    out are left out of its reports)."""
+    for number, reference in enumerate(framework.quick_reference):
+        row = rows.get(reference.row)
+        missing = sorted(set(reference.evidence) - set(row.evidence)) if row else []
+        if missing:
+            raise framework.document.error(("quick_reference", number, "evidence"),
+                                           f"row {reference.row!r} has no evidence named {missing[0]!r}")
+
+
 def _test_syntax(header: YamlDocument) -> TestSyntax:
     data = header.data["test_inventory"]
     for label, pattern in data["ci_signals"].items():
         checked_pattern(header, ("test_inventory", "ci_signals", label), pattern)
+    live = data.get("live", {})
+    for name in ("device_skip", "device_only"):
+        if name in live:
+            checked_pattern(header, ("test_inventory", "live", name), live[name])
+    for number, pattern in enumerate(live.get("skip_list_entries", ())):
+        checked_pattern(header, ("test_inventory", "live", "skip_list_entries", number), pattern)
     return TestSyntax.from_data(data)
 
 

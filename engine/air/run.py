@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from fnmatch import fnmatchcase
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 from air import __version__, cache
@@ -19,15 +20,16 @@ from air.distribution import BINARY_DIST
 from air.evaluate import Setting, evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
-from air.framework import framework_vendoring
+from air.framework import QuickReference, Route, framework_vendoring
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.build import normalized_name
 from air.index.files import shown_path
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
 from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
+from air.live_tests import LiveTests
 from air.operator_summary import operator_coverage
-from air.packs import Pack, load_pack, pack_fingerprint, pack_framework, resolve_pack
+from air.packs import Pack, Row, load_pack, pack_fingerprint, pack_framework, resolve_pack
 from air.provenance import local_source
 from air.regex import TIMED_OUT
 from air.report.model import (
@@ -40,6 +42,7 @@ from air.report.model import (
     Report,
     RowResult,
     Source,
+    Usage,
 )
 from air.scoring import score
 from air.test_inventory import test_inventory
@@ -120,18 +123,21 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     absent = AbsentCode.of(index, pack.framework.vendoring)
     try:
         evaluator.prepare(clauses, absent.literals)
+        if pack.test_syntax and pack.test_syntax.live:
+            found_names = partial(_names_in_tests, pack, evaluator, root, source, framework_version)
+            evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
         tests = evaluator.evaluate_all(
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
         route, path = detect_path(pack.framework, evaluator)
         say(f"integration path: {path.title}")
         backend = describe_backend(index, root, pack, source, framework_version, registering_files(pack, evaluator))
+        names = backend_names(backend.name, device_names(pack, evaluator))
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
         setting = Setting(route, pack.framework, target, compiled, absent.used(index))
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
-        names = backend_names(backend.name, device_names(pack, evaluator))
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
     except BaseException:
         index.close(abandon=True)
@@ -150,13 +156,24 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         coverage=result.coverage,
         sections=result.sections,
         rows=rows,
-        quick_reference=quick_reference(pack, rows),
+        quick_reference=quick_reference(pack, rows, evaluator, route),
         sources=tuple(Link(title, url) for title, url in pack.framework.sources),
         index=index_stats(index),
         operators=operators,
         tests=tests,
         upstream=upstream,
     )
+
+
+def _names_in_tests(pack: Pack, evaluator: Evaluator, root: Path, source: Source | None,
+                    framework_version: str | None) -> tuple[str, ...]:
+    """The names by which the backend's tests name it: its package, its device names, its
+    dispatch key. Asked for by the first clause that reads tests, in whichever process."""
+    _route, path = detect_path(pack.framework, evaluator)
+    backend = describe_backend(evaluator.context.index, root, pack, source, framework_version,
+                               registering_files(pack, evaluator))
+    names = backend_names(backend.name, device_names(pack, evaluator))
+    return names + ((path.dispatch_key,) if path.dispatch_key else ())
 
 
 def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
@@ -267,16 +284,31 @@ def _tagged_version(source: Source) -> str | None:
     return described.group(1)
 
 
-def quick_reference(pack: Pack, rows: tuple[RowResult, ...]) -> tuple[QuickReferenceEntry, ...]:
-    by_id = {row.id: row for row in rows}
+def quick_reference(pack: Pack, rows: tuple[RowResult, ...], evaluator: Evaluator,
+                    route: Route) -> tuple[QuickReferenceEntry, ...]:
+    """Each mechanism of the framework's quick reference, used when one of its clauses finds it
+    in product code (not when its row earns points by other means, nor in tests or docs)."""
+    results = {row.id: row for row in rows}
+    definitions = {row.id: row for row in pack.rows}
     entries = []
-    for entry, row_id in pack.framework.quick_reference:
-        row = by_id.get(row_id)
+    for reference in pack.framework.quick_reference:
+        row = results.get(reference.row)
         if row is None:
             continue
-        location = next((f"{f.path}:{f.line}" for f in row.evidence if f.trust == "source"), "")
-        entries.append(QuickReferenceEntry(entry, row_id, row.points, row.outcome, location))
+        status, location = _usage(reference, definitions[reference.row], row, evaluator, route)
+        entries.append(QuickReferenceEntry(reference.entry, row.id, status, location, row.points, row.outcome))
     return tuple(entries)
+
+
+def _usage(reference: QuickReference, definition: Row, row: RowResult, evaluator: Evaluator,
+           route: Route) -> tuple[Usage, str]:
+    if row.outcome == "not_applicable" or reference.paths and not set(reference.paths) & set(route.applies):
+        return "not_applicable", ""
+    results = [evaluator.result(definition.evidence[name]) for name in reference.evidence]
+    found = sorted((hit.path, hit.line) for result in results for hit in result.counted() if hit.role == "product")
+    if found:
+        return "used", f"{found[0][0]}:{found[0][1]}"
+    return ("unknown" if any(not result.decided for result in results) else "unused"), ""
 
 
 def index_stats(index: CodeIndex) -> IndexStats:

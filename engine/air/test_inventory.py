@@ -2,7 +2,8 @@
 test machinery they use, which tests are skipped and why, and what CI runs.
 
 What counts as a skip, a marker of shared machinery or a CI file is pack data (the pack's
-`test_inventory` section). Tests are counted and skips read line by line from comment-free
+`test_inventory` section), and so is how to tell the tests that run on the device (its `live`
+part, read by `air.live_tests`). Tests are counted and skips read line by line from comment-free
 source, so a commented-out decorator is never a skip.
 """
 
@@ -25,13 +26,51 @@ MAX_REASON = 160
 CONTINUATION_LINES = 4
 
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
-_CPP_TEST = compile_guarded(r"^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\(")
+CPP_TEST = compile_guarded(
+    r"^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\([ \t]*(?P<suite>\w+)[ \t]*,[ \t]*(?P<name>\w+)"
+)
 _DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
 _SKIP_CALL = re.compile(r"(?P<name>(?<![\w.])[A-Za-z_][\w.]*)[ \t]*\(")
 _REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
-_SKIP_WORDS = ("skip", "fail")  # a line without one of them, in any ASCII case, is not a skip
+SKIP_WORDS = ("skip", "fail")  # a line without one of them, in any ASCII case, is not a skip
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _STRING = re.compile(r"""[rRuUfF]{0,2}(?<!\\)(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
+
+
+@dataclass(frozen=True)
+class LiveSyntax:
+    """How to tell tests that run on the device from the rest (a pack's `test_inventory.live`;
+    see `air.live_tests`)."""
+
+    unconditional_skips: tuple[str, ...]  # globs over a skip's last name component
+    skip_marks: tuple[str, ...]  # names that, assigned a skip, skip the module or class
+    device_skip: GuardedPattern  # a skip's name that names a device: group `device`
+    device_only: GuardedPattern  # a filter's name that keeps the test to one device type: group `device`
+    device_types: tuple[str, ...]
+    device_generic: tuple[str, ...]  # names whose use makes a file's tests run on every device type
+    helpers: tuple[str, ...]  # path globs of test utility modules
+    test_names: tuple[str, ...]  # path globs of files named as tests, which are never helpers
+    skip_lists: tuple[str, ...]  # path globs of files that list skipped tests
+    skip_list_languages: tuple[str, ...]  # the languages (data formats) such a file is written in
+    skip_list_entries: tuple[GuardedPattern, ...]  # ways to list a test: group `test` or `file`, optionally `cls`
+    disabled_cpp_tests: tuple[str, ...]  # globs over C/C++ suite or test names
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> LiveSyntax:
+        return cls(
+            unconditional_skips=tuple(data["unconditional_skips"]),
+            skip_marks=tuple(data["skip_marks"]),
+            device_skip=compile_guarded(data["device_skip"]),
+            device_only=compile_guarded(data["device_only"]),
+            device_types=tuple(name.lower() for name in data["device_types"]),
+            device_generic=tuple(data["device_generic"]),
+            helpers=tuple(data["helpers"]),
+            test_names=tuple(data["test_names"]),
+            skip_lists=tuple(data["skip_lists"]),
+            skip_list_languages=tuple(data["skip_list_languages"]),
+            skip_list_entries=tuple(compile_guarded(pattern) for pattern in data["skip_list_entries"]),
+            disabled_cpp_tests=tuple(data["disabled_cpp_tests"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -42,6 +81,7 @@ class TestSyntax:
     markers: tuple[str, ...]
     ci_files: tuple[str, ...]
     ci_signals: tuple[tuple[str, GuardedPattern], ...]
+    live: LiveSyntax | None = None
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TestSyntax:
@@ -50,6 +90,7 @@ class TestSyntax:
             markers=tuple(data["markers"]),
             ci_files=tuple(data["ci_files"]),
             ci_signals=tuple((label, compile_guarded(pattern)) for label, pattern in data["ci_signals"].items()),
+            live=LiveSyntax.from_data(data["live"]) if "live" in data else None,
         )
 
     @cached_property
@@ -70,11 +111,11 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
             continue
         code = index.code_text(source)
         if source.language == "cpp":
-            found = sum(1 for _match in _CPP_TEST.finditer(code))
+            found = sum(1 for _match in CPP_TEST.finditer(code))
             cpp_tests += found
             files += found > 0
             continue
-        found = sum(1 for match in _PYTHON_TEST.finditer(code) if _at_line_start(code, match.start()))
+        found = python_test_count(code)
         python_tests += found
         files += found > 0
         markers.update(match.group(1) for match in syntax.marker_pattern.finditer(code))
@@ -92,7 +133,12 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
     )
 
 
-def _line_numbers(code: str, positions) -> list[int]:
+def python_test_count(code: str) -> int:
+    """How many test functions (`def test...`) comment-free Python code defines."""
+    return sum(1 for match in _PYTHON_TEST.finditer(code) if at_line_start(code, match.start()))
+
+
+def line_numbers(code: str, positions) -> list[int]:
     """The distinct 1-based lines of increasing `positions`, counted in one pass."""
     numbers: list[int] = []
     line, last = 1, 0
@@ -104,7 +150,7 @@ def _line_numbers(code: str, positions) -> list[int]:
     return numbers
 
 
-def _positions(text: str, words: tuple[str, ...]) -> list[int]:
+def positions(text: str, words: tuple[str, ...]) -> list[int]:
     """Where any of `words` occurs in `text`, ascending."""
     found = []
     for word in words:
@@ -115,14 +161,14 @@ def _positions(text: str, words: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
-def _at_line_start(code: str, position: int) -> bool:
+def at_line_start(code: str, position: int) -> bool:
     """Whether only indentation, or `async`, precedes `position` on its line."""
     before = code[code.rfind("\n", 0, position) + 1 : position].strip()
     return before in ("", "async")
 
 
 def _skips(source: SourceFile, code: str, syntax: TestSyntax) -> list[SkippedTest]:
-    numbers = _line_numbers(code, _positions(code.translate(_ASCII_LOWER), _SKIP_WORDS))
+    numbers = line_numbers(code, positions(code.translate(_ASCII_LOWER), SKIP_WORDS))
     if not numbers:
         return []
     lines = code.splitlines()

@@ -49,7 +49,7 @@ class Detector:
 def find_candidates(detectors: tuple[Detector, ...], evaluator: Evaluator, backend_names: tuple[str, ...]
                     ) -> tuple[UpstreamCandidate, ...]:
     index = evaluator.context.index
-    naming = _naming_pattern(backend_names)
+    naming = naming_pattern(backend_names)
     candidates = []
     for detector in detectors:
         hits = evaluator.result(detector.clause).counted()
@@ -77,7 +77,8 @@ def backend_names(package: str | None, device_names: tuple[str, ...]) -> tuple[s
     return tuple(sorted(name for name in names if len(name) >= 2))
 
 
-def _naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+def naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A search for any of `names` as a word of code (`torch_npu`, `.npu()`, `"npu:0"`), in any case."""
     if not names:
         return None
     alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))

@@ -14,6 +14,15 @@
 | `graph`         | queries over the import/include/entry-point graph                       |
 | `semgrep`       | semgrep rules (optional extra), batched into one run per check          |
 | `ops`           | operator registrations (blocks, Python, codegen op lists), with coverage |
+
+Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
+on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
+`describe`, `any_test_file` and `tests_fallback`. A clause that reads tests counts a finding in
+a test-role file only where a test that runs on the device holds it (see `air.live_tests`), once
+the check knows the backend's names; with `any_test_file: true` it counts one in any test-role
+file: examples, benchmarks, test requirements. A product clause that finds nothing in product
+code is searched in the tests as well, to say where else it was found (which never counts);
+`tests_fallback: false` leaves that out, for evidence that says nothing when found in tests.
 """
 
 from __future__ import annotations
@@ -42,7 +51,16 @@ from air.evidence import (
     structural,
     text,
 )
-from air.evidence.base import Clause, ClauseResult, Context, Hit, apply_where, python_candidates, roles_for
+from air.evidence.base import (
+    Clause,
+    ClauseResult,
+    Context,
+    Hit,
+    apply_where,
+    in_running_tests,
+    python_candidates,
+    roles_for,
+)
 from air.index import FORKING
 from air.interrupts import stop
 from air.regex import PatternTimeout
@@ -65,7 +83,7 @@ BATCHED_KINDS = {"semgrep"}
 T = TypeVar("T")
 TREE_WIDE_KINDS = {"graph", "ops", "cpp_class"}  # kinds that build facts over the whole tree, shared by clauses
 MIN_FORKED_CLAUSES = 64  # below this, a second process costs more than it saves
-COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe")
+COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe", "any_test_file", "tests_fallback")
 
 
 def clause_from_data(name: str, data: dict) -> Clause:
@@ -80,6 +98,8 @@ def clause_from_data(name: str, data: dict) -> Clause:
         files=tuple(data.get("files", ())),
         exclude=tuple(data.get("exclude", ())),
         describe=data.get("describe", ""),
+        any_test_file=data.get("any_test_file", False),
+        tests_fallback=data.get("tests_fallback", True),
     )
 
 
@@ -123,8 +143,8 @@ class Evaluator:
                 self._results[clause.key] = ClauseResult(clause, [], decided=False, undecided_reason=str(error))
             return
         for clause in batch:
-            hits = apply_where(found[clause.key], clause, self.context)
-            self._results[clause.key] = ClauseResult(clause, _sorted(hits))
+            hits, not_run = in_running_tests(apply_where(found[clause.key], clause, self.context), clause, self.context)
+            self._results[clause.key] = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
 
     def evaluate_all(self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None) -> T | None:
         """Evaluate `clauses` ahead of the rows that read them, and run `alongside` (other work of
@@ -195,16 +215,16 @@ class Evaluator:
                 cached = _timed_out(clause, timeout)
             self._results[clause.key] = cached
         if cached.clause != clause:  # the same evidence under another name or description
-            return ClauseResult(clause, cached.hits, cached.decided, cached.undecided_reason, cached.coverage)
+            return replace(cached, clause=clause)
         return cached
 
     def _evaluated(self, clause: Clause) -> ClauseResult:
-        hits = self._hits(clause)
-        if clause.scope == "product" and not any(hit.role == "product" for hit in hits):
+        hits, not_run = in_running_tests(self._hits(clause), clause, self.context)
+        if clause.scope == "product" and clause.tests_fallback and not any(hit.role == "product" for hit in hits):
             # to say "found only in tests"; what it finds in product files (a module a test
             # registers, say) is no more the product's than before
-            hits = [hit for hit in self._hits(replace(clause, scope="tests")) if hit.role == "tests"]
-        result = ClauseResult(clause, _sorted(hits))
+            hits = [hit for hit in self._hits(replace(clause, scope="tests", any_test_file=True)) if hit.role == "tests"]
+        result = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
         measure = getattr(KINDS[clause.kind], "measure", None)
         if measure is not None:
             result.coverage = measure(clause, result.counted(), self.context)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from air.graph import DependencyGraph
 from air.index import CodeIndex
@@ -17,6 +17,9 @@ from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
 from air.operators import OperatorSyntax
 from air.regex import compile_guarded, searching
+
+if TYPE_CHECKING:
+    from air.live_tests import LiveTests
 
 Scope = Literal["product", "tests", "all"]
 Hint = Callable[[str], object]  # a cheap test of a file's text: truthy when it may hold a finding
@@ -56,11 +59,14 @@ class Clause:
     files: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     describe: str = ""
+    any_test_file: bool = False  # findings in tests count from any test-role file, run or not
+    tests_fallback: bool = True  # a product clause that finds nothing says where in tests it is found
 
     @property
     def key(self) -> tuple:
         """Identity for caching: two rows sharing a definition evaluate it once."""
-        return (self.kind, _freeze(self.spec), self.scope, _freeze(self.where), self.files, self.exclude)
+        return (self.kind, _freeze(self.spec), self.scope, _freeze(self.where), self.files, self.exclude,
+                self.any_test_file, self.tests_fallback)
 
     def description(self) -> str:
         return self.describe or f"{self.kind} {_summary(self.spec)}"
@@ -94,6 +100,7 @@ class ClauseResult:
     decided: bool = True
     undecided_reason: str = ""
     coverage: Coverage | None = None
+    not_run: list[Hit] = field(default_factory=list)  # found in tests that do not run on the device
 
     def counted(self) -> list[Hit]:
         if self.clause.scope == "all":
@@ -135,6 +142,7 @@ class Context:
         self.operators = operators
         self.cpp = cpp or CppVocabulary()
         self.upstream = upstream or UpstreamCode()
+        self.live_tests: LiveTests | None = None  # when set, tests count only where they run on the device
         self._memo: dict[tuple, Any] = {}
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
@@ -175,6 +183,8 @@ def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context
     resolved = context.resolve(value, path)
     normal = normalise_value(resolved)
     for operator, operand in constraint.items():
+        if operator == "optional":
+            continue
         if operator == "matches":
             pattern = compile_guarded(operand)
             spellings = dict.fromkeys(text.strip().strip("\"'") for text in (value, resolved))
@@ -194,13 +204,16 @@ def _normalised(values: tuple[str, ...]) -> frozenset[str]:
 
 def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[Hit]:
     """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved
-    as their file sees them."""
+    as their file sees them. A hit without a constrained capture fails, unless the constraint is
+    `optional: true` (a keyword that may be left out, such as `enabled=` whose absence means its
+    default)."""
     kept = []
     for hit in hits:
         captures = dict(hit.captures)
         with searching(hit.path):
             if all(
-                name in captures and constraint_holds(captures[name], constraint, context, hit.path)
+                constraint_holds(captures[name], constraint, context, hit.path) if name in captures
+                else constraint.get("optional", False)
                 for name, constraint in clause.where.items()
             ):
                 kept.append(hit)
@@ -285,7 +298,7 @@ def python_sources(
 def _candidates(clause: Clause, context: Context, literals, hints) -> Iterator[SourceFile]:
     hints = list(hints)
     for source in context.index.select(literals, languages=["python"], roles=roles_for(clause)):
-        if in_clause_files(source.path, clause) and _shows_any(source, hints):
+        if in_clause_files(source.path, clause) and may_count(source, clause, context) and _shows_any(source, hints):
             yield source
 
 
@@ -294,9 +307,46 @@ def _shows_any(source: SourceFile, hints: list[Hint]) -> bool:
         return any(hint(source.text) for hint in hints)
 
 
-def enough(clause: Clause, hits: list[Hit]) -> bool:
-    """Whether a tests-scope clause has found all the findings it keeps."""
-    return clause.scope == "tests" and len(hits) >= MAX_TEST_HITS
+def enough(clause: Clause, hits: list[Hit], context: Context) -> bool:
+    """Whether a tests-scope clause has found all the findings it keeps: those that count,
+    and satisfy its `where`. `hits` only grows while a clause is evaluated, so each call
+    looks at the findings added since the last."""
+    if clause.scope != "tests" or len(hits) < MAX_TEST_HITS:
+        return False
+    tally = context.memo(("tally", clause.key, id(hits)), lambda: [0, 0])  # [findings looked at, findings kept]
+    if tally[0] > len(hits):
+        tally[:] = [0, 0]  # another list of findings
+    new = [hit for hit in hits[tally[0]:] if counts_in_tests(hit, clause, context)]
+    tally[0], tally[1] = len(hits), tally[1] + len(apply_where(new, clause, context) if clause.where else new)
+    return tally[1] >= MAX_TEST_HITS
+
+
+def may_count(source: SourceFile, clause: Clause, context: Context) -> bool:
+    """Whether a file can hold findings that count for a clause that reads tests: a cheap test
+    made before the file is searched (see `counts_in_tests`)."""
+    if source.role != "tests" or clause.scope == "product" or clause.any_test_file or context.live_tests is None:
+        return True
+    return context.live_tests.may_run(source.path)
+
+
+def counts_in_tests(hit: Hit, clause: Clause, context: Context) -> bool:
+    """Whether a finding counts for a clause that reads tests: product code does; in tests,
+    only a test that runs on the device does, unless the clause takes any test-role file."""
+    if hit.role != "tests" or clause.any_test_file or context.live_tests is None:
+        return True
+    return context.live_tests.runs(hit.path, hit.line)
+
+
+def in_running_tests(hits: list[Hit], clause: Clause, context: Context) -> tuple[list[Hit], list[Hit]]:
+    """`hits` split into those that count and the test findings that do not (see
+    `counts_in_tests`); a product-scope clause keeps them all, as they only ever say where
+    else it was found."""
+    if clause.scope == "product":
+        return hits, []
+    kept, dropped = [], []
+    for hit in hits:
+        (kept if counts_in_tests(hit, clause, context) else dropped).append(hit)
+    return kept, dropped
 
 
 def literal_of(pattern: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files
+from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, may_count
 from air.index.files import matches_glob
 from air.regex import compile_guarded, searching
 
@@ -18,6 +18,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     hits = []
     for source in context.index.select(literals(spec), include_docs=clause.scope == "all"):
         if not matches_glob(source.path, globs) or not in_clause_files(source.path, clause):
+            continue
+        if not may_count(source, clause, context):
             continue
         line = 1
         if "contains" in spec:

@@ -49,6 +49,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         for assign in facts.assigns:
             if any(fnmatchcase(assign.target, target) for target in targets):
                 hits.append(hit_at(source, assign.line, {"TARGET": assign.target, "VALUE": assign.value}))
-        if enough(clause, hits):
+        if enough(clause, hits, context):
             break
     return hits

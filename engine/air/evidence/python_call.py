@@ -84,6 +84,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             given = dict(call.kwargs)
             captures.update({cap: given[kw] for kw, cap in keywords.items() if kw in given})
             hits.append(hit_at(source, call.line, captures))
-        if enough(clause, hits):
+        if enough(clause, hits, context):
             break
     return hits

@@ -67,7 +67,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             if bases and not _derives(definition.bases, bases):
                 continue
             hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
-        if enough(clause, hits):
+        if enough(clause, hits, context):
             break
     return hits
 

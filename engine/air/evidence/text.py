@@ -1,16 +1,20 @@
-"""`text`: a regular expression or literal over comment-stripped source, `#define` bodies included."""
+"""`text`: a regular expression or literal over comment-stripped source, `#define` bodies included.
+
+Only files that hold one of the `prefilter` literals are searched (by default, literals the
+pattern cannot match without); an entry that is a list of literals needs every one of them.
+"""
 
 from __future__ import annotations
 
 import re
 
-from air.evidence.base import Clause, Context, Hit, enough, hit_at, in_clause_files, roles_for
+from air.evidence.base import Clause, Context, Hit, enough, hit_at, in_clause_files, may_count, roles_for
 from air.regex import compile_guarded, required_literals, searching
 
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
 
 
-def literals(spec: dict) -> list[str]:
+def literals(spec: dict) -> list[str | list[str]]:
     if "literal" in spec:
         return [spec["literal"]]
     return spec.get("prefilter") or list(required_literals(spec["pattern"]))
@@ -23,7 +27,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     languages = spec.get("languages", CODE_LANGUAGES)
     hits = []
     for source in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)):
-        if not in_clause_files(source.path, clause):
+        if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
         text = context.index.code_text(source)
         with searching(source.path):
@@ -32,6 +36,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             line = text.count("\n", 0, match.start()) + 1
             captures = {k: v for k, v in match.groupdict().items() if v is not None}
             hits.append(hit_at(source, line, captures))
-        if enough(clause, hits):
+        if enough(clause, hits, context):
             break
     return hits

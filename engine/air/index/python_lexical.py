@@ -236,11 +236,11 @@ class LexicalPython:
 
 
 @lru_cache(maxsize=64)
-def _code_at_most(indentation: int) -> re.Pattern[str]:
+def code_at_most(indentation: int) -> re.Pattern[str]:
     return re.compile(rf"(?m)^[ \t]{{0,{indentation}}}\S")
 
 
 def _left(indentation: int, code: str, start: int, end: int) -> bool:
     """Whether a line of code between `start` and `end` is indented no deeper than
     `indentation`: the body of a definition whose head is so indented has ended there."""
-    return _code_at_most(indentation).search(code, start, end) is not None
+    return code_at_most(indentation).search(code, start, end) is not None

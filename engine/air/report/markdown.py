@@ -41,6 +41,7 @@ _EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _BACKTICK_RUNS = re.compile(r"`+")
 _POINTS = {2: "2", 1: "1", 0: "0"}
 _STATUS = {2: "✅ 2", 1: "◐ 1", 0: "❌ 0"}
+_USAGE = {"used": "✅ used", "unused": "❌ not used", "not_applicable": "N/A", "unknown": "unknown"}
 
 
 def render_markdown(report: Report) -> str:
@@ -217,7 +218,7 @@ def _names(names: Sequence[str]) -> str:
 
 
 def _quick_reference(entries: Sequence[QuickReferenceEntry]) -> list[str]:
-    table = _table(("Entry", "Status", "Location"), map(_entry_cells, entries))
+    table = _table(("Entry", "Status", "Location", "Row"), map(_entry_cells, entries))
     return ["## Registration quick reference", table]
 
 
@@ -296,7 +297,8 @@ def _signal_cells(signal: PathSignal) -> tuple[str, ...]:
 
 def _entry_cells(entry: QuickReferenceEntry) -> tuple[str, ...]:
     location = _code(entry.location) if entry.location else NONE
-    return (_text(entry.entry), _points(entry.outcome, entry.points, _STATUS), location)
+    row = f"{_code(entry.row)} {_points(entry.outcome, entry.points, _STATUS)}"
+    return (_text(entry.entry), _USAGE[entry.status], location, row)
 
 
 def _row_cells(row: RowResult, labels: dict[str, str]) -> tuple[str, ...]:

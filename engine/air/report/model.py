@@ -9,6 +9,7 @@ SCHEMA_VERSION = "1.0"
 
 Outcome = Literal["scored", "not_applicable", "unknown"]
 Trust = Literal["verified", "source", "tests", "declared"]
+Usage = Literal["used", "unused", "not_applicable", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,10 @@ class PackInfo:
 class QuickReferenceEntry:
     entry: str
     row: str
-    points: int | None
+    status: Usage
+    location: str  # "path:line" where the backend's product code uses the mechanism, "" if nowhere
+    points: int | None  # the row's
     outcome: Outcome
-    location: str  # "path:line" of the first finding, "" if none
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,376 @@
+"""Which findings in a backend's tests come from tests that run on its device.
+
+A finding in a test file earns credit only when it lies in a test that exercises the backend:
+- the file is a test (it defines test functions or C/C++ test cases) and not a helper module
+  (a pack's `helpers` globs: `conftest.py`, `*_utils.py`, ...; a file named as a test by
+  `test_names`, such as `test_utils.py`, is no helper);
+- the file names the backend (its package, a device name it registers, its dispatch key), or a
+  test module it imports does, or it uses machinery that runs its tests on every device type
+  (`device_generic`), so its tests can run on the device rather than on the host alone;
+- no enclosing function or class is skipped: by a decorator that skips unconditionally (one of
+  `unconditional_skips` given no condition, or any skip given a literal `True`), by a skip that
+  names the backend's device (`device_skip`), by a filter that keeps the test to another device
+  type (`device_only`), by a skip statement at the top level of its body or of the module (a
+  skip call, a `raise` of one, or one assigned to a name in `skip_marks`), by a skip list (a
+  data file matching `skip_lists` that names the test, the test in its class, or the test
+  file), or, in C/C++, by a test name the pack marks as disabled (`disabled_cpp_tests`).
+
+A skip whose condition is decided when the tests run (`skipIf(not available, ...)`) leaves the
+test counted: statically it may run. Everything that names a framework's test machinery is pack
+data (`test_inventory.live`, see `air.test_inventory.LiveSyntax`). Files are read lexically,
+once each, and only those holding a finding.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import cached_property
+from itertools import accumulate
+
+from air.index import CodeIndex
+from air.index.files import matches_glob
+from air.index.model import SourceFile
+from air.index.python_lexical import code_at_most
+from air.regex import required_literals, searching
+from air.test_inventory import (
+    CPP_TEST,
+    SKIP_WORDS,
+    TestSyntax,
+    at_line_start,
+    line_numbers,
+    positions,
+    python_test_count,
+)
+from air.upstream import naming_pattern
+
+CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
+_DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
+_HEADERS = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
+_HEAD_WORD = re.compile(r"(?:def|class)[ \t]+[A-Za-z_]")  # a literal first: searched fast
+_TEST_NAME = re.compile(r"def[ \t]+(?P<name>test\w*)")
+# `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
+_SKIP_STATEMENT = re.compile(
+    r"(?:raise[ \t]+|(?P<target>[A-Za-z_]\w*)[ \t]*=[ \t]*\[?[ \t]*)?(?P<name>[A-Za-z_][\w.]*)[ \t]*(?:(?P<call>\()|$)"
+)
+# how a call's arguments begin: none, a reason string, a keyword, a literal true, or a condition
+_FIRST_ARGUMENT = re.compile(
+    r"\s*(?:(?P<none>\))|(?P<string>[rRuUfFbB]{0,2}[\"'])|(?P<keyword>[A-Za-z_]\w*[ \t]*=(?!=))"
+    r"|(?P<true>(?:True|1)\b))?"
+)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+@dataclass
+class _SkipList:
+    tests: dict[str, set[str]] = field(default_factory=dict)  # test name -> classes ("" for any)
+    files: set[str] = field(default_factory=set)
+
+
+class LiveTests:
+    """Answers, for a line of a test file, whether a test that runs on the device holds it."""
+
+    def __init__(self, index: CodeIndex, syntax: TestSyntax, backend_names: Callable[[], tuple[str, ...]]) -> None:
+        """`backend_names` gives the names by which tests name the backend; it is asked once,
+        when first needed."""
+        if syntax.live is None:
+            raise ValueError("the pack's test_inventory has no `live` section")
+        self.index = index
+        self.syntax = syntax
+        self.live = syntax.live
+        self._backend_names = backend_names
+        self._names: frozenset[str] | None = None
+        self._finding_names = False
+        generic = "|".join(map(re.escape, self.live.device_generic))
+        self._generic = re.compile(rf"\b(?:{generic})\b") if generic else None
+        self._runnable: dict[str, bool] = {}
+        self._dead: dict[str, list[tuple[int, int]]] = {}  # per file that may run: its skipped line ranges
+
+    def _resolved(self) -> bool:
+        """Whether the backend's names are known: they are found on first use. While they are
+        being found (through the path's signals), a signal that reads tests finds none that run."""
+        if self._names is None and not self._finding_names:
+            self._finding_names = True
+            try:
+                self._names = frozenset(name.lower() for name in self._backend_names())
+            finally:
+                self._finding_names = False
+        return self._names is not None
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The backend's names, lower-cased."""
+        return self._names if self._resolved() and self._names is not None else frozenset()  # None: being found
+
+    @cached_property
+    def _naming(self) -> re.Pattern[str] | None:
+        """Any of the backend's names as a word of code; asked for only once they are known."""
+        return naming_pattern(tuple(sorted(self.names)))
+
+    def may_run(self, path: str) -> bool:
+        """Whether the file is a test module whose tests may run on the device (read once)."""
+        if not self._resolved():
+            return False
+        if path not in self._runnable:
+            source = self.index.by_path.get(path)
+            with searching(path):
+                self._runnable[path] = source is not None and self._runnable_file(source)
+        return self._runnable[path]
+
+    def runs(self, path: str, line: int) -> bool:
+        if not self.may_run(path):
+            return False
+        if path not in self._dead:
+            source = self.index.by_path[path]
+            with searching(path):
+                self._dead[path] = self._cpp_dead(source) if source.language == "cpp" else self._python_dead(source)
+        return not any(start <= line <= end for start, end in self._dead[path])
+
+    def _runnable_file(self, source: SourceFile) -> bool:
+        if source.language not in ("python", "cpp") or self._helper(source.path):
+            return False
+        if source.path.rpartition("/")[2] in self._skip_list.files:
+            return False
+        code = self.index.code_text(source)
+        if source.language == "python" and not python_test_count(code) or not self._names_backend(source):
+            return False
+        return source.language == "python" or CPP_TEST.search(code) is not None
+
+    def _helper(self, path: str) -> bool:
+        return matches_glob(path, self.live.helpers) and not matches_glob(path, self.live.test_names)
+
+    def _names_backend(self, source: SourceFile) -> bool:
+        """Whether the file names the backend, or a test module it imports does (a helper that
+        moves tensors to the device, say)."""
+        code = self.index.code_text(source)
+        if self._generic is not None and self._generic.search(code):
+            return True
+        naming = self._naming
+        if naming is None:
+            return False
+        if naming.search(code):
+            return True
+        return source.language == "python" and any(
+            naming.search(self.index.code_text(helper)) for helper in self._imported_tests(source)
+        )
+
+    def _imported_tests(self, source: SourceFile) -> list[SourceFile]:
+        """The test-role modules a Python file imports: a sibling file first, else the module
+        of that name in the tree."""
+        directory = source.path.rpartition("/")[0]
+        found = []
+        for imported in self.index.python_lexical(source).imports:
+            for module in (f"{imported.module}.{imported.name}" if imported.name else None, imported.module):
+                if not module:
+                    continue
+                sibling = "/".join(filter(None, (directory, module.replace(".", "/") + ".py")))
+                path = sibling if sibling in self.index.by_path else self.index.modules.get(module)
+                helper = self.index.by_path.get(path) if path else None
+                if helper is not None and helper.role == "tests" and helper is not source:
+                    found.append(helper)
+                    break
+        return found
+
+    def _cpp_dead(self, source: SourceFile) -> list[tuple[int, int]]:
+        """Disabled test cases, each from its macro to the next one."""
+        code = self.index.code_text(source)
+        cases = [(code.count("\n", 0, match.start()) + 1, match) for match in CPP_TEST.finditer(code)]
+        ends = [line - 1 for line, _match in cases[1:]] + [code.count("\n") + 1]
+        disabled = self.live.disabled_cpp_tests
+        return [
+            (line, end) for (line, match), end in zip(cases, ends)
+            if _matches_any(match["suite"], disabled) or _matches_any(match["name"], disabled)
+        ]
+
+    def _python_dead(self, source: SourceFile) -> list[tuple[int, int]]:
+        lexical = self.index.python_lexical(source)
+        code_lines = lexical.code.split("\n")
+        text_lines = lexical.without_comments.split("\n")
+        skips = [number for number in self._skip_lines(lexical.code) if self._skips(code_lines, text_lines, number)]
+        listed = {m["name"] for m in _TEST_NAME.finditer(lexical.code)} & self._skip_list.tests.keys()
+        if not skips and not listed:
+            return []  # most files: no outline needed
+        outline = _Outline(lexical.code)
+        dead = []
+        for number in skips:
+            line = code_lines[number - 1]
+            indentation = len(line) - len(line.lstrip())
+            if line.lstrip().startswith("@"):
+                dead.append(outline.decorated(number, indentation))
+                continue
+            owner = outline.enclosing(number, indentation)
+            if owner is None and indentation == 0:
+                return [(1, len(code_lines))]  # the module skips itself
+            if owner is not None and outline.body_indentation(owner) == indentation:
+                dead.append((outline.first_decorator(owner), outline.end(owner)))
+        return dead + self._listed(outline, listed)
+
+    def _skips(self, code_lines: list[str], text_lines: list[str], number: int) -> bool:
+        """Whether line `number` is a decorator or a statement that keeps a test off the device."""
+        stripped = code_lines[number - 1].lstrip()
+        decorator = _DECORATOR.match(stripped)
+        if decorator:
+            return self._keeps_off_device(decorator["name"], decorator["call"] is not None, text_lines, number)
+        return self._skip_statement(stripped, text_lines, number)
+
+    def _skip_lines(self, code: str) -> list[int]:
+        """Lines that may skip: those naming a skip word, or the literal of a device filter."""
+        words = tuple(word.lower() for word in SKIP_WORDS + self._filter_literals)
+        return line_numbers(code, positions(code.translate(_ASCII_LOWER), words))
+
+    @cached_property
+    def _filter_literals(self) -> tuple[str, ...]:
+        return required_literals(self.live.device_only.pattern)
+
+    def _skip_statement(self, stripped: str, text_lines: list[str], number: int) -> bool:
+        match = _SKIP_STATEMENT.match(stripped)
+        if match is None or match["target"] is not None and match["target"] not in self.live.skip_marks:
+            return False
+        return self.syntax.is_skip(match["name"]) and self._keeps_off_device(
+            match["name"], match["call"] is not None, text_lines, number)
+
+    def _keeps_off_device(self, name: str, called: bool, text_lines: list[str], number: int) -> bool:
+        """Whether the skip or filter `name` (its arguments read from line `number` on) keeps
+        the test off the backend's device whatever the run."""
+        last = name.rsplit(".", 1)[-1]
+        only = self.live.device_only.search(last)
+        if only and only["device"].lower() in self.live.device_types:
+            return only["device"].lower() not in self.names
+        if not self.syntax.is_skip(name):
+            return False
+        on_device = self.live.device_skip.search(last)
+        if on_device and on_device["device"].lower() in self.names:
+            return True
+        unconditional = _matches_any(last, self.live.unconditional_skips)
+        if not called:
+            return unconditional
+        first = _first_argument(text_lines, number, last)
+        if first["true"]:
+            return True
+        return unconditional and first.lastgroup in ("none", "string", "keyword")
+
+    def _listed(self, outline: _Outline, listed: set[str]) -> list[tuple[int, int]]:
+        """The tests of `listed` (named by a skip list) that it names in their class, if it names one."""
+        dead: list[tuple[int, int]] = []
+        for header in outline.headers:
+            classes = self._skip_list.tests.get(header.name) if header.name in listed else None
+            if classes is None:
+                continue
+            owner = outline.enclosing(header.line, header.indentation)
+            if "" in classes or owner is not None and any(self._same_class(c, owner.name) for c in classes):
+                dead.append((outline.first_decorator(header), outline.end(header)))
+        return dead
+
+    def _same_class(self, listed: str, written: str) -> bool:
+        """A listed class is the written one, or the written one instantiated for the device
+        (`TestFoo` + `NPU`)."""
+        return listed == written or listed.startswith(written) and listed[len(written):].lower() in self.names
+
+    @cached_property
+    def _skip_list(self) -> _SkipList:
+        found = _SkipList()
+        for source in self.index.files:
+            if source.language not in self.live.skip_list_languages:
+                continue
+            if not matches_glob(source.path, self.live.skip_lists):
+                continue
+            with searching(source.path):
+                entries = [m.groupdict() for way in self.live.skip_list_entries for m in way.finditer(source.text)]
+            for entry in entries:
+                if entry.get("file"):
+                    found.files.add(entry["file"].rpartition("/")[2])
+                for test in self._tests_named(entry.get("test") or ""):
+                    found.tests.setdefault(test, set()).add(entry.get("cls") or "")
+        return found
+
+    def _tests_named(self, listed: str) -> list[str]:
+        """The written tests a listed name stands for: itself, and the test it is instantiated
+        from for the device (`test_x_npu` is `test_x` run on `npu`)."""
+        if not listed:
+            return []
+        stem, _, suffix = listed.rpartition("_")
+        return [listed, stem] if stem and suffix.lower() in self.names else [listed]
+
+
+def _matches_any(name: str, globs: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, glob) for glob in globs)
+
+
+def _first_argument(text_lines: list[str], number: int, name: str) -> re.Match[str]:
+    """How the call of `name` on line `number` begins its arguments."""
+    text = "\n".join(text_lines[number - 1 : number - 1 + CONTINUATION_LINES])
+    opening = text.find("(", text.find(name))
+    return _FIRST_ARGUMENT.match(text, opening + 1)  # type: ignore[return-value]  # it can match empty
+
+
+@dataclass(frozen=True)
+class _Header:
+    line: int
+    indentation: int
+    name: str
+
+
+class _Outline:
+    """The functions and classes of a Python file (strings and comments blanked), read on
+    demand: a body ends before the next line of code indented no deeper than its header (as
+    `air.index.python_lexical` reads them)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.lines = code.split("\n")
+        self.headers: list[_Header] = []
+        starts = [m.start() for m in _HEAD_WORD.finditer(code) if at_line_start(code, m.start())]
+        for number in line_numbers(code, starts):
+            match = _HEADERS.match(self.lines[number - 1])
+            self.headers.append(_Header(number, len(match["indent"]), match["name"]))
+        self._header_lines = [header.line for header in self.headers]
+        self._lengths = list(accumulate(map(len, self.lines), initial=0))  # the line breaks aside
+        self._ends: dict[int, int] = {}
+
+    def end(self, header: _Header) -> int:
+        """The last line of `header`'s body."""
+        if header.line not in self._ends:
+            line = min(header.line, len(self.lines))
+            body = self._lengths[line] + line  # where the line after the header starts
+            after = code_at_most(header.indentation).search(self.code, body)
+            self._ends[header.line] = len(self.lines) if after is None else self.code.count("\n", 0, after.start())
+        return self._ends[header.line]
+
+    def enclosing(self, number: int, indentation: int) -> _Header | None:
+        """The innermost function or class whose body holds line `number`, indented so."""
+        for header in reversed(self.headers[: bisect_left(self._header_lines, number)]):
+            if header.indentation < indentation and self.end(header) >= number:
+                return header
+            if header.indentation == 0:
+                return None
+        return None
+
+    def body_indentation(self, header: _Header) -> int | None:
+        for line in self.lines[header.line :]:
+            if line.strip():
+                return len(line) - len(line.lstrip())
+        return None
+
+    def first_decorator(self, header: _Header) -> int:
+        """The line of the first decorator of `header`, or its own line."""
+        first = header.line
+        for number in range(header.line - 1, 0, -1):
+            line = self.lines[number - 1]
+            stripped = line.lstrip()
+            if not stripped or len(line) - len(stripped) > header.indentation:
+                continue  # a blank line, or a decorator's arguments
+            if len(line) - len(stripped) < header.indentation or not stripped.startswith("@"):
+                break
+            first = number
+        return first
+
+    def decorated(self, number: int, indentation: int) -> tuple[int, int]:
+        """The lines of the function or class that the decorator on line `number` decorates."""
+        index = bisect_right(self._header_lines, number)
+        for header in self.headers[index:]:
+            if header.indentation == indentation:
+                return self.first_decorator(header), self.end(header)
+        return number, number
