@@ -260,6 +260,44 @@ def test_python_def_reads_class_heads_through_imports(tmp_path):
     assert [h.line for h in hits(tmp_path, {"python_def": {"function": "forward"}})] == [9]
 
 
+PY_BACKEND = {
+    "pkg/core.py": "import torch._C._distributed_c10d as _d\n\n"
+                   "class Root(_d.Backend):\n"
+                   "    def allreduce(self, t, o):\n        return self._engine.reduce(t, o)\n\n"
+                   "    def barrier(self, o=None):\n        ...\n",
+    "pkg/mid.py": "from pkg import core\n\nclass Middle(core.Root):\n"
+                  "    def barrier(self, o=None):\n        warnings.warn('no barrier')\n        return {}\n",
+    "pkg/leaf.py": "from pkg.mid import Middle as M\n\nclass Leaf(M):\n"
+                   "    @staticmethod\n    def send(t, dst):\n        return NotImplemented\n"
+                   "    def recv(self, t, src):\n        x = None\n        return -1\n",
+    "pkg/other.py": "class Unrelated(object):\n    def allreduce(self, t, o):\n        return t\n",
+}
+
+
+def test_python_def_follows_tree_classes_to_the_named_base(tmp_path):
+    tree(tmp_path, PY_BACKEND)
+    found = hits(tmp_path, {"python_def": {"class": "*", "bases": "torch._C._distributed_c10d.Backend"}})
+    assert sorted(h.capture("NAME") for h in found) == ["Leaf", "Middle", "Root"]
+    inherited = hits(tmp_path, {"python_def": {"class": "Leaf", "bases": "*.Backend", "overrides": ["allreduce"]}})
+    assert [(h.path, h.line, h.capture("METHOD")) for h in inherited] == [("pkg/core.py", 4, "allreduce")]
+
+
+def test_python_def_tells_real_methods_from_stubs(tmp_path):
+    tree(tmp_path, PY_BACKEND)
+
+    def classes(overrides: list[str], bodies: str) -> list[tuple[str, str, int]]:
+        spec = {"class": "*", "bases": "*.Backend", "overrides": overrides, "bodies": bodies}
+        return sorted((h.capture("NAME"), h.path, h.line) for h in hits(tmp_path, {"python_def": spec}))
+
+    assert classes(["allreduce"], "real") == [("Leaf", "pkg/core.py", 4), ("Middle", "pkg/core.py", 4),
+                                               ("Root", "pkg/core.py", 4)]
+    assert classes(["allreduce"], "stub") == []
+    assert classes(["barrier"], "stub") == [("Leaf", "pkg/mid.py", 4), ("Middle", "pkg/mid.py", 4),
+                                            ("Root", "pkg/core.py", 7)]
+    assert classes(["send", "recv"], "stub") == [("Leaf", "pkg/leaf.py", 5), ("Leaf", "pkg/leaf.py", 7)]
+    assert classes(["send", "recv"], "real") == []
+
+
 def test_cpp_macro_through_alias_and_wrapper(tmp_path):
     tree(tmp_path, {
         "key.h": "#define TPU PrivateUse1\n#define REG(name) \\\n  c10::register_privateuse1_backend(#name);\n",

@@ -3,11 +3,23 @@
 Definitions are read lexically in every scope (see `air.index.python_lexical`): a `def` or
 `class` statement's head, with its bases resolved through the file's imports, is all this
 kind needs, and reading it costs a fraction of a parse.
+
+Options:
+- `function` or `class`: globs on the name.
+- `bases`: a class counts when one of its bases, resolved through the file's imports, is
+  named (on its full name or its last component), or is a class of the tree that counts
+  (`class Mine(Shared)` where `class Shared(Named)`), at any depth.
+- `overrides`: methods the class or one of its tree ancestors defines, as `cpp_class` reads
+  them; a finding is at each method's `def` line.
+- `bodies`: with `overrides`, `real` keeps a class only when each of them does something,
+  `stub` only when one at least is a stub (see `air.evidence.stubs.is_python_stub`), the
+  findings being then at the stubs. Those are the only methods whose files are parsed.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from air.evidence.base import (
@@ -22,7 +34,19 @@ from air.evidence.base import (
     literal_of,
     python_candidates,
 )
+from air.evidence.stubs import StubRules, is_python_stub
+from air.index.model import PyDef, SourceFile
+from air.index.python import function_bodies
 from air.regex import GuardedPattern, compile_guarded
+
+MAX_DEPTH = 16
+CLASS_HINT = compile_guarded(r"\bclass\s").search
+
+
+@dataclass(frozen=True)
+class ClassSite:
+    source: SourceFile
+    definition: PyDef
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
@@ -53,23 +77,99 @@ def _prefilters(clause: Clause) -> tuple[list, list[Hint]]:
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
+    if "bases" in clause.spec:
+        return _derived_hits(clause, context)
     spec = clause.spec
     kind = "function" if "function" in spec else "class"
     names = as_list(spec.get(kind) or "*")
-    bases = as_list(spec.get("bases", []))
     hits = []
     for source in python_candidates(clause, context, *_prefilters(clause), parse=False):
         for definition in context.index.python_lexical(source).defs:
-            if definition.kind != kind:
-                continue
-            if not any(fnmatchcase(last_component(definition.name), name) for name in names):
-                continue
-            if bases and not _derives(definition.bases, bases):
-                continue
-            hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
+            if definition.kind == kind and any(fnmatchcase(last_component(definition.name), n) for n in names):
+                hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
         if enough(clause, hits, context):
             break
     return hits
+
+
+def _derived_hits(clause: Clause, context: Context) -> list[Hit]:
+    spec = clause.spec
+    names = as_list(spec.get("class") or "*")
+    family = _memo_family(clause, context)
+    hits = []
+    for name, sites in sorted(family.items()):
+        if "function" in spec or not any(fnmatchcase(name, glob) for glob in names):
+            continue
+        for site in sites:
+            hits.extend(_site_hits(context, site, spec, family))
+    return hits
+
+
+def _memo_family(clause: Clause, context: Context) -> dict[str, list[ClassSite]]:
+    bases = tuple(sorted(as_list(clause.spec["bases"])))
+    key = ("python-family", bases, clause.scope, clause.files, clause.exclude)
+    return context.memo(key, lambda: _family(clause, context, list(bases)))
+
+
+def _family(clause: Clause, context: Context, bases: list[str]) -> dict[str, list[ClassSite]]:
+    """The classes deriving from `bases`, directly or through classes of the tree, by name."""
+    found: dict[str, list[ClassSite]] = {}
+    seen: set[tuple[str, int]] = set()
+    literals: list[tuple[str, ...]] = [(literal_of(base),) for base in bases]
+    while literals:
+        new_names: set[str] = set()
+        for source in python_candidates(clause, context, literals, [CLASS_HINT], parse=False):
+            for definition in context.index.python_lexical(source).defs:
+                if definition.kind != "class" or (source.path, definition.line) in seen:
+                    continue
+                if not (_derives(definition.bases, bases) or any(last_component(b) in found for b in definition.bases)):
+                    continue
+                seen.add((source.path, definition.line))
+                name = last_component(definition.name)
+                if name not in found:
+                    new_names.add(name)
+                found.setdefault(name, []).append(ClassSite(source, definition))
+        literals = [(name,) for name in sorted(new_names)]
+    return found
+
+
+def _site_hits(context: Context, site: ClassSite, spec: dict, family: dict[str, list[ClassSite]]) -> list[Hit]:
+    name = site.definition.name
+    wanted = as_list(spec.get("overrides", []))
+    if not wanted:
+        return [hit_at(site.source, site.definition.line, {"NAME": name})]
+    found = {method: _methods(context, site, method, family) for method in wanted}
+    if not all(found.values()):
+        return []
+    bodies = spec.get("bodies")
+    rules = StubRules(context.upstream.inert_calls)
+    stubs = [m for m in wanted if all(_stub(context, s, d, rules) for s, d in found[m])] if bodies else []
+    if (bodies == "real" and stubs) or (bodies == "stub" and not stubs):
+        return []
+    cited = stubs if bodies == "stub" else wanted
+    return [hit_at(found[m][0][0], found[m][0][1].line, {"NAME": name, "METHOD": m}) for m in cited]
+
+
+def _methods(
+    context: Context, site: ClassSite, method: str, family: dict[str, list[ClassSite]], depth: int = 0
+) -> list[tuple[SourceFile, PyDef]]:
+    """Where `method` of the class at `site` is defined: in the class, else in the nearest
+    tree ancestor that defines it."""
+    qualified = f"{site.definition.name}.{method}"
+    own = [(site.source, d) for d in context.index.python_lexical(site.source).defs if d.name == qualified]
+    if own or depth >= MAX_DEPTH:
+        return own
+    for base in site.definition.bases:
+        for parent in family.get(last_component(base), []):
+            inherited = _methods(context, parent, method, family, depth + 1)
+            if inherited:
+                return inherited
+    return []
+
+
+def _stub(context: Context, source: SourceFile, definition: PyDef, rules: StubRules) -> bool:
+    bodies = context.memo(("python-bodies", source.path), lambda: function_bodies(source.text))
+    return is_python_stub(bodies.get(definition.name, ()), rules)
 
 
 def _derives(actual: tuple[str, ...], wanted: list[str]) -> bool:

@@ -14,11 +14,19 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
   name may be a variable (`CURRENT_DEVICE`), so it is not a constant;
 - placeholder: an expression naming one of the names the clause gives
   (`return getDefaultStream(d);`).
+
+A Python method body is judged alike, statement for statement (`is_python_stub`): `pass`,
+`...`, a docstring, `assert`, a local bound to a constant and a call of `print`, of an inert
+call or of a function given literals only (`warnings.warn("unsupported")`) are inert; `raise`
+and a `return` of nothing, of a constant (literals, `None`, `NotImplemented`, containers of
+constants) or of a placeholder leave without doing anything.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -193,3 +201,67 @@ def is_constant(expression: str) -> bool:
 
 def _constant_name(name: str) -> bool:
     return "::" in name or name in CONSTANT_WORDS or _CONSTANT_NAME.fullmatch(name) is not None
+
+
+GENERIC_PYTHON_INERT_CALLS = frozenset({"print"})
+PYTHON_CONSTANT_NAMES = frozenset({"NotImplemented"})
+
+
+def is_python_stub(statements: Sequence[ast.stmt], rules: StubRules) -> bool:
+    """Whether a Python function body made of `statements` is a stub."""
+    if not statements:
+        return False
+    *leading, last = statements
+    return all(_inert_python(statement, rules) for statement in leading) and (
+        _inert_python(last, rules) or _leaves_python(last, rules)
+    )
+
+
+def _leaves_python(statement: ast.stmt, rules: StubRules) -> bool:
+    if isinstance(statement, ast.Raise):
+        return True
+    if not isinstance(statement, ast.Return):
+        return False
+    if statement.value is None:
+        return True
+    named = {node.id for node in ast.walk(statement.value) if isinstance(node, ast.Name)}
+    named |= {node.attr for node in ast.walk(statement.value) if isinstance(node, ast.Attribute)}
+    return bool(named & rules.placeholders) or (not rules.constant_is_real and _python_constant(statement.value))
+
+
+def _inert_python(statement: ast.stmt, rules: StubRules) -> bool:
+    if isinstance(statement, (ast.Pass, ast.Assert)):
+        return True
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        return statement.value is None or _python_constant(statement.value)
+    if not isinstance(statement, ast.Expr):
+        return False
+    value = statement.value
+    if isinstance(value, ast.Constant):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    callee = value.func.id if isinstance(value.func, ast.Name) else getattr(value.func, "attr", "")
+    literal_args = [*value.args, *(keyword.value for keyword in value.keywords)]
+    return (
+        callee in GENERIC_PYTHON_INERT_CALLS
+        or any(fnmatchcase(callee, pattern) for pattern in rules.inert_calls)
+        or (bool(literal_args) and all(isinstance(arg, ast.Constant) for arg in literal_args)
+            and any(isinstance(arg.value, str) for arg in literal_args))
+    )
+
+
+def _python_constant(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in PYTHON_CONSTANT_NAMES
+    if isinstance(node, ast.UnaryOp):
+        return _python_constant(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_python_constant(element) for element in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(key is not None and _python_constant(key) for key in node.keys) and all(
+            _python_constant(value) for value in node.values
+        )
+    return False

@@ -63,6 +63,15 @@ def extract_python(text: str, module: str | None, is_package: bool = False) -> P
     )
 
 
+def function_bodies(text: str) -> dict[str, tuple[ast.stmt, ...]]:
+    """The statements of each function's body, by its qualified name (`Cls.method`, the last
+    one when a name is defined twice); empty when the text does not parse."""
+    tree = _parse(text)
+    if isinstance(tree, str):
+        return {}
+    return {name: tuple(node.body) for name, node in _collect(tree).defs if not isinstance(node, ast.ClassDef)}
+
+
 _TRIPLE = r"'''[^'\\]*+(?:(?:\\.|'(?!''))[^'\\]*+)*+'''" + "|" + r'"""[^"\\]*+(?:(?:\\.|"(?!""))[^"\\]*+)*+"""'
 _SINGLE = r"'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'" + "|" + r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 _STRING_OR_COMMENT = re.compile(rf"{_TRIPLE}|{_SINGLE}|#[^\n]*", re.DOTALL)
