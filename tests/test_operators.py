@@ -181,12 +181,36 @@ def test_python_registrations(tmp_path, syntax):
 
 
 def test_codegen_op_lists(tmp_path, syntax):
-    found = registered(tmp_path, syntax, {"codegen/dev_functions.yaml": OP_LIST, "config/other.yaml": "supported:\n  - x\n"})
-    assert {(r.op, r.key) for r in found.ops} == {
+    found = registered(tmp_path, syntax, {"codegen/dev_functions.yaml": OP_LIST, "config/other.yaml": "supported:\n  - x\n",
+                                          "CMakeLists.txt": "set(OP_LIST codegen/dev_functions.yaml)\n"})
+    assert {(r.op, r.key) for r in found.ops} == {  # `backend: Dev` names the backend, not a key
         ("sqrt", "PrivateUse1"), ("sin", "PrivateUse1"), ("cos", "PrivateUse1"), ("tan", "PrivateUse1"),
         ("log", "SparsePrivateUse1"), ("cat.out", "PrivateUse1"),
     }
     assert all(r.source.path == "codegen/dev_functions.yaml" for r in found.ops)
+
+
+UNARY_LIST = "supported:\n" + "".join(f"  - {op}\n" for op in ("abs", "neg", "exp", "log", "sqrt"))
+
+
+def test_op_lists_count_only_when_the_build_or_a_codegen_script_names_them(tmp_path, syntax):
+    lists = {f"codegen/{name}.yaml": UNARY_LIST for name in ("by_bazel", "by_pyproject", "by_script", "unused",
+                                                             "by_docs", "by_test")}
+    found = registered(tmp_path, syntax, {
+        **lists,
+        "codegen/quantized.yaml": "backend: QuantizedPrivateUse1\n" + UNARY_LIST,
+        "BUILD.bazel": 'genrule(name = "ops", srcs = ["codegen/by_bazel.yaml", "codegen/quantized.yaml"])\n',
+        "pyproject.toml": '[tool.devgen]\nop_lists = ["codegen/by_pyproject.yaml"]\n',
+        "tools/regen.py": 'SOURCE = "by_script.yaml"\n',
+        "docs/ops.md": "The kernels are listed in codegen/by_docs.yaml.\n",
+        "tests/test_lists.py": 'LIST = "codegen/by_test.yaml"\n',
+    })
+    assert {(r.source.path, r.key) for r in found.ops} == {
+        ("codegen/by_bazel.yaml", "PrivateUse1"), ("codegen/by_pyproject.yaml", "PrivateUse1"),
+        ("codegen/by_script.yaml", "PrivateUse1"), ("codegen/quantized.yaml", "QuantizedPrivateUse1"),
+    }
+    assert {r.source.path for r in found.unused} == {"codegen/unused.yaml", "codegen/by_docs.yaml",
+                                                      "codegen/by_test.yaml"}
 
 
 def test_yaml_that_is_not_an_op_list_or_is_hostile_gives_nothing(tmp_path, syntax):
@@ -426,6 +450,7 @@ def test_op_lists_in_any_shape(tmp_path, syntax):
         "gen/templates/unary.cpp.j2": "// unary\n", "codegen/device_ops.yml": SECTIONED_YAML,
         "codegen/kernels/abs.cu": "", "codegen/kernels/exp.cu": "", "codegen/kernels/log.cu": "",
         "codegen/kernels/sqrt.cu": "", "codegen/kernels/rsqrt.cu": "",
+        "Makefile": "gen: gen/ops.json codegen/device_ops.yml\n\tpython3 -m devgen $^\n",
     }
     found = registered(tmp_path, syntax, files)
     listed = {(r.source.path, r.op, r.key, r.kernel, r.via) for r in found.ops}
@@ -465,7 +490,8 @@ def test_what_an_op_list_names_but_the_tree_lacks_leaves_coverage_undecided(tmp_
                       ("sin", "fallback_tpl")))
     files = {"codegen/ops.yaml": listed, "codegen/templates/pointwise.jinja": "{{ op }}\n",
              "codegen/templates/fallback_tpl.jinja": "m.impl({{ op }}, boxed<&at::native::cpu_fallback>());\n",
-             "csrc/log.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("log", &log_kernel); }\n'}
+             "csrc/log.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("log", &log_kernel); }\n',
+             "codegen/generate.sh": "python3 -m devgen codegen/ops.yaml build/gen\n"}
     data = {"ops": {"of": ["abs", "log", "sin"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
     decided = evaluate_clause(tmp_path, files, data)
     assert decided.decided
@@ -480,11 +506,13 @@ def test_what_an_op_list_names_but_the_tree_lacks_leaves_coverage_undecided(tmp_
     assert undecided.coverage.unresolved == ("abs", "neg", "exp")
     assert (undecided.coverage.covered, undecided.coverage.missing, undecided.coverage.total) == (("log",), (), 5)
     kernels = {"codegen/ops.yaml": "".join(f"- aten::{op}:\n    source: kernels/{op}.cc\n"
-                                           for op in ("abs", "neg", "exp", "log", "sin"))}
+                                           for op in ("abs", "neg", "exp", "log", "sin")),
+               "CMakeLists.txt": "add_custom_command(OUTPUT ops.cpp DEPENDS codegen/ops.yaml)\n"}
     missing_file = evaluate_clause(tmp_path / "files", kernels, data)
     assert missing_file.undecided_reason.startswith("codegen/ops.yaml names file kernels/abs.cc, which is not in the tree")
     present = {f"codegen/kernels/{op}.cc": "\0binary\0" if op == "abs" else "" for op in ("abs", "neg", "exp", "log")}
     present["codegen/ops.yaml"] = kernels["codegen/ops.yaml"].replace("kernels/sin.cc", "kernels/sin.mlu")
+    present["CMakeLists.txt"] = kernels["CMakeLists.txt"]
     resolved = evaluate_clause(tmp_path / "present", present, data)
     assert resolved.decided and resolved.coverage.covered == ("abs", "log", "sin", "neg", "exp")
 

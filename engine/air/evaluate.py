@@ -114,6 +114,7 @@ def _coverage_text(result: ClauseResult) -> str:
         parts.append(f"missing {_listed(coverage.missing)}")
     if coverage.composite:
         parts.append(f"composite, needing no kernel: {', '.join(coverage.composite)}")
+    parts.extend(f"not counted: {why}" for why in coverage.ignored)
     return "; ".join(parts)
 
 

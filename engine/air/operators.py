@@ -93,6 +93,7 @@ class OperatorSyntax:
     dispatch: str = ""  # the call that gives one registration its own key, as its first argument
     keyed_impl: str = ""  # the registration method that takes its own key between name and function
     cpu_fallback: tuple[str, ...] = ()  # the framework's CPU fallback functions
+    op_list_header_keys: str = ""  # a regex: the values of an op list's header key field that name keys
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
@@ -108,6 +109,7 @@ class OperatorSyntax:
             dispatch=data.get("dispatch", ""),
             keyed_impl=data.get("keyed_impl", ""),
             cpu_fallback=tuple(data.get("cpu_fallback", ())),
+            op_list_header_keys=data.get("op_list_header_keys", ""),
         )
 
     @cached_property
@@ -166,6 +168,7 @@ class Registration:
 class Registrations:
     ops: tuple[Registration, ...]  # of the pack's namespace
     fallbacks: tuple[Registration, ...]  # global fallbacks
+    unused: tuple[Registration, ...] = ()  # entries of op lists that no build or codegen file names
 
 
 def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registrations:
@@ -177,8 +180,11 @@ def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registration
             global_fallbacks.append(registration)
         elif registration.namespace == syntax.namespace:
             ops.append(registration)
-    ops.extend(_op_list_registrations(index, syntax, fallbacks))
-    return Registrations(tuple(ops), tuple(global_fallbacks))
+    listed = list(_op_list_registrations(index, syntax, fallbacks))
+    used = _used_op_lists(index, {r.source.path for r in listed})
+    ops.extend(r for r in listed if r.source.path in used)
+    unused = tuple(r for r in listed if r.source.path not in used)
+    return Registrations(tuple(ops), tuple(global_fallbacks), unused)
 
 
 def _op_name(literal: str, namespace: str) -> str | None:
@@ -522,7 +528,11 @@ def _keys(value: str) -> list[str]:
 # by operator names; such lists may stand under section keys at any depth. A list counts when
 # most of its names are catalog operators, a file when its lists hold at least 5 of them.
 # An entry's keys are those its key field gives (`dispatch`, `backend`, `key`: a key, a list or
-# a mapping keyed by keys), else the pack's default key. A field whose name holds "template"
+# a mapping keyed by keys), else those the document's own key field gives when they match the
+# pack's `op_list_header_keys` (a header `backend: QuantizedKey` beside the lists; a header
+# naming the backend itself, `backend: NPU`, does not), else the pack's default key. A list counts only when the build or
+# a codegen script names it: a file of BUILD_LANGUAGES of the product holding its file name
+# (its entries are kept apart, as unused, otherwise). A field whose name holds "template"
 # names a template; a path with the extension of code the index reads names a file. When one is
 # not in the tree, the entry's kernel is unresolved; a template that names a CPU fallback
 # function makes the entry's kernel a fallback.
@@ -532,6 +542,7 @@ _TEMPLATE_FIELD = re.compile(r"(?i)template")
 _FILE_VALUE = re.compile(r"^[\w./-]+$")
 _CODE_SUFFIXES = frozenset(suffix for suffix, language in LANGUAGES.items() if language in (*CPP_LANGUAGES, "python"))
 _OP_LIST_LANGUAGES = ("yaml", "json")
+BUILD_LANGUAGES = ("cmake", "make", "bazel", "meson", "toml", "ini", "python", "shell")
 _CONTAINERS = (yaml.SequenceNode, yaml.MappingNode)
 
 
@@ -547,28 +558,48 @@ def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax,
                            fallbacks: frozenset[str]) -> Iterator[Registration]:
     catalog = syntax.catalog
     files = _TreeFiles(index)
-    for source in index.files:
-        if source.language not in _OP_LIST_LANGUAGES or source.role != "product":
-            continue
-        if len(source.text) > MAX_OP_LIST_BYTES:
-            continue
+    header_pattern = re.compile(syntax.op_list_header_keys) if syntax.op_list_header_keys else None
+    for source in _op_list_files(index):
         text = source.text.replace("\t", " ") if source.language == "json" else source.text  # tabs: not YAML
-        entries = _op_list(text, syntax.namespace, catalog)
+        entries, header = _op_list(text, syntax.namespace, catalog)
         if len(entries) < MIN_OP_LIST_ENTRIES:
             continue
+        header_keys = tuple(key for key in header if header_pattern and header_pattern.fullmatch(key))
         for entry in entries:
             kind, via = files.kernel_of(entry.names, fallbacks)
-            for key in entry.keys or (syntax.op_list_default_key,):
+            for key in entry.keys or header_keys or (syntax.op_list_default_key,):
                 yield Registration(entry.name, syntax.namespace, key, source, entry.line, "op list", kind, via)
 
 
-def _op_list(text: str, namespace: str, catalog: Catalog) -> list[_Entry]:
+def op_list_names(index: CodeIndex) -> list[str]:
+    """The file names of the files that may be op lists: what a build file names them by."""
+    return sorted({PurePosixPath(source.path).name for source in _op_list_files(index)})
+
+
+def _op_list_files(index: CodeIndex) -> Iterator[SourceFile]:
+    return (source for source in index.files
+            if source.language in _OP_LIST_LANGUAGES and source.role == "product"
+            and len(source.text) <= MAX_OP_LIST_BYTES)
+
+
+def _used_op_lists(index: CodeIndex, paths: set[str]) -> set[str]:
+    """The op lists of `paths` whose file name a build or codegen file of the product holds."""
+    used = set()
+    for path in paths:
+        name = PurePosixPath(path).name
+        naming = index.select([name], languages=BUILD_LANGUAGES, roles=("product",))
+        if any(source.path != path for source in naming):
+            used.add(path)
+    return used
+
+
+def _op_list(text: str, namespace: str, catalog: Catalog) -> tuple[list[_Entry], tuple[str, ...]]:
     """The entries naming catalog operators in the lists of a YAML or JSON text that are
-    mostly made of operator names."""
+    mostly made of operator names, and the keys the document's own key field names."""
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError):
-        return []
+        return [], ()
     entries = []
     for container in _containers(root):
         # Keys of a mapping name operators less surely than items of a list (`max: 10`):
@@ -581,7 +612,14 @@ def _op_list(text: str, namespace: str, catalog: Catalog) -> list[_Entry]:
         known = [(name, node, fields) for name, node, fields in named if catalog.knows(name)]
         if (not is_mapping or len(known) >= MIN_OP_LIST_ENTRIES) and len(known) >= MIN_OP_LIST_SHARE * len(named):
             entries.extend(_entry(name, node, fields) for name, node, fields in known)
-    return entries
+    return entries, _header_keys(root)
+
+
+def _header_keys(root: yaml.Node | None) -> tuple[str, ...]:
+    """The keys a document's top-level key field names (`backend: Key` beside its lists)."""
+    fields = _fields(root) if root is not None else {}
+    return tuple(key for field, value in fields.items()
+                 if _KEY_FIELD.match(field) and isinstance(value, yaml.ScalarNode) for key in _node_keys(value))
 
 
 def _containers(root: yaml.Node | None) -> Iterator[yaml.Node]:

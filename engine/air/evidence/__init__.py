@@ -237,11 +237,14 @@ class Evaluator:
 
 
 def _prefilter_literals(clause: Clause, context: Context) -> list:
-    """The literals a clause's files hold: those of its spec, and those the framework's data
-    adds to it (the names of upstream classes, say)."""
+    """The literals a clause's files hold: those of its spec, those the framework's data adds
+    to it (the names of upstream classes, say), and those the tree adds (the file names of the
+    op lists whose users `ops` looks for, say)."""
     kind = KINDS[clause.kind]
     upstream = getattr(kind, "upstream_literals", None)
-    return [*kind.literals(clause.spec), *(upstream(clause.spec, context) if upstream else ())]
+    of_tree = getattr(kind, "tree_literals", None)
+    return [*kind.literals(clause.spec), *(upstream(clause.spec, context) if upstream else ()),
+            *(of_tree(context) if of_tree else ())]
 
 
 def _take(clauses: list[Clause], taken) -> Iterable[Clause]:

@@ -83,6 +83,7 @@ class Coverage:
     unresolved: tuple[str, ...] = ()  # whether covered cannot be told
     undecided: str = ""  # why, when some are unresolved
     sources: tuple[str, ...] = ()  # where the covered ones were found, when worth saying
+    ignored: tuple[str, ...] = ()  # findings not counted, and why
 
     @property
     def total(self) -> int:

@@ -7,6 +7,8 @@ catalog marks composite need no kernel of their own: they are left out of the co
 listed apart. A listed operator registered only with a fallback kernel is counted as such, not
 as covered; one whose registration is unresolved (an op-list entry naming a template or file
 that is not in the tree) leaves the coverage undecided unless a native kernel covers it.
+Entries of op lists that no build or codegen file names are not counted; the coverage says
+which listed operators such a list names ("not used by the build").
 `fallback: global` finds global fallbacks instead; `fallback: per_op` the operators registered
 with a fallback kernel; `any: true` every registration of an operator (on the keys the
 clause's `where` allows). Each hit captures OP, KEY, HOW and, when there is one, VIA (the fallback
@@ -17,13 +19,28 @@ from __future__ import annotations
 
 from air.errors import PackError
 from air.evidence.base import Clause, Context, Coverage, Hit, apply_where, hit_at, roles_for
-from air.operators import FALLBACK, NATIVE, UNRESOLVED, Registration, Registrations, family, find_registrations
+from air.operators import (
+    FALLBACK,
+    NATIVE,
+    UNRESOLVED,
+    Registration,
+    Registrations,
+    family,
+    find_registrations,
+    op_list_names,
+)
 
 MAX_UNRESOLVED_SHOWN = 5
 
 
 def literals(spec: dict) -> list[str]:
     return []  # registrations are found once for the whole tree (see `registrations`)
+
+
+def tree_literals(context: Context) -> list[str]:
+    """The file names of the tree's possible op lists: the build files naming them are found
+    in the check's one literal scan."""
+    return context.memo(("op list names",), lambda: op_list_names(context.index))
 
 
 def registrations(context: Context) -> Registrations:
@@ -74,13 +91,29 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     served = [member for member in needed if member not in covered + uncertain and _covers(member, fallback)]
     return Coverage(
         covered=tuple(covered),
-        missing=tuple(member for member in needed if member not in covered + uncertain + served),
+        missing=tuple(_missing_of(needed, covered + uncertain + served)),
         composite=composite,
         fallback=tuple(served),
         unresolved=tuple(uncertain),
         undecided=_undecided(uncertain, unresolved),
         sources=_op_lists(hits),
+        ignored=_unused_lists(_missing_of(needed, covered + uncertain + served), found, clause, context),
     )
+
+
+def _missing_of(needed: list[str], found: list[str]) -> list[str]:
+    return [member for member in needed if member not in found]
+
+
+def _unused_lists(missing: list[str], found: Registrations, clause: Clause, context: Context) -> tuple[str, ...]:
+    """For each op list no build file names, the missing listed operators it names."""
+    named: dict[str, list[str]] = {}
+    for hit in _kept(found.unused, clause, context):
+        for member in missing:
+            if _covers(member, {family(hit.capture("OP") or "")}):
+                named.setdefault(hit.path, []).append(member)
+    return tuple(f"op list {path} names {_shown(list(dict.fromkeys(members)))} but is not used by the build"
+                 for path, members in sorted(named.items()))
 
 
 def _kept(registrations: tuple[Registration, ...], clause: Clause, context: Context) -> list[Hit]:

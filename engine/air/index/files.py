@@ -82,6 +82,7 @@ LANGUAGES = {
     ".json": "json",
     ".sh": "shell",
     ".cmake": "cmake",
+    ".bzl": "bazel",
     ".patch": "patch",
     ".diff": "patch",
     ".jinja": "template",
@@ -89,7 +90,8 @@ LANGUAGES = {
     ".j2": "template",
     ".in": "template",
 }
-NAMED_LANGUAGES = {"CMakeLists.txt": "cmake", "Makefile": "make", "BUILD": "bazel", "BUILD.bazel": "bazel",
+NAMED_LANGUAGES = {"CMakeLists.txt": "cmake", "Makefile": "make", "GNUmakefile": "make", "BUILD": "bazel",
+                   "BUILD.bazel": "bazel", "meson.build": "meson",
                    ".gitmodules": "gitmodules"}
 
 DOC_SUFFIXES = {".md", ".rst"}
