@@ -15,7 +15,6 @@ from air.index.cpp import (
     find_constants,
     find_constructions,
     find_type_aliases,
-    function_bodies,
     resolve_alias,
     strip_comments,
 )
@@ -128,33 +127,6 @@ def test_dead_preprocessor_branches_are_blanked_with_their_directives():
 def test_defines_in_dead_branches_are_not_read():
     facts = extract_cpp("#if false\n#define KEY Dead\n#else\n#define KEY Live\n#endif\n")
     assert [(define.name, define.body) for define in facts.defines] == [("KEY", "Live")]
-
-
-def test_function_bodies_are_found_with_their_braces():
-    text = source(
-        """
-        namespace dev {
-        at::Tensor scale(const at::Tensor& x) const noexcept {
-          return ready(x) ? fast(x) : slow(x);
-        }
-        Widget::Widget() = default;
-        auto pick(int a) -> int { if (a) { return first(); } return second(); }
-        struct Holder { void run() override { step(); } };
-        }
-        REGISTER_BLOCK(dev, m) { m.add("pick", pick); }
-        DEFINE_FLAG(verbose)
-        #define TWICE(x) ((x) * 2)
-        int after_macro(int a) noexcept(true) {
-          const char* brace = "{";
-          return a;
-        }
-        int unclosed(int a) {
-        """
-    )
-    found = [(name, text[opened : closed + 1]) for name, opened, closed in function_bodies(extract_cpp(text))]
-    assert [name for name, _ in found] == ["scale", "pick", "run", "REGISTER_BLOCK", "after_macro", "unclosed"]
-    assert found[1][1] == "{ if (a) { return first(); } return second(); }"
-    assert found[-1][1] == "{\n"
 
 
 def test_block_calls_carry_their_arguments():

@@ -56,7 +56,6 @@ from air.index.cpp import (
     calls_between,
     expand_macro,
     find_calls,
-    function_bodies,
     includes_between,
 )
 from air.index.files import LANGUAGES
@@ -213,25 +212,32 @@ def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[s
     last statement names one of them or another such function, a few levels deep."""
     known = set(syntax.cpu_fallback)
     frontier = set(known)
-    endings: dict[str, list[tuple[str, frozenset[str]]]] = {}  # by path: each function, what it ends naming
     for _ in range(MAX_FORWARDING_DEPTH):
         if not frontier:
             break
         found = set()
         for source in index.select(sorted(frontier), languages=CPP_LANGUAGES, roles=("product",)):
-            if source.path not in endings:
-                endings[source.path] = _function_endings(index.code_text(source), syntax.blocks)
-            found.update(name for name, named in endings[source.path] if name not in known and named & known)
+            found |= _forwarding_to(index, source, frontier, syntax.blocks)
+        frontier = found - known
         known |= found
-        frontier = found
     return frozenset(known)
 
 
-def _function_endings(code: str, blocks: tuple[str, ...]) -> list[tuple[str, frozenset[str]]]:
-    """Each function defined in `code` (not the registration blocks), with the names its last
-    statement writes."""
-    return [(name, _names(_last_statement(code, opened, closed)))
-            for name, opened, closed in function_bodies(CppFacts(code)) if not _opens_block(name, blocks)]
+def _forwarding_to(index: CodeIndex, source: SourceFile, targets: set[str], blocks: tuple[str, ...]) -> set[str]:
+    """The functions of `source` (not its registration blocks) whose last statement names one
+    of `targets`."""
+    bodies = index.function_bodies(source)
+    code = index.cpp_facts(source).stripped
+    forwarding = set()
+    for target in targets:
+        for written in re.finditer(rf"(?<![\w.])(?<!->){re.escape(target)}\b", code):
+            function = bodies.around(written.start())
+            if function is None or function.name in forwarding or _opens_block(function.name, blocks):
+                continue
+            body = "{" + function.body + "}"
+            if _names(_last_statement(body, 0, len(body) - 1)) & targets:
+                forwarding.add(function.name)
+    return forwarding
 
 
 def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:

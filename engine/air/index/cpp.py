@@ -762,7 +762,7 @@ def extract_cpp(text: str) -> CppFacts:
 _NOT_A_FUNCTION_HEAD = frozenset(
     "if for while switch catch return sizeof alignof decltype noexcept throw requires static_assert".split()
 )
-_HEAD_QUALIFIERS = frozenset("noexcept throw requires __attribute__ alignas".split())
+_HEAD_QUALIFIERS = frozenset("noexcept throw requires __attribute__ alignas __declspec".split())
 _SCOPE_KEYWORDS = re.compile(r"\b(?:namespace|class|struct|union|enum|extern)\b")
 _TYPE_KEYWORDS = frozenset(
     "auto bool char char8_t char16_t char32_t double float int long short signed unsigned void wchar_t".split()
@@ -1289,66 +1289,6 @@ def includes_between(facts: CppFacts, start: int, end: int) -> list[CppInclude]:
     lines = _Lines(facts.stripped)
     first, last = lines.of(start), lines.of(end)
     return [include for include in facts.includes if first <= include.line <= last]
-
-
-# --- Function definitions -----------------------------------------------------
-
-_NOT_DEFINED_NAMES = _NOT_FUNCTION_NAMES | {"for", "catch"}
-_HEAD_QUALIFIERS = frozenset({"noexcept", "throw", "requires", "__attribute__", "alignas", "__declspec"})
-_HEAD_TAIL = re.compile(r"[\w\s&*:<>,\-]*")  # what may follow a parameter list: qualifiers, `-> T`
-_PARENTHESIS = re.compile(r"[()]")
-
-
-def function_bodies(facts: CppFacts) -> list[tuple[str, int, int]]:
-    """(name, offset of `{`, offset of `}`) of each function defined in `facts.stripped`, in
-    order: a brace block that a parameter list and qualifiers precede, as in `Tensor f(const
-    Tensor& x) const {`; free functions, members defined in or out of their class, and blocks
-    that follow a macro invocation alike (a body left unclosed ends at the end of the text).
-    Namespace, class and other blocks are searched for definitions; function bodies are not."""
-    text = facts.stripped
-    code = blank_spans(text, [(start, end) for _, start, end in _lexemes(text)])  # no literals left
-    braces = _Braces(code)
-    found = []
-    pending = [(0, len(code))]
-    while pending:
-        lower, upper = pending.pop()
-        for opened, closed in braces.within(lower, upper):
-            name = _defined_name(code, lower, opened)
-            if name is None:
-                pending.append((opened + 1, closed))
-            else:
-                found.append((name, opened, closed))
-            lower = closed + 1
-    return sorted(found, key=lambda body: body[1])
-
-
-def _defined_name(code: str, lower: int, opened: int) -> str | None:
-    """The name of the function whose body the `{` at `opened` opens, or None if the head
-    before it (back to the last `;`, `{` or `}` after `lower`, directives left out) ends
-    otherwise than with a parameter list and qualifiers."""
-    start = max([lower - 1] + [code.rfind(char, lower, opened) for char in ";{}"]) + 1
-    head = "\n".join(line for line in code[start:opened].split("\n") if not line.lstrip().startswith("#"))
-    end = len(head)
-    while (close := head.rfind(")", 0, end)) >= 0 and _HEAD_TAIL.fullmatch(head, close + 1, end):
-        paren = _opening_parenthesis(head, close)
-        if paren is None:
-            return None
-        name_end = _skip_space_back(head, paren)
-        name = head[_identifier_start(head, name_end) : name_end]
-        if name not in _HEAD_QUALIFIERS:
-            return name if name and name not in _NOT_DEFINED_NAMES and not name[0].isdigit() else None
-        end = name_end - len(name)
-    return None
-
-
-def _opening_parenthesis(text: str, close: int) -> int | None:
-    """Offset of the `(` that the `)` at `close` closes."""
-    depth = 0
-    for parenthesis in reversed(list(_PARENTHESIS.finditer(text, 0, close + 1))):
-        depth += 1 if parenthesis.group() == ")" else -1
-        if depth == 0:
-            return parenthesis.start()
-    return None
 
 
 def _occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
