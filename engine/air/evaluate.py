@@ -196,14 +196,15 @@ def _strongest_first(row: Row, results: Mapping[str, ClauseResult], points: int)
 
 
 def findings_of(results: Iterable[ClauseResult]) -> tuple[Finding, ...]:
-    """The findings of `results`, given strongest first, the first shown the strongest: product
-    code before tests and docs; then a stronger clause's before a weaker one's; then a definition
-    before a declaration of it in a stub; then by place. One finding per line, the strongest
-    clause's name kept."""
+    """The findings of `results`, given strongest first, the first shown the strongest: a
+    stronger clause's before a weaker one's (so what earned the points comes before a
+    prerequisite's evidence); within a clause, product code before tests and docs, then a
+    definition before a declaration of it in a stub; then by place. One finding per line, the
+    strongest clause's name kept."""
     ranked = []
     for strength, result in enumerate(results):
         for hit in [*result.counted(), *result.test_only_hits()]:
-            key = (ROLE_ORDER[hit.role], strength, hit.path.endswith(DECLARATION_SUFFIXES), hit.path, hit.line)
+            key = (strength, ROLE_ORDER[hit.role], hit.path.endswith(DECLARATION_SUFFIXES), hit.path, hit.line)
             ranked.append((key, finding_of(hit, result.clause.name)))
     ranked.sort(key=lambda item: item[0])
     unique: dict[tuple[str, int], Finding] = {}
