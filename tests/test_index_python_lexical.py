@@ -152,3 +152,26 @@ def test_any_text_reads_without_raising(text, word):
         assert call.line >= 1
     assert all(d.line >= 1 for d in reading.defs)
     assert all(a.line >= 1 for a in reading.assigns)
+
+
+def test_strings_that_stand_as_statements_are_blanked_and_other_strings_kept():
+    source = (
+        "'''Example: torch.Event() in a docstring'''\n"
+        "def sync(stream):\n"
+        "    r\"\"\"\n"
+        "    old = stream.record_event()  # disabled code kept in a string\n"
+        "    \"\"\"\n"
+        "    label = register(\n"
+        "        \"\"\"an argument on its own line\"\"\"\n"
+        "    )\n"
+        "    text = \\\n"
+        "        'a continued assignment'\n"
+        "    'disabled(call)'; # trailing comment\n"
+        "    return \"kept\"\n"
+    )
+    text = LexicalPython(source, None, False).without_comments
+    assert len(text) == len(source) and text.count("\n") == source.count("\n")
+    for blanked in ("torch.Event()", "record_event", "disabled(call)", "trailing comment"):
+        assert blanked not in text
+    for kept in ("an argument on its own line", "a continued assignment", '"kept"'):
+        assert kept in text

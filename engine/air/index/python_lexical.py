@@ -30,6 +30,7 @@ _FROM_IMPORT = compile_guarded(
     native=False,
 )
 _NAME_CHARS = re.compile(r"[\w.]")
+_BRACKET = re.compile(r"[()\[\]{}]")
 _STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
 _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
@@ -62,8 +63,48 @@ class LexicalPython:
 
     @cached_property
     def without_comments(self) -> str:
-        """The text with comments blanked, strings kept."""
-        return blank_spans(self.text, self._literals[1]) if self._literals[1] else self.text
+        """The text with comments blanked, and the strings that stand as statements of their own
+        (docstrings, code disabled inside a string); other strings kept."""
+        strings, comments = self._literals
+        blanked = sorted(comments + [span for span in strings if self._is_statement(span)])
+        return blank_spans(self.text, blanked) if blanked else self.text
+
+    def _is_statement(self, span: tuple[int, int]) -> bool:
+        """Whether the string literal at `span` is an expression statement: it starts its line,
+        outside any bracket and not continuing the line before, and nothing but a comment
+        follows it on its last line."""
+        start, end = span
+        line_start = self.text.rfind("\n", 0, start) + 1
+        if self.text[line_start:start].strip() or self._depth_at(start):
+            return False
+        line_end = self.text.find("\n", end)
+        after = self.code[end : len(self.text) if line_end < 0 else line_end]
+        return not self._continues_before(line_start) and not after.strip(" \t;\r")
+
+    def _continues_before(self, line_start: int) -> bool:
+        """Whether the line before `line_start` ends with a `\\` that continues it (one written
+        in code, not in a comment)."""
+        last = line_start - 1
+        while last >= 0 and self.text[last] in " \t\r\n":
+            last -= 1
+        return last >= 0 and self.code[last] == "\\"
+
+    def _depth_at(self, offset: int) -> int:
+        """How many brackets are open at `offset` (strings and comments left out)."""
+        index = bisect_right(self._bracket_offsets, offset)
+        return self._bracket_depths[index - 1] if index else 0
+
+    @cached_property
+    def _bracket_offsets(self) -> list[int]:
+        return [match.start() for match in _BRACKET.finditer(self.code)]
+
+    @cached_property
+    def _bracket_depths(self) -> list[int]:
+        depths, depth = [], 0
+        for match in _BRACKET.finditer(self.code):
+            depth += 1 if match.group() in "([{" else -1
+            depths.append(max(depth, 0))
+        return depths
 
     def take_views(self, without_comments: str, code: str) -> None:
         """Take `without_comments` and `code` as read elsewhere (by a worker process)."""
