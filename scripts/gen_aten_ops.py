@@ -8,7 +8,15 @@ YAML is read; nothing of torch is imported except to locate that file.
 
 Each overload gets its flags:
 - composite: a CompositeImplicitAutograd kernel (declared, or implied by an entry without
-  `dispatch` or `structured_delegate`): it decomposes into other ops and needs no backend kernel;
+  `dispatch` or `structured_delegate`): it decomposes into other ops, autograd included, and
+  needs no backend kernel;
+- composite_explicit: a CompositeExplicitAutograd or CompositeExplicitAutogradNonFunctional
+  kernel. Like the implicit one it is registered for every backend that has no kernel of its
+  own (other keys beside it, `CPU, CUDA: own_kernel`, do not change that), but it is written
+  with other ops, often an overload of its own family (`abs` runs through `abs.out`): the
+  catalog's reader counts it as needing no kernel only when its whole family does. The
+  `*_overrideable` ops are not flagged: their explicit kernel is a stub that raises, left for
+  out-of-tree backends to override;
 - core: tagged `core` (the core ATen opset).
 """
 
@@ -39,13 +47,19 @@ def torch_version_beside(native_functions: Path) -> str:
     return "unknown"
 
 
-def flags_of(entry: dict) -> list[str]:
+EXPLICIT_KEYS = frozenset({"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"})
+BACKEND_HOOK_SUFFIX = "_overrideable"
+
+
+def flags_of(entry: dict, name: str) -> list[str]:
     dispatch = entry.get("dispatch")
     keys = {key.strip() for group in (dispatch or {}) for key in group.split(",")}
-    composite = "CompositeImplicitAutograd" in keys or (dispatch is None and "structured_delegate" not in entry)
+    implicit = "CompositeImplicitAutograd" in keys or (dispatch is None and "structured_delegate" not in entry)
+    explicit = bool(keys & EXPLICIT_KEYS) and not name.split(".", 1)[0].endswith(BACKEND_HOOK_SUFFIX)
     tags = entry.get("tags", [])
     tags = [tags] if isinstance(tags, str) else tags
-    return (["composite"] if composite else []) + (["core"] if "core" in tags else [])
+    return (["composite"] if implicit else []) + (["composite_explicit"] if explicit else []) + (
+        ["core"] if "core" in tags else [])
 
 
 def catalog(native_functions: Path) -> dict:
@@ -53,7 +67,7 @@ def catalog(native_functions: Path) -> dict:
     ops = {}
     for entry in entries:
         name = entry["func"].split("(", 1)[0].strip()
-        ops[name] = flags_of(entry)
+        ops[name] = flags_of(entry, name)
     return {
         "source": "torchgen/packaged/ATen/native/native_functions.yaml",
         "torch_version": torch_version_beside(native_functions),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import shutil
 from pathlib import Path
 
@@ -567,3 +569,48 @@ def test_python_registrations_through_library_objects_in_variables(tmp_path, syn
         ("sqrt", "PrivateUse1", 18),
     ]
     assert [(r.op, r.namespace, r.key, r.line) for r in found.fallbacks] == [("*", "_", "PrivateUse1", 35)]
+
+
+def _generator():
+    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_aten_ops.py"
+    spec = importlib.util.spec_from_file_location("gen_aten_ops", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("entry", "name", "flags"), [
+    ({"dispatch": {"Meta, CompositeExplicitAutogradNonFunctional": "k"}}, "fold", ["composite_explicit"]),
+    ({"dispatch": {"CPU": "a", "CompositeExplicitAutograd": "b"}, "tags": "core"}, "fold", ["composite_explicit", "core"]),
+    ({"dispatch": {"CompositeExplicitAutograd": "stub"}}, "fold_overrideable", []),
+    ({"dispatch": {"CPU, CUDA": "k"}}, "fold.out", []),
+    ({"structured_delegate": "fold.out"}, "fold", []),
+    ({}, "fold", ["composite"]),
+])
+def test_generator_flags_ops_served_by_a_composite_kernel(entry, name, flags):
+    assert _generator().flags_of(entry, name) == flags
+
+
+def test_explicit_composite_needs_no_kernel_only_when_its_whole_family_needs_none(tmp_path):
+    path = tmp_path / "ops.json"
+    path.write_text(json.dumps({"torch_version": "0", "ops": {
+        "fold": ["composite_explicit"], "fold.out": [], "wrap": ["composite_explicit"],
+        "wrap.out": ["composite_explicit"], "unwrap": ["composite"], "unwrap.grad_input": [],
+        "hook": ["composite_explicit"], "hook_overrideable": []}}))
+    catalog = operators.Catalog.load(path)
+    assert [catalog.is_composite(name) for name in ("fold", "wrap", "wrap.out", "unwrap", "hook", "nothing")] == [
+        False, True, True, True, False, False]
+
+
+def test_coverage_leaves_out_ops_served_by_an_explicit_composite(tmp_path):
+    pack = load_pack("pytorch-2.x")
+    (tmp_path / "ops.cpp").write_text(BLOCKS)
+    index = build_index(tmp_path)
+    evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
+    listed = ["binary_cross_entropy_with_logits", "abs", "convolution", "clone|_copy_from", "empty_like|zeros_like"]
+    data = {"ops": {"of": listed}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    result = evaluator.result(clause_from_data("native", data))
+    index.close()
+    assert result.coverage.composite == ("binary_cross_entropy_with_logits", "empty_like|zeros_like")
+    assert result.coverage.covered == ("abs",)
+    assert result.coverage.missing == ("convolution", "clone|_copy_from")

@@ -29,8 +29,11 @@ op-list entry's kernel is unresolved when the template or file the entry names i
 the tree.
 
 The catalog (generated from the framework's own operator definitions) says which operators
-exist, which decompose into others (composite: no backend kernel needed) and which belong to
-the core opset.
+exist, which need no backend kernel and which belong to the core opset. An overload flagged
+`composite` decomposes into other ops and needs none. One flagged `composite_explicit` has a
+kernel served to every backend but written with other ops, often of its own family (the
+functional form through its `out` form): it needs none only when every overload of its family
+is flagged one way or the other.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ WILDCARD_NAMESPACE = "_"
 MAX_EXPANSION_DEPTH = 3
 MAX_BLOCK_STATEMENTS = 50_000
 NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
+_KERNEL_FREE = frozenset({"composite", "composite_explicit"})
 _NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()` names no function `item`
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _STATEMENT_MARK = re.compile(r"[;{}]")
@@ -118,7 +122,7 @@ class OperatorSyntax:
 
 @dataclass(frozen=True)
 class Catalog:
-    ops: dict[str, frozenset[str]]  # overload name -> flags ("composite", "core")
+    ops: dict[str, frozenset[str]]  # overload name -> flags ("composite", "composite_explicit", "core")
     torch_version: str
 
     @classmethod
@@ -133,15 +137,23 @@ class Catalog:
     def families(self) -> frozenset[str]:
         return frozenset(family(name) for name in self.ops)
 
+    @cached_property
+    def _families_needing_kernels(self) -> frozenset[str]:
+        return frozenset(family(name) for name, flags in self.ops.items() if not flags & _KERNEL_FREE)
+
     def is_composite(self, name: str) -> bool:
-        return "composite" in self.ops.get(name, ())
+        """Whether the overload `name` needs no backend kernel (see the module's docstring)."""
+        flags = self.ops.get(name, frozenset())
+        if "composite" in flags:
+            return True
+        return "composite_explicit" in flags and family(name) not in self._families_needing_kernels
 
     def knows(self, name: str) -> bool:
         return name in self.ops or family(name) in self.families
 
     @cached_property
     def core(self) -> tuple[str, ...]:
-        return tuple(name for name, flags in self.ops.items() if "core" in flags and "composite" not in flags)
+        return tuple(name for name in self.ops if "core" in self.ops[name] and not self.is_composite(name))
 
 
 def family(name: str) -> str:

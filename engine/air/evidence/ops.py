@@ -3,9 +3,9 @@
 `of: [names]` finds the native kernels registered for the listed operators; a name covers its
 whole family (`add` covers `add.Tensor`, `add_.Tensor`, `add.out`), and `a|b` is covered by
 either (`_to_copy|_copy_from`: a cast works through either kernel). Listed operators that the
-catalog marks composite need no kernel of their own: they are left out of the coverage and
-listed apart. A listed operator registered only with a fallback kernel is counted as such, not
-as covered; one whose registration is unresolved (an op-list entry naming a template or file
+catalog says need no kernel of their own (composite) are left out of the coverage and listed
+apart; `a|b` is such only when each of its alternatives is. A listed operator registered only
+with a fallback kernel is counted as such, not as covered; one whose registration is unresolved (an op-list entry naming a template or file
 that is not in the tree) leaves the coverage undecided unless a native kernel covers it.
 Entries of op lists that no build or codegen file names are not counted; the coverage says
 which listed operators such a list names ("not used by the build").
@@ -84,7 +84,7 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     fallback = _families(_kept(_of_listed(found, clause, FALLBACK), clause, context))
     unresolved = _kept(_of_listed(found, clause, UNRESOLVED), clause, context)
     listed = list(dict.fromkeys(clause.spec["of"]))
-    composite = tuple(member for member in listed if catalog.is_composite(alternatives(member)[0]))
+    composite = tuple(member for member in listed if all(map(catalog.is_composite, alternatives(member))))
     needed = [member for member in listed if member not in composite]
     covered = [member for member in needed if _covers(member, native)]
     uncertain = [member for member in needed if member not in covered and _covers(member, _families(unresolved))]
