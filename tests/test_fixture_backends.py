@@ -91,3 +91,21 @@ def test_a_topological_sort_is_no_device_topology(pack):
     assert "device-topology" not in {candidate.id for candidate in report.upstream}
     graph = (FIXTURES / "negations" / "torch_ng" / "graph.py").read_text()
     assert "topological_sort" in graph and "TopologicalSorter" in graph
+
+
+OPS = "".join(f"  - {name}\n" for name in ("add.Tensor", "mul.Tensor", "abs", "neg", "exp", "relu"))
+
+
+@pytest.mark.parametrize("op_list", [
+    "backend: Tpx\nsupported:\n" + OPS + "autograd:\n  - native_layer_norm\n",
+    "backend: Tpx\nkernels:\n  PrivateUse1:\n" + OPS.replace("  -", "    -") + "  AutogradPrivateUse1:\n    - gelu\n",
+])
+def test_an_op_list_autograd_section_counts_alike_for_both_autograd_rows(tmp_path, pack, op_list):
+    files = {"tpx/ops/kernels.yaml": op_list, "tpx/CMakeLists.txt": "set(OPS ops/kernels.yaml)\n",
+             "tpx/ops/add.cpp": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl(\"add.Tensor\", &add); }\n"}
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    rows = {row.id: row for row in check(tmp_path, pack).rows}
+    assert rows["ag-key-registered"].points == rows["fb-autograd-key"].points == 2
+    assert any(e.path == "tpx/ops/kernels.yaml" for e in rows["ag-key-registered"].evidence)
