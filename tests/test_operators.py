@@ -567,3 +567,66 @@ def test_python_registrations_through_library_objects_in_variables(tmp_path, syn
         ("sqrt", "PrivateUse1", 18),
     ]
     assert [(r.op, r.namespace, r.key, r.line) for r in found.fallbacks] == [("*", "_", "PrivateUse1", 35)]
+
+
+# --- Global fallbacks: a CPU fallback, or the backend's own capture ----------------
+
+CAPTURE_LAMBDA = """\
+namespace gx { struct Graph { static Graph& open(); void record(const c10::OperatorHandle&, torch::jit::Stack*); }; }
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("abs", &gx::abs_kernel); }
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedLambda(
+      [](const c10::OperatorHandle& op, torch::jit::Stack* stack) { gx::Graph::open().record(op, stack); }));
+}
+"""
+
+CAPTURE_THROUGH_HELPER = """\
+static void lower_into_program(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto* builder = current_builder();
+  builder->emit(op.schema(), stack);
+}
+static void install_catch_all(torch::Library& lib) {
+  lib.fallback(torch::CppFunction::makeFromBoxedFunction<&lower_into_program>());
+}
+TORCH_LIBRARY_IMPL(aten, MTIA, lib) { lib.impl("abs", TORCH_FN(abs_mtia)); }
+TORCH_LIBRARY_IMPL(_, MTIA, lib) { install_catch_all(lib); }
+TORCH_LIBRARY_IMPL(_, AutogradMTIA, lib) { lib.fallback(torch::autograd::autogradNotImplementedFallback()); }
+"""
+
+HOST_GLOBAL = """\
+static void log_then_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (verbose()) { warn_once(op); }
+  at::native::cpu_fallback(op, stack);
+}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&log_then_host>());
+}
+"""
+
+
+@pytest.mark.parametrize(("source", "key", "via"), [
+    (CAPTURE_LAMBDA, "PrivateUse1", "gx::Graph::open"),
+    (CAPTURE_THROUGH_HELPER, "MTIA", "lower_into_program"),
+])
+def test_a_global_fallback_of_the_backends_own_leaves_per_op_coverage_undecided(tmp_path, syntax, source, key, via):
+    found = registered(tmp_path, syntax, {"csrc/capture.cpp": source})
+    assert [(r.key, r.kernel, r.via) for r in found.fallbacks if r.key == key] == [(key, "native", via)]
+    data = {"ops": {"of": ["abs", "neg", "exp"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    result = evaluate_clause(tmp_path, {}, data)
+    assert result.coverage.covered == ("abs",)
+    assert result.coverage.missing == ()
+    assert not result.decided
+    assert result.undecided_reason.startswith(f"every operator reaches {via}, the backend's own global kernel")
+    assert "neg, exp" in result.undecided_reason and "--runtime" in result.undecided_reason
+    cpu_only = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "global", "kernel": "fallback"}})
+    assert cpu_only.hits == []
+
+
+def test_a_global_cpu_fallback_keeps_coverage_decided(tmp_path, syntax):
+    found = registered(tmp_path, syntax, {"csrc/host.cpp": HOST_GLOBAL})
+    assert [(r.kernel, r.via) for r in found.fallbacks] == [("fallback", "log_then_host")]
+    data = {"ops": {"of": ["abs", "neg"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    result = evaluate_clause(tmp_path, {}, data)
+    assert result.decided and result.coverage.missing == ("abs", "neg")
+    cpu_only = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "global", "kernel": "fallback"}})
+    assert [hit.capture("VIA") for hit in cpu_only.hits] == ["log_then_host"]
