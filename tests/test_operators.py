@@ -630,3 +630,26 @@ def test_a_global_cpu_fallback_keeps_coverage_decided(tmp_path, syntax):
     assert result.decided and result.coverage.missing == ("abs", "neg")
     cpu_only = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "global", "kernel": "fallback"}})
     assert [hit.capture("VIA") for hit in cpu_only.hits] == ["log_then_host"]
+
+
+# --- Registrations naming their own key inside definition blocks ----------------
+
+KEYED_IN_DEF_BLOCKS = """\
+#define VND_CAST_POLICY(op, fn, key) lib.impl(op, key, fn)
+TORCH_LIBRARY_FRAGMENT(aten, lib) {
+  VND_CAST_POLICY("conv2d", vnd::conv2d_cast, c10::DispatchKey::AutocastPrivateUse1);
+  lib.def("vnd_only(Tensor x) -> Tensor");
+  lib.impl("relu", &vnd::relu_no_key);
+}
+TORCH_LIBRARY(aten, reg) {
+  reg.impl("mm", torch::dispatch(c10::DispatchKey::PrivateUse1, TORCH_FN(vnd::mm_kernel)));
+}
+"""
+
+
+def test_registrations_naming_their_own_key_count_inside_definition_blocks(tmp_path, syntax):
+    found = registered(tmp_path, syntax, {"csrc/defs.cpp": KEYED_IN_DEF_BLOCKS})
+    assert sorted((r.op, r.key, r.line) for r in found.ops) == [
+        ("conv2d", "c10::DispatchKey::AutocastPrivateUse1", 3),
+        ("mm", "c10::DispatchKey::PrivateUse1", 8),
+    ]

@@ -7,7 +7,8 @@ Registrations are read from three places, as a pack's `operators` section names 
   A block without a call registers nothing. A block's calls include those of the backend's
   macros it invokes and of its functions it passes the library to, expanded with the call's
   arguments, and those of the fragments it `#include`s (`ops.inc`) that have no block of
-  their own. A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
+  their own. Blocks `DEF_BLOCK(namespace, m)` (the pack's `def_blocks`) count only registrations
+  that name their own key. A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
   through the pack's `dispatch` call, or `m.impl("op", key, f)` through its `keyed_impl`
   method) is on that key.
 - Python: calls of `python_impl` functions (`impl("namespace::op", "key")`, also
@@ -100,6 +101,7 @@ class OperatorSyntax:
     cpu_fallback: tuple[str, ...] = ()  # the framework's CPU fallback functions
     fallback_keys: str = ""  # the symbol set of keys whose global fallback receives every operator without a kernel
     op_list_header_keys: str = ""  # a regex: the values of an op list's header key field that name keys
+    def_blocks: tuple[str, ...] = ()  # blocks `BLOCK(namespace, m)` that register only what names its own key
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
@@ -117,6 +119,7 @@ class OperatorSyntax:
             cpu_fallback=tuple(data.get("cpu_fallback", ())),
             fallback_keys=data.get("fallback_keys", ""),
             op_list_header_keys=data.get("op_list_header_keys", ""),
+            def_blocks=tuple(data.get("def_blocks", ())),
         )
 
     @cached_property
@@ -321,8 +324,9 @@ def _kernel_function(kernel: str) -> str:
 
 
 def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: frozenset[str]) -> Iterator[Registration]:
-    wrappers = _wrappers(index, syntax.blocks)
-    names = frozenset(block for block in syntax.blocks if not _is_pattern(block)) | frozenset(wrappers)
+    wrappers = _wrappers(index, syntax.blocks + syntax.def_blocks)
+    blocks = frozenset(block for block in syntax.blocks + syntax.def_blocks if not _is_pattern(block))
+    names = blocks | frozenset(wrappers)
     body = _BlockBody(index, names, syntax.dispatch, syntax.keyed_impl)
     for source in index.select(names, languages=CPP_LANGUAGES, roles=("product",)):
         facts = index.cpp_facts(source)
@@ -330,9 +334,12 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: froz
             if call.in_define is not None:
                 continue
             opened = _opened_block(call, facts, tuple(names), wrappers)
-            if opened is None or len(opened.args) < 3:
+            if opened is not None and len(opened.args) >= 3:
+                namespace, key, variable = opened.args[:3]
+            elif opened is not None and _opens_def_block(opened, syntax):
+                (namespace, variable), key = opened.args, ""
+            else:
                 continue
-            namespace, key, variable = opened.args[0], opened.args[1], opened.args[2]
             for statement in body.statements(source, opened, variable, call.line):
                 inner = statement.call
                 receiver, _, method = inner.callee.rpartition(".")
@@ -342,11 +349,15 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: froz
                         yield Registration("*", namespace, key, statement.source, statement.line, "block", kind, via)
                     continue
                 op = _op_name(inner.literal, namespace) if inner.literal else None
-                if op:
-                    own_key = body.dispatch_key(inner)
+                own_key = body.dispatch_key(inner) if op else None
+                if op and (own_key or key):
                     kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
                     yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block",
                                        kind, via)
+
+
+def _opens_def_block(block: _Block, syntax: OperatorSyntax) -> bool:
+    return len(block.args) == 2 and block.call.name.split("::")[-1] in syntax.def_blocks
 
 
 @dataclass(frozen=True)
