@@ -614,3 +614,89 @@ def test_coverage_leaves_out_ops_served_by_an_explicit_composite(tmp_path):
     assert result.coverage.composite == ("binary_cross_entropy_with_logits", "empty_like|zeros_like")
     assert result.coverage.covered == ("abs",)
     assert result.coverage.missing == ("convolution", "clone|_copy_from")
+
+
+# --- Global fallbacks: a CPU fallback, or the backend's own capture ----------------
+
+CAPTURE_LAMBDA = """\
+namespace gx { struct Graph { static Graph& open(); void record(const c10::OperatorHandle&, torch::jit::Stack*); }; }
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("abs", &gx::abs_kernel); }
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedLambda(
+      [](const c10::OperatorHandle& op, torch::jit::Stack* stack) { gx::Graph::open().record(op, stack); }));
+}
+"""
+
+CAPTURE_THROUGH_HELPER = """\
+static void lower_into_program(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  auto* builder = current_builder();
+  builder->emit(op.schema(), stack);
+}
+static void install_catch_all(torch::Library& lib) {
+  lib.fallback(torch::CppFunction::makeFromBoxedFunction<&lower_into_program>());
+}
+TORCH_LIBRARY_IMPL(aten, MTIA, lib) { lib.impl("abs", TORCH_FN(abs_mtia)); }
+TORCH_LIBRARY_IMPL(_, MTIA, lib) { install_catch_all(lib); }
+TORCH_LIBRARY_IMPL(_, AutogradMTIA, lib) { lib.fallback(torch::autograd::autogradNotImplementedFallback()); }
+"""
+
+HOST_GLOBAL = """\
+static void log_then_host(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (verbose()) { warn_once(op); }
+  at::native::cpu_fallback(op, stack);
+}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&log_then_host>());
+}
+"""
+
+
+@pytest.mark.parametrize(("source", "key", "via"), [
+    (CAPTURE_LAMBDA, "PrivateUse1", "gx::Graph::open"),
+    (CAPTURE_THROUGH_HELPER, "MTIA", "lower_into_program"),
+])
+def test_a_global_fallback_of_the_backends_own_leaves_per_op_coverage_undecided(tmp_path, syntax, source, key, via):
+    found = registered(tmp_path, syntax, {"csrc/capture.cpp": source})
+    assert [(r.key, r.kernel, r.via) for r in found.fallbacks if r.key == key] == [(key, "native", via)]
+    data = {"ops": {"of": ["abs", "neg", "exp"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    result = evaluate_clause(tmp_path, {}, data)
+    assert result.coverage.covered == ("abs",)
+    assert result.coverage.missing == ()
+    assert not result.decided
+    assert result.undecided_reason.startswith(f"every operator reaches {via}, the backend's own global kernel")
+    assert "neg, exp" in result.undecided_reason and "--runtime" in result.undecided_reason
+    cpu_only = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "global", "kernel": "fallback"}})
+    assert cpu_only.hits == []
+
+
+def test_a_global_cpu_fallback_keeps_coverage_decided(tmp_path, syntax):
+    found = registered(tmp_path, syntax, {"csrc/host.cpp": HOST_GLOBAL})
+    assert [(r.kernel, r.via) for r in found.fallbacks] == [("fallback", "log_then_host")]
+    data = {"ops": {"of": ["abs", "neg"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    result = evaluate_clause(tmp_path, {}, data)
+    assert result.decided and result.coverage.missing == ("abs", "neg")
+    cpu_only = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "global", "kernel": "fallback"}})
+    assert [hit.capture("VIA") for hit in cpu_only.hits] == ["log_then_host"]
+
+
+# --- Registrations naming their own key inside definition blocks ----------------
+
+KEYED_IN_DEF_BLOCKS = """\
+#define VND_CAST_POLICY(op, fn, key) lib.impl(op, key, fn)
+TORCH_LIBRARY_FRAGMENT(aten, lib) {
+  VND_CAST_POLICY("conv2d", vnd::conv2d_cast, c10::DispatchKey::AutocastPrivateUse1);
+  lib.def("vnd_only(Tensor x) -> Tensor");
+  lib.impl("relu", &vnd::relu_no_key);
+}
+TORCH_LIBRARY(aten, reg) {
+  reg.impl("mm", torch::dispatch(c10::DispatchKey::PrivateUse1, TORCH_FN(vnd::mm_kernel)));
+}
+"""
+
+
+def test_registrations_naming_their_own_key_count_inside_definition_blocks(tmp_path, syntax):
+    found = registered(tmp_path, syntax, {"csrc/defs.cpp": KEYED_IN_DEF_BLOCKS})
+    assert sorted((r.op, r.key, r.line) for r in found.ops) == [
+        ("conv2d", "c10::DispatchKey::AutocastPrivateUse1", 3),
+        ("mm", "c10::DispatchKey::PrivateUse1", 8),
+    ]

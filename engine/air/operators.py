@@ -7,7 +7,8 @@ Registrations are read from three places, as a pack's `operators` section names 
   A block without a call registers nothing. A block's calls include those of the backend's
   macros it invokes and of its functions it passes the library to, expanded with the call's
   arguments, and those of the fragments it `#include`s (`ops.inc`) that have no block of
-  their own. A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
+  their own. Blocks `DEF_BLOCK(namespace, m)` (the pack's `def_blocks`) count only registrations
+  that name their own key. A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
   through the pack's `dispatch` call, or `m.impl("op", key, f)` through its `keyed_impl`
   method) is on that key.
 - Python: calls of `python_impl` functions (`impl("namespace::op", "key")`, also
@@ -22,7 +23,11 @@ CPU fallback functions (`cpu_fallback`): when the kernel names one of them, or n
 function of the tree whose last statement (the last one outside inner blocks, which runs
 whatever the conditions) names one of them or such a function, a few levels deep
 (`m.impl("op", makeFromBoxedFunction<&to_host>())`, where `to_host` ends with
-`cpu_fallback(op, stack)`). A function that falls back only on some paths (`if (...) { return
+`cpu_fallback(op, stack)`). A global fallback's kernel is judged the same way: a fallback
+when it reaches a CPU fallback function, else the backend's own kernel (a tracer or graph
+capture that receives every operator) when it is a lambda or a function of the tree, `via`
+the function it names; a function the tree does not define, or a Python function (whose body
+is not read), is unresolved. A function that falls back only on some paths (`if (...) { return
 fallback; } return own(x);`, or in an `else`) is a native kernel. Functions are matched by
 name, whatever their namespace or class; a member call (`x.f()`, `p->f()`) names none. An
 op-list entry's kernel is unresolved when the template or file the entry names is not in
@@ -79,6 +84,8 @@ _KERNEL_FREE = frozenset({"composite", "composite_explicit"})
 _NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()` names no function `item`
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _STATEMENT_MARK = re.compile(r"[;{}]")
+_QUALIFIED = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)*")
+_CALLED = re.compile(r"([A-Za-z_]\w*(?:(?:::|\.|->)[A-Za-z_]\w*)*)\s*[(<]")
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,9 @@ class OperatorSyntax:
     dispatch: str = ""  # the call that gives one registration its own key, as its first argument
     keyed_impl: str = ""  # the registration method that takes its own key between name and function
     cpu_fallback: tuple[str, ...] = ()  # the framework's CPU fallback functions
+    fallback_keys: str = ""  # the symbol set of keys whose global fallback receives every operator without a kernel
     op_list_header_keys: str = ""  # a regex: the values of an op list's header key field that name keys
+    def_blocks: tuple[str, ...] = ()  # blocks `BLOCK(namespace, m)` that register only what names its own key
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
@@ -112,7 +121,9 @@ class OperatorSyntax:
             dispatch=data.get("dispatch", ""),
             keyed_impl=data.get("keyed_impl", ""),
             cpu_fallback=tuple(data.get("cpu_fallback", ())),
+            fallback_keys=data.get("fallback_keys", ""),
             op_list_header_keys=data.get("op_list_header_keys", ""),
+            def_blocks=tuple(data.get("def_blocks", ())),
         )
 
     @cached_property
@@ -292,12 +303,42 @@ def _kernel_kind(kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
     return (FALLBACK, reached) if reached else (NATIVE, "")
 
 
+def _global_kernel_kind(index: CodeIndex, kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
+    """(kind, via) of a global fallback's kernel: a fallback reaching a CPU fallback function;
+    else the backend's own kernel when it is a lambda or a function the tree defines, via the
+    function it names; else unresolved."""
+    kind, via = _kernel_kind(kernel, fallbacks)
+    if kind == FALLBACK:
+        return kind, via
+    function = _kernel_function(kernel)
+    return (NATIVE if "{" in kernel or _defines(index, function) else UNRESOLVED), function
+
+
+def _defines(index: CodeIndex, function: str) -> bool:
+    name = function.rpartition("::")[2]
+    return any(index.function_bodies(source).defined(name)
+               for source in index.select([name], languages=CPP_LANGUAGES, roles=("product",)))
+
+
+def _kernel_function(kernel: str) -> str:
+    """The function a kernel as written names: what a lambda's last statement calls; else the
+    last name neither called nor instantiated (`wrap(ns::f)`, `make<&f>()`, `self._f`)."""
+    opened = kernel.find("{")
+    if opened >= 0:
+        called = _CALLED.search(_STRING.sub('""', _last_statement(kernel, opened, max(kernel.rfind("}"), opened))))
+        return called.group(1) if called else "a lambda"
+    code = _STRING.sub('""', kernel)
+    named = [written.group() for written in _QUALIFIED.finditer(code) if not _CALLED.match(code, written.start())]
+    return named[-1] if named else kernel.strip()
+
+
 # --- C/C++ ------------------------------------------------------------------
 
 
 def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: frozenset[str]) -> Iterator[Registration]:
-    wrappers = _wrappers(index, syntax.blocks)
-    names = frozenset(block for block in syntax.blocks if not _is_pattern(block)) | frozenset(wrappers)
+    wrappers = _wrappers(index, syntax.blocks + syntax.def_blocks)
+    blocks = frozenset(block for block in syntax.blocks + syntax.def_blocks if not _is_pattern(block))
+    names = blocks | frozenset(wrappers)
     body = _BlockBody(index, names, syntax.dispatch, syntax.keyed_impl)
     for source in index.select(names, languages=CPP_LANGUAGES, roles=("product",)):
         facts = index.cpp_facts(source)
@@ -305,22 +346,30 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: froz
             if call.in_define is not None:
                 continue
             opened = _opened_block(call, facts, tuple(names), wrappers)
-            if opened is None or len(opened.args) < 3:
+            if opened is not None and len(opened.args) >= 3:
+                namespace, key, variable = opened.args[:3]
+            elif opened is not None and _opens_def_block(opened, syntax):
+                (namespace, variable), key = opened.args, ""
+            else:
                 continue
-            namespace, key, variable = opened.args[0], opened.args[1], opened.args[2]
             for statement in body.statements(source, opened, variable, call.line):
                 inner = statement.call
                 receiver, _, method = inner.callee.rpartition(".")
                 if namespace == WILDCARD_NAMESPACE:
                     if receiver == variable and method == syntax.fallback:
-                        yield Registration("*", namespace, key, statement.source, statement.line, "block")
+                        kind, via = _global_kernel_kind(index, ", ".join(inner.args), fallbacks)
+                        yield Registration("*", namespace, key, statement.source, statement.line, "block", kind, via)
                     continue
                 op = _op_name(inner.literal, namespace) if inner.literal else None
-                if op:
-                    own_key = body.dispatch_key(inner)
+                own_key = body.dispatch_key(inner) if op else None
+                if op and (own_key or key):
                     kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
                     yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block",
                                        kind, via)
+
+
+def _opens_def_block(block: _Block, syntax: OperatorSyntax) -> bool:
+    return len(block.args) == 2 and block.call.name.split("::")[-1] in syntax.def_blocks
 
 
 @dataclass(frozen=True)
@@ -478,7 +527,8 @@ def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[
         libraries = _libraries(facts, syntax.python_library)
         for call in facts.calls:
             for namespace, op, key in _python_registration(call, libraries, syntax):
-                yield Registration(op, namespace, key, source, call.line, "python")
+                kind, via = (UNRESOLVED, _kernel_function(_argument(call, 0, "fallback_fn"))) if op == "*" else (NATIVE, "")
+                yield Registration(op, namespace, key, source, call.line, "python", kind, via)
 
 
 def _libraries(facts: PythonFacts, library: str) -> dict[str, tuple[str, str]]:

@@ -9,8 +9,13 @@ with a fallback kernel is counted as such, not as covered; one whose registratio
 that is not in the tree) leaves the coverage undecided unless a native kernel covers it.
 Entries of op lists that no build or codegen file names are not counted; the coverage says
 which listed operators such a list names ("not used by the build").
-`fallback: global` finds global fallbacks instead; `fallback: per_op` the operators registered
-with a fallback kernel; `any: true` every registration of an operator (on the keys the
+When a key of the pack's `fallback_keys` has a global fallback of the backend's own and none
+reaching a CPU fallback function, every operator reaches that kernel: listed operators without
+a native kernel of their own leave the coverage undecided (it needs a runtime check).
+`fallback: global` finds global fallbacks instead (with `kernel: fallback`, only those whose
+kernel reaches a CPU fallback function; with `kernel: native`, only the backend's own, such as
+a tracer that captures every operator); `fallback: per_op` the operators registered with a
+fallback kernel; `any: true` every registration of an operator (on the keys the
 clause's `where` allows). Each hit captures OP, KEY, HOW and, when there is one, VIA (the fallback
 function reached, or the op list's template).
 """
@@ -18,7 +23,7 @@ function reached, or the op list's template).
 from __future__ import annotations
 
 from air.errors import PackError
-from air.evidence.base import Clause, Context, Coverage, Hit, apply_where, hit_at, roles_for
+from air.evidence.base import Clause, Context, Coverage, Hit, apply_where, constraint_holds, hit_at, roles_for
 from air.operators import (
     FALLBACK,
     NATIVE,
@@ -53,7 +58,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     found = registrations(context)
     fallback = clause.spec.get("fallback")
     if fallback == "global":
-        chosen = found.fallbacks
+        kernel = clause.spec.get("kernel")
+        chosen = tuple(r for r in found.fallbacks if kernel is None or r.kernel == kernel)
     elif fallback == "per_op":
         chosen = tuple(r for r in found.ops if r.kernel == FALLBACK)
     elif clause.spec.get("any"):
@@ -88,6 +94,9 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     needed = [member for member in listed if member not in composite]
     covered = [member for member in needed if _covers(member, native)]
     uncertain = [member for member in needed if member not in covered and _covers(member, _families(unresolved))]
+    captured = _capturing_fallback(found, context)
+    if captured is not None:
+        uncertain = [member for member in needed if member not in covered]
     served = [member for member in needed if member not in covered + uncertain and _covers(member, fallback)]
     return Coverage(
         covered=tuple(covered),
@@ -95,10 +104,29 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         composite=composite,
         fallback=tuple(served),
         unresolved=tuple(uncertain),
-        undecided=_undecided(uncertain, unresolved),
+        undecided=_captured(uncertain, captured) if captured is not None else _undecided(uncertain, unresolved),
         sources=_op_lists(hits),
         ignored=_unused_lists(_missing_of(needed, covered + uncertain + served), found, clause, context),
     )
+
+
+def _capturing_fallback(found: Registrations, context: Context) -> Registration | None:
+    """The first global fallback of the backend's own on a key of the pack's `fallback_keys`,
+    when none there reaches a CPU fallback function."""
+    keys = context.operators.fallback_keys
+    on_keys = [r for r in found.fallbacks
+               if keys and constraint_holds(r.key, {"symbol": keys}, context, r.source.path)]
+    if any(r.kernel == FALLBACK for r in on_keys):
+        return None
+    return next((r for r in on_keys if r.kernel == NATIVE), None)
+
+
+def _captured(uncertain: list[str], fallback: Registration) -> str:
+    if not uncertain:
+        return ""
+    return (f"every operator reaches {fallback.via}, the backend's own global kernel "
+            f"({fallback.source.path}:{fallback.line}), so {_shown(uncertain)} may run through it; "
+            "per-op coverage needs --runtime")
 
 
 def _missing_of(needed: list[str], found: list[str]) -> list[str]:
