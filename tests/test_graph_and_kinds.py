@@ -523,3 +523,22 @@ def test_a_product_clause_says_where_in_tests_it_is_found_unless_told_not_to(tmp
     assert found.count() == 0 and [h.path for h in found.test_only_hits()] == ["tests/test_x.py"]
     quiet = evaluator.result(clause_from_data("x", {**data, "tests_fallback": False}))
     assert quiet.count() == 0 and quiet.test_only_hits() == []
+
+
+def test_python_assign_finds_attributes_set_in_function_bodies(tmp_path):
+    tree(tmp_path, {"pkg/attrs.py": """\
+import torch.storage as st
+from torch.storage import _StorageBase as SB
+
+class Installer:
+    def run(self, fn):
+        SB.npx = fn
+        for owner in (object(),):
+            owner.npx = fn
+
+def install(fn):
+    st._StorageBase.is_npx = property(fn)
+"""})
+    found = hits(tmp_path, {"python_assign": {"target": "torch.storage._StorageBase.*"}})
+    assert [(h.line, h.capture("TARGET")) for h in found] == [
+        (6, "torch.storage._StorageBase.npx"), (11, "torch.storage._StorageBase.is_npx")]
