@@ -282,6 +282,64 @@ def test_python_def_follows_tree_classes_to_the_named_base(tmp_path):
     assert [(h.path, h.line, h.capture("METHOD")) for h in inherited] == [("pkg/core.py", 4, "allreduce")]
 
 
+STUB_MODULE = {
+    "dev/__init__.py": """\
+import types
+import torch
+from dev import _ext
+from dev.impl import Runtime
+
+def _count():
+    if _ext is None:
+        raise NotImplementedError
+    else:
+        return 0
+
+def _sync(device=None):
+    wait = getattr(_ext, "wait", None)
+    return wait(device) if wait else None
+
+mod = types.ModuleType("dev")
+setattr(mod, "device_count", _count)
+mod.synchronize = _sync
+mod.is_available = Runtime.is_available
+mod.manual_seed = Runtime.manual_seed
+mod.initial_seed = Runtime.initial_seed
+torch._register_device_module("dev", mod)
+""",
+    "dev/impl.py": """\
+from dev import _ext
+
+class Runtime:
+    @staticmethod
+    def is_available():
+        return getattr(_ext, "probe")()
+
+    @classmethod
+    def manual_seed(cls, seed):
+        getattr(_ext, "seed", lambda s: None)(seed)
+
+    @staticmethod
+    def initial_seed():
+        return _ext.initial_seed()
+""",
+}
+
+
+def test_graph_tells_real_functions_of_the_bound_module_from_stubs(tmp_path):
+    tree(tmp_path, STUB_MODULE)
+    functions = ["device_count", "synchronize", "is_available", "manual_seed", "initial_seed"]
+
+    def found(bodies: str) -> list[tuple[str, str, int]]:
+        spec = {"from": {"call_arg": {"call": "torch._register_device_module", "arg": 1}}, "exports": functions,
+                "bodies": bodies}
+        return sorted((h.capture("FUNCTION"), h.path, h.line) for h in hits(tmp_path, {"graph": spec}))
+
+    assert found("stub") == [("device_count", "dev/__init__.py", 17), ("manual_seed", "dev/__init__.py", 20),
+                             ("synchronize", "dev/__init__.py", 18)]
+    assert found("real") == [("initial_seed", "dev/__init__.py", 21), ("is_available", "dev/__init__.py", 19)]
+
+
 def test_python_def_tells_real_methods_from_stubs(tmp_path):
     tree(tmp_path, PY_BACKEND)
 
@@ -465,3 +523,22 @@ def test_a_product_clause_says_where_in_tests_it_is_found_unless_told_not_to(tmp
     assert found.count() == 0 and [h.path for h in found.test_only_hits()] == ["tests/test_x.py"]
     quiet = evaluator.result(clause_from_data("x", {**data, "tests_fallback": False}))
     assert quiet.count() == 0 and quiet.test_only_hits() == []
+
+
+def test_python_assign_finds_attributes_set_in_function_bodies(tmp_path):
+    tree(tmp_path, {"pkg/attrs.py": """\
+import torch.storage as st
+from torch.storage import _StorageBase as SB
+
+class Installer:
+    def run(self, fn):
+        SB.npx = fn
+        for owner in (object(),):
+            owner.npx = fn
+
+def install(fn):
+    st._StorageBase.is_npx = property(fn)
+"""})
+    found = hits(tmp_path, {"python_assign": {"target": "torch.storage._StorageBase.*"}})
+    assert [(h.line, h.capture("TARGET")) for h in found] == [
+        (6, "torch.storage._StorageBase.npx"), (11, "torch.storage._StorageBase.is_npx")]

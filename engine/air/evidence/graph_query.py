@@ -10,6 +10,9 @@ Two forms:
   class (its static and class methods, class attributes), an instance, what a factory
   function returns, what a helper is passed. `OBJ.__setattr__(NAME, VALUE)` is also found as
   `setattr(OBJ, NAME, VALUE)` and as `OBJ.NAME = VALUE`, the calls of it that Python makes.
+  Option `bodies`: `real` keeps the functions found whose body does something, `stub` those
+  whose body is a stub (see `air.evidence.stubs.is_python_stub`); an attribute that is not
+  found at a `def` (a binding, a class) counts as real.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from air.evidence.base import (
     name_literals,
     roles_for,
 )
-from air.evidence.python_flow import ObjectMembers
+from air.evidence.python_def import definition_is_stub
+from air.evidence.python_flow import ObjectMembers, Place
+from air.evidence.stubs import StubRules
 from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.model import PyCall, SourceFile
@@ -73,6 +78,7 @@ def _exports(clause: Clause, context: Context, origin: dict, functions: list[str
     names, roles = as_list(origin["call"]), roles_for(clause)
     calls = context.memo(("graph-calls", tuple(names), roles), lambda: list(_calls(index, names, roles)))
     members = context.memo(("graph-members",), lambda: ObjectMembers(index, context.graph))
+    bodies = clause.spec.get("bodies")
     hits = []
     for source, call in calls:
         bound = call.args[position] if position < len(call.args) else dict(call.kwargs).get(keyword)
@@ -80,9 +86,23 @@ def _exports(clause: Clause, context: Context, origin: dict, functions: list[str
             continue
         for function in functions:
             found = members.member(source.path, call.line, bound, function, MAX_FLOW_DEPTH)
-            if found and in_clause_files(found[0], clause):
+            if not found or not in_clause_files(found[0], clause):
+                continue
+            if bodies is None or (bodies == "stub") == _stub_at(context, members, found, function):
                 hits.append(hit_at(index.by_path[found[0]], found[1], {"MODULE": bound, "FUNCTION": function}))
     return hits
+
+
+def _stub_at(context: Context, members: ObjectMembers, place: Place, name: str, depth: int = MAX_FLOW_DEPTH) -> bool:
+    """Whether the function found at `place` has a stub body: defined there, or bound there
+    to a function defined elsewhere (`mod.name = impl.name`). False for anything else."""
+    source = context.index.by_path[place[0]]
+    definition = next((d for d in context.index.python_lexical(source).defs if d.line == place[1]), None)
+    if definition is not None:
+        rules = StubRules(context.upstream.inert_calls)
+        return definition.kind == "function" and definition_is_stub(context, source, definition, rules)
+    origin = members.origin(*place, name, depth) if depth > 0 else None
+    return origin is not None and origin != place and _stub_at(context, members, origin, name, depth - 1)
 
 
 def _calls(index: CodeIndex, names: list[str], roles: tuple[str, ...]) -> Iterator[tuple[SourceFile, PyCall]]:

@@ -143,7 +143,7 @@ def _site_hits(context: Context, site: ClassSite, spec: dict, family: dict[str, 
         return []
     bodies = spec.get("bodies")
     rules = StubRules(context.upstream.inert_calls)
-    stubs = [m for m in wanted if all(_stub(context, s, d, rules) for s, d in found[m])] if bodies else []
+    stubs = [m for m in wanted if all(definition_is_stub(context, s, d, rules) for s, d in found[m])] if bodies else []
     if (bodies == "real" and stubs) or (bodies == "stub" and not stubs):
         return []
     cited = stubs if bodies == "stub" else wanted
@@ -167,7 +167,8 @@ def _methods(
     return []
 
 
-def _stub(context: Context, source: SourceFile, definition: PyDef, rules: StubRules) -> bool:
+def definition_is_stub(context: Context, source: SourceFile, definition: PyDef, rules: StubRules) -> bool:
+    """Whether the function defined by `definition` in `source` has a stub body."""
     bodies = context.memo(("python-bodies", source.path), lambda: function_bodies(source.text))
     return is_python_stub(bodies.get(definition.name, ()), rules)
 

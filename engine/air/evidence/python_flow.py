@@ -52,6 +52,20 @@ class ObjectMembers:
                                   else self._of(path, self._scope_at(path, line), expression, name, depth))
         return self._answers[key]
 
+    def origin(self, path: str, line: int, name: str, depth: int) -> Place | None:
+        """Where the value that the binding of attribute `name` at `line` of the file at `path`
+        comes from: the member it reads (`impl.name`) or the definition it names."""
+        scope = self._scope_at(path, line)
+        value = next((b.value for b in scope.bindings
+                      if b.line == line and (b.target == name or b.target.endswith(f".{name}"))), None)
+        if value is None or _CALL.match(value):
+            return None
+        owner, _, attribute = value.rpartition(".")
+        if owner:
+            return self.member(path, line, owner, attribute, depth)
+        defined = self._definition_of(path, scope, value)
+        return (defined[0], defined[1].line) if defined is not None else None
+
     # --- objects ------------------------------------------------------------
 
     def _of(self, path: str, scope: PyScope, expression: str, name: str, depth: int) -> Place | None:

@@ -19,7 +19,10 @@ A Python method body is judged alike, statement for statement (`is_python_stub`)
 `...`, a docstring, `assert`, a local bound to a constant and a call of `print`, of an inert
 call or of a function given literals only (`warnings.warn("unsupported")`) are inert; `raise`
 and a `return` of nothing, of a constant (literals, `None`, `NotImplemented`, containers of
-constants) or of a placeholder leave without doing anything.
+constants) or of a placeholder leave without doing anything. A lookup with a fallback,
+`getattr(obj, "name", default)`, stands for a binding that may not exist: returning it or what
+calling it gives, binding it to a local and calling that local are a forward to nothing. An
+`if` whose every branch is a stub is inert.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from air.evidence.base import last_component
@@ -211,6 +214,9 @@ def is_python_stub(statements: Sequence[ast.stmt], rules: StubRules) -> bool:
     """Whether a Python function body made of `statements` is a stub."""
     if not statements:
         return False
+    forwards = _fallback_locals(statements)
+    if forwards - rules.placeholders:
+        rules = replace(rules, placeholders=rules.placeholders | forwards)
     *leading, last = statements
     return all(_inert_python(statement, rules) for statement in leading) and (
         _inert_python(last, rules) or _leaves_python(last, rules)
@@ -222,7 +228,7 @@ def _leaves_python(statement: ast.stmt, rules: StubRules) -> bool:
         return True
     if not isinstance(statement, ast.Return):
         return False
-    if statement.value is None:
+    if statement.value is None or _fallback_lookup(statement.value):
         return True
     named = {node.id for node in ast.walk(statement.value) if isinstance(node, ast.Name)}
     named |= {node.attr for node in ast.walk(statement.value) if isinstance(node, ast.Attribute)}
@@ -232,8 +238,10 @@ def _leaves_python(statement: ast.stmt, rules: StubRules) -> bool:
 def _inert_python(statement: ast.stmt, rules: StubRules) -> bool:
     if isinstance(statement, (ast.Pass, ast.Assert)):
         return True
+    if isinstance(statement, ast.If):
+        return all(is_python_stub(branch, rules) for branch in (statement.body, statement.orelse) if branch)
     if isinstance(statement, (ast.Assign, ast.AnnAssign)):
-        return statement.value is None or _python_constant(statement.value)
+        return statement.value is None or _python_constant(statement.value) or _fallback_lookup(statement.value)
     if not isinstance(statement, ast.Expr):
         return False
     value = statement.value
@@ -245,9 +253,31 @@ def _inert_python(statement: ast.stmt, rules: StubRules) -> bool:
     literal_args = [*value.args, *(keyword.value for keyword in value.keywords)]
     return (
         callee in GENERIC_PYTHON_INERT_CALLS
+        or (isinstance(value.func, ast.Name) and callee in rules.placeholders)
+        or _fallback_lookup(value)
         or any(fnmatchcase(callee, pattern) for pattern in rules.inert_calls)
         or (bool(literal_args) and all(isinstance(arg, ast.Constant) for arg in literal_args)
             and any(isinstance(arg.value, str) for arg in literal_args))
+    )
+
+
+def _fallback_lookup(node: ast.expr) -> bool:
+    """`getattr(obj, "name", default)`, or a call of what it gives."""
+    if isinstance(node, ast.Call) and _fallback_lookup(node.func):
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) == 3)
+
+
+def _fallback_locals(statements: Sequence[ast.stmt]) -> frozenset[str]:
+    """The names a body binds to a lookup with a fallback (`fn = getattr(obj, "name", None)`)."""
+    return frozenset(
+        target.id
+        for statement in statements
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Assign) and _fallback_lookup(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
     )
 
 
