@@ -85,7 +85,8 @@ _NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()`
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _STATEMENT_MARK = re.compile(r"[;{}]")
 _QUALIFIED = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)*")
-_CALLED = re.compile(r"([A-Za-z_]\w*(?:(?:::|\.|->)[A-Za-z_]\w*)*)\s*[(<]")
+# From a name's start, with a bounded chain: linear on `a.a.a.a...` written without a call.
+_CALLED = re.compile(r"(?<!\w)([A-Za-z_]\w*(?:(?:::|\.|->)[A-Za-z_]\w*){0,16})\s*[(<]")
 
 
 @dataclass(frozen=True)
