@@ -479,3 +479,9 @@ def test_bare_decorator_is_recorded_as_a_call_on_the_definition():
 
 def without_comments(text: str) -> str:
     return LexicalPython(text, None, False).without_comments
+
+
+def test_a_name_assigned_is_bound_as_itself_not_as_what_it_aliases():
+    source = "import torch\n_saved = torch.load\ntorch.load = _wrapped\n"
+    (module,) = [scope for scope in extract_scopes(source, "pkg") if scope.kind == "module"]
+    assert [(b.line, b.target) for b in module.bindings] == [(2, "_saved"), (3, "torch.load")]

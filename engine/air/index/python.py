@@ -540,7 +540,10 @@ def _pairs(target: ast.expr, value: ast.expr) -> Iterator[tuple[ast.expr, ast.ex
 
 
 def _target_name(target: ast.expr, aliases: dict[str, str]) -> str | None:
-    """`x`, `x.a` (resolved), or `x.a` for `x.__dict__["a"]` and `vars(x)["a"]`."""
+    """`x` (a name is rebound, not resolved), `x.a` (resolved), or `x.a` for `x.__dict__["a"]`
+    and `vars(x)["a"]`."""
+    if isinstance(target, ast.Name):
+        return target.id
     if isinstance(target, ast.Subscript):
         owner = _namespace_of(target.value, aliases)
         key = target.slice
