@@ -106,18 +106,21 @@ def _stub_at(context: Context, members: ObjectMembers, place: Place, name: str, 
 
 
 def _calls(index: CodeIndex, names: list[str], roles: tuple[str, ...]) -> Iterator[tuple[SourceFile, PyCall]]:
-    """The calls of `names` (globs allowed), read lexically. `OBJ.__setattr__(NAME, VALUE)` is
-    also found in the two other spellings of setting an attribute: `setattr(OBJ, NAME, VALUE)`
-    and `OBJ.NAME = VALUE`."""
+    """The calls of `names` (globs allowed), read lexically. In product code,
+    `OBJ.__setattr__(NAME, VALUE)` is also found in the two other spellings of setting an
+    attribute, `setattr(OBJ, NAME, VALUE)` and `OBJ.NAME = VALUE`: a test that patches an
+    attribute of the framework binds no device module, and looking for those spellings in a
+    large suite costs more than the rest of the query."""
     for name in names:
         owner, _, method = name.rpartition(".")
         for source in index.select([name_literals(name)], languages=["python"], roles=roles):
             for call in index.python_lexical(source).calls_of(_word(method)):
                 if fnmatchcase(call.qualname, name):
                     yield source, call
-        if method == _SETATTR and owner:
-            yield from _setattr_calls(index, owner, name, roles)
-            yield from _attribute_assignments(index, owner, roles)
+        product = tuple(role for role in roles if role == "product")
+        if method == _SETATTR and owner and product:
+            yield from _setattr_calls(index, owner, name, product)
+            yield from _attribute_assignments(index, owner, product)
 
 
 def _setattr_calls(index: CodeIndex, owner: str, name: str, roles: tuple[str, ...]
