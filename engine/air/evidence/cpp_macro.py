@@ -48,8 +48,11 @@ def literals(spec: dict) -> list[str]:
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = frozenset(literals(clause.spec))
     capture = clause.spec.get("capture", [])
+    arguments = len(capture)
+    found = context.memo(("invocations", names, arguments),  # clauses that differ only in `where` share them
+                         lambda: list(invocations(context.index, names, arguments=arguments)))
     hits = []
-    for source, line, args, via in invocations(context.index, names, arguments=len(capture)):
+    for source, line, args, via in found:
         if not in_clause_files(source.path, clause):
             continue
         captures = {cap: args[i] for i, cap in enumerate(capture) if i < len(args)}
