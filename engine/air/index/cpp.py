@@ -1093,12 +1093,25 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
     whose parentheses never close are skipped. An argument is read from at most
     its first 1,024 characters of source, which bounds the work on deeply nested
     calls."""
+    def read(text: str, _start: int, paren: int, brackets: _Brackets) -> tuple[tuple[str, ...], int] | None:
+        group = brackets.group(paren)
+        return (_arguments(text, paren, group), group[0]) if group is not None else None
+
+    return _invocations(facts, names, _occurrences, read)
+
+
+def _invocations(
+    facts: CppFacts,
+    names: Collection[str],
+    sites: Callable[[str, str], Iterable[tuple[int, int]]],
+    read: Callable[[str, int, int, _Brackets], tuple[tuple[str, ...], int] | None],
+) -> list[CppCall]:
+    """The calls of `names` that `sites(text, name)` finds, as (start of the name, where its
+    arguments are read from), in order of position: those outside literals and not the
+    name of a `#define`, whose arguments `read` gives as (arguments, closing offset)."""
     text = facts.stripped
     occurrences = sorted(
-        (start, paren, name)
-        for name in set(names)
-        if name and name in text
-        for start, paren in _occurrences(text, name)
+        (start, after, name) for name in set(names) if name and name in text for start, after in sites(text, name)
     )
     if not occurrences:
         return []
@@ -1106,16 +1119,15 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
     defines = _DefineSpans(text)
     brackets = _Brackets(text)
     lines = _Lines(text)
-    calls = []
-    for start, paren, name in occurrences:
+    found = []
+    for start, after, name in occurrences:
         if literals.holds(start) or defines.is_macro_name(start):
             continue
-        group = brackets.group(paren)
-        if group is None:
-            continue
-        args = _arguments(text, paren, group)
-        calls.append(CppCall(lines.of(start), _written_name(text, start, name), args, defines.macro_at(start), group[0], start))
-    return calls
+        invocation = read(text, start, after, brackets)
+        if invocation is not None:
+            args, close = invocation
+            found.append(CppCall(lines.of(start), _written_name(text, start, name), args, defines.macro_at(start), close, start))
+    return found
 
 
 _NOT_A_TYPE = frozenset("return else do case throw new delete goto co_return co_yield co_await".split())
@@ -1171,29 +1183,16 @@ def find_constructions(facts: CppFacts, names: Collection[str]) -> list[CppCall]
     `find_calls` reports calls; `Name(args)` is one of those, and a class definition
     (`struct Name {`), a function defined to return a `Name` and a construction
     without arguments are not constructions."""
-    text = facts.stripped
-    occurrences = sorted(
-        (match.start(), match.end(), name)
-        for name in set(names)
-        if name and name in text
-        for match in _construction_pattern(name).finditer(text)
-        if match.start() == 0 or not (_is_identifier_char(text[match.start() - 1]) or text[match.start() - 1] == "~")
-    )
-    if not occurrences:
-        return []
-    literals = _LiteralSpans(text)
-    defines = _DefineSpans(text)
-    brackets = _Brackets(text)
-    lines = _Lines(text)
-    found = []
-    for start, end, name in occurrences:
-        if literals.holds(start) or defines.is_macro_name(start) or _follows_keyword(text, start):
-            continue
-        construction = _construction_after(text, end, brackets)
-        if construction is not None:
-            args, close = construction
-            found.append(CppCall(lines.of(start), _written_name(text, start, name), args, defines.macro_at(start), close, start))
-    return found
+    def sites(text: str, name: str) -> Iterator[tuple[int, int]]:
+        for match in _construction_pattern(name).finditer(text):
+            start = match.start()
+            if start == 0 or not (_is_identifier_char(text[start - 1]) or text[start - 1] == "~"):
+                yield start, match.end()
+
+    def read(text: str, start: int, end: int, brackets: _Brackets) -> tuple[tuple[str, ...], int] | None:
+        return None if _follows_keyword(text, start) else _construction_after(text, end, brackets)
+
+    return _invocations(facts, names, sites, read)
 
 
 def _follows_keyword(text: str, start: int) -> bool:
