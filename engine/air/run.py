@@ -35,6 +35,7 @@ from air.regex import TIMED_OUT
 from air.report.model import (
     Backend,
     IndexStats,
+    IntegrationPath,
     Link,
     PackInfo,
     PathLabel,
@@ -124,15 +125,14 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     try:
         evaluator.prepare(clauses, absent.literals)
         if pack.test_syntax and pack.test_syntax.live:
-            found_names = partial(_names_in_tests, pack, evaluator, root, source, framework_version)
+            identified = partial(_identity, pack, evaluator, root, source, framework_version)
+            found_names = partial(_names_in_tests, identified)
             evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
         tests = evaluator.evaluate_all(
             clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
         )
-        route, path = detect_path(pack.framework, evaluator)
+        route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
         say(f"integration path: {path.title}")
-        backend = describe_backend(index, root, pack, source, framework_version, registering_files(pack, evaluator))
-        names = backend_names(backend.name, device_names(pack, evaluator))
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
         setting = Setting(route, pack.framework, target, compiled, absent.used(index))
@@ -165,14 +165,25 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     )
 
 
-def _names_in_tests(pack: Pack, evaluator: Evaluator, root: Path, source: Source | None,
-                    framework_version: str | None) -> tuple[str, ...]:
+Identity = tuple[Route, IntegrationPath, Backend, tuple[str, ...]]
+
+
+def _identity(pack: Pack, evaluator: Evaluator, root: Path, source: Source | None,
+              framework_version: str | None) -> Identity:
+    """The backend's integration path, description and names, worked out once per process."""
+    def identify() -> Identity:
+        route, path = detect_path(pack.framework, evaluator)
+        backend = describe_backend(evaluator.context.index, root, pack, source, framework_version,
+                                   registering_files(pack, evaluator))
+        return route, path, backend, backend_names(backend.name, device_names(pack, evaluator))
+
+    return evaluator.context.memo(("identity",), identify)
+
+
+def _names_in_tests(identified: Callable[[], Identity]) -> tuple[str, ...]:
     """The names by which the backend's tests name it: its package, its device names, its
     dispatch key. Asked for by the first clause that reads tests, in whichever process."""
-    _route, path = detect_path(pack.framework, evaluator)
-    backend = describe_backend(evaluator.context.index, root, pack, source, framework_version,
-                               registering_files(pack, evaluator))
-    names = backend_names(backend.name, device_names(pack, evaluator))
+    _route, path, _backend, names = identified()
     return names + ((path.dispatch_key,) if path.dispatch_key else ())
 
 
