@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from air.executor import Executor
 from air.index import IndexOptions, build_index
 from air.index.files import DEFAULT_EXCLUDES, language_of, role_of
 from air.index.vendored import Vendoring
@@ -165,24 +166,20 @@ def test_the_literal_scan_finds_the_same_files_in_workers_and_here(tmp_path, mon
     write(tmp_path, {**files, "tests/test_x.py": "torch.npu.synchronize()\n", "a.cpp": "TORCH_LIBRARY_IMPL(aten, X, m)"})
     literals = ["torch", "npu_format", "synchronize", "TORCH_LIBRARY_IMPL", "absent"]
 
-    def scanned(parallel: bool) -> dict[str, list[str]]:
-        index = build_index(tmp_path)
-        index.parallel = parallel
+    def scanned(workers: int) -> dict[str, list[str]]:
+        index = build_index(tmp_path, executor=Executor(workers))
         index.scan_literals(literals)
-        found = {literal: sorted(f.path for f in index.select([literal])) for literal in literals}
-        assert (index._pool is not None) == parallel  # the scan ran in workers exactly when allowed
-        index.close()
-        return found
+        return {literal: sorted(f.path for f in index.select([literal])) for literal in literals}
 
     monkeypatch.setattr("air.index.PARALLEL_SCAN_BYTES", 0)
-    here = scanned(parallel=False)
-    assert scanned(parallel=True) == here
+    here = scanned(workers=1)
+    assert scanned(workers=2) == here
     assert len(here["npu_format"]) == 26 and here["absent"] == [] and here["synchronize"] == ["tests/test_x.py"]
 
 
 def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch):
     files = {
-        "pkg/a.py": "x = 'a # not a comment'  # a comment\ns = '''\n# inside\n'''\n",
+        "pkg/a.py": "x = 'a # not a comment'  # a comment\ns = '''\n# inside\n'''\n\"\"\"A docstring: torch\"\"\"\n",
         "pkg/b.py": "def f():\n    return 1\n",
         "tests/test_c.py": "# only a comment\nimport torch\n",
         "csrc/k.cpp": "int x; // note\n/* block\n */ int y;\n",
@@ -194,16 +191,12 @@ def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch)
     expected = {s.path: (here.code_text(s), here.python_lexical(s).code if s.language == "python" else None)
                 for s in here.files}
     monkeypatch.setattr("air.index.PARALLEL_SCAN_BYTES", 0)
-    ahead = build_index(tmp_path)
-    ahead.read_ahead()
-    assert ahead._reading is not None  # the workers read the code
-    ahead.scan_literals(["torch"])
-    assert ahead._reading is None
+    ahead = build_index(tmp_path, executor=Executor(2))
+    assert ahead.read_ahead(lambda: "pack") == "pack"
     assert set(ahead._lexical) == {"pkg/a.py", "pkg/b.py", "tests/test_c.py"}  # docs are not read
     assert set(ahead._cpp) == {"csrc/k.cpp", "csrc/k.h"}
     read = {s.path: (ahead.code_text(s), ahead.python_lexical(s).code if s.language == "python" else None)
             for s in ahead.files}
-    ahead.close()
     assert read == expected
     assert [ahead.cpp_facts(s) for s in ahead.files if s.path.startswith("csrc/")] == [
         here.cpp_facts(s) for s in here.files if s.path.startswith("csrc/")]

@@ -73,11 +73,7 @@ def registered(tmp_path, syntax, files: dict[str, str]):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     index = build_index(tmp_path)
-    try:
-        found = find_registrations(index, syntax)
-    finally:
-        index.close()
-    return found
+    return find_registrations(index, syntax)
 
 
 def test_cpp_blocks_through_aliases_and_wrappers(tmp_path, syntax):
@@ -235,7 +231,6 @@ def test_coverage_counts_families_and_alternatives_and_leaves_out_composites(tmp
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
     data = {"ops": {"of": ["add.Tensor", "abs", "sub.Tensor", "relu|gelu", "matmul"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
     result = evaluator.result(clause_from_data("native", data))
-    index.close()
     assert result.coverage.covered == ("add.Tensor", "abs", "relu|gelu")
     assert result.coverage.missing == ("sub.Tensor",)
     assert result.coverage.composite == ("matmul",)
@@ -350,10 +345,7 @@ def evaluate_clause(tmp_path, files: dict[str, str], data: dict):
         (tmp_path / path).write_text(text)
     pack = load_pack("pytorch-2.x")
     index = build_index(tmp_path)
-    try:
-        return Evaluator(Context(index, pack.symbols, pack.operators)).result(clause_from_data("native", data))
-    finally:
-        index.close()
+    return Evaluator(Context(index, pack.symbols, pack.operators)).result(clause_from_data("native", data))
 
 
 def test_coverage_tells_native_kernels_from_per_op_fallbacks(tmp_path):
@@ -610,7 +602,6 @@ def test_coverage_leaves_out_ops_served_by_an_explicit_composite(tmp_path):
     listed = ["binary_cross_entropy_with_logits", "abs", "convolution", "clone|_copy_from", "empty_like|zeros_like"]
     data = {"ops": {"of": listed}, "where": {"KEY": {"symbol": "kernel_key"}}}
     result = evaluator.result(clause_from_data("native", data))
-    index.close()
     assert result.coverage.composite == ("binary_cross_entropy_with_logits", "empty_like|zeros_like")
     assert result.coverage.covered == ("abs",)
     assert result.coverage.missing == ("convolution", "clone|_copy_from")

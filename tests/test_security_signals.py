@@ -133,33 +133,20 @@ def wait_for(condition: Callable[[], object], what: str, process: subprocess.Pop
     pytest.fail(f"no {what} within {APPEARS_WITHIN} s")
 
 
-def evaluating_child(process: subprocess.Popen) -> int:
-    """The evaluating child, once it is at work: the one child of a check that has no worker pool
-    (a pool starts at least two workers together), seen alone for a while (a program the check
-    runs is briefly a fork of it too, and a pool's workers end one by one)."""
-    seen: dict[int, float] = {}
+def busy_workers(process: subprocess.Popen) -> list[int]:
+    """The check's worker processes, once the same ones have been at work for a while (a program
+    the check runs is briefly a fork of it too)."""
+    seen: dict[tuple[int, ...], float] = {}
 
-    def alone() -> int | None:
-        found = children(process.pid)
-        if len(found) != 1:
+    def settled() -> list[int] | None:
+        found = tuple(sorted(children(process.pid)))
+        if not found:
             seen.clear()
             return None
-        since = seen.setdefault(found[0], time.monotonic())
-        return found[0] if time.monotonic() - since > 0.1 else None
+        since = seen.setdefault(found, time.monotonic())
+        return list(found) if time.monotonic() - since > 0.1 else None
 
-    return wait_for(alone, "evaluating child", process)
-
-
-def idle_workers(process: subprocess.Popen) -> list[int]:
-    """The pool's workers, once they all wait for work."""
-
-    def waiting() -> list[int] | None:
-        found = children(process.pid)
-        states = processes()
-        idle = len(found) >= 2 and all(states.get(pid, (0, 0, "gone"))[2] == "S" for pid in found)
-        return found if idle else None
-
-    return wait_for(waiting, "idle workers", process)
+    return wait_for(settled, "busy workers", process)
 
 
 @pytest.fixture()
@@ -221,10 +208,10 @@ ENDINGS = {
 @needs_workers
 @pytest.mark.parametrize("ending", sorted(ENDINGS))
 @pytest.mark.parametrize("whole_group", [False, True], ids=["process", "group"])
-def test_a_signal_ends_a_check_while_its_evaluating_child_is_busy(backend, scratch, run_air, ending, whole_group):
+def test_a_signal_ends_a_check_while_its_workers_are_busy(backend, scratch, run_air, ending, whole_group):
     number, code, line = ENDINGS[ending]
     process = run_air("check", "-q", "--no-cache", "--format", "json", "--output", "-", str(backend), env=scratch)
-    evaluating_child(process)
+    busy_workers(process)
     ended = signalled(process, number, whole_group)
     assert_ended_cleanly(process, ended, code, line, scratch)
 
@@ -232,27 +219,9 @@ def test_a_signal_ends_a_check_while_its_evaluating_child_is_busy(backend, scrat
 @needs_workers
 def test_a_second_interrupt_does_not_cut_the_ending_short(backend, scratch, run_air):
     process = run_air("check", "-q", "--no-cache", "--format", "json", "--output", "-", str(backend), env=scratch)
-    evaluating_child(process)
+    busy_workers(process)
     ended = signalled(process, signal.SIGINT, times=2)
     assert_ended_cleanly(process, ended, 130, "air: interrupted", scratch)
-
-
-@needs_workers
-@pytest.mark.parametrize("ending", sorted(ENDINGS))
-def test_workers_waiting_for_work_end_silently(tmp_path, scratch, run_air, ending):
-    """Workers that read the tree for the check wait for their next job most of the time: Ctrl-C
-    reaches them too, and must not make them print."""
-    docs = tmp_path / "tree" / "docs"
-    docs.mkdir(parents=True)
-    for number in range(10):  # over the size at which workers read the tree, with little for them to do
-        (docs / f"page{number}.md").write_text("A page of prose about the backend.\n" * 15_000)
-    number, code, line = ENDINGS[ending]
-    process = run_air("check", "-q", "--no-cache", "--format", "json", "--output", "-", str(docs.parent), env=scratch)
-    idle_workers(process)
-    ended = signalled(process, number, whole_group=True)
-    if ended[0] == 0 and "Exception ignored" not in ended[1]:
-        pytest.skip("the check finished before the signal arrived")
-    assert_ended_cleanly(process, ended, code, line, scratch)
 
 
 @needs_workers
@@ -262,7 +231,7 @@ def test_a_signalled_check_of_an_installed_distribution_removes_its_copy(install
     number, code, line = ENDINGS[ending]
     process = run_air("check", "-q", "--no-cache", "--dist", "big", "--python", str(python), "--format", "json",
                       "--output", "-", env=scratch)
-    evaluating_child(process)
+    busy_workers(process)
     assert [path.name[:len("air-dist-")] for path in Path(scratch["TMPDIR"]).iterdir()] == ["air-dist-"]
     ended = signalled(process, number)
     assert_ended_cleanly(process, ended, code, line, scratch)
@@ -309,7 +278,7 @@ def test_a_signalled_fetch_leaves_no_staging_clone(bare, stalling_git, scratch, 
     assert list(clones.iterdir()) == []
 
 
-# --- errors in the evaluating child ---------------------------------------------------------------------------
+# --- errors in a worker ---------------------------------------------------------------------------------------
 
 
 class HoldsALock(Exception):
@@ -330,7 +299,7 @@ class NeedsTwoArguments(Exception):
 @needs_workers
 @pytest.mark.parametrize("error", [HoldsALock("the child failed"), NeedsTwoArguments("the child", "failed")],
                          ids=["unpicklable", "not-rebuildable"])
-def test_an_error_in_the_evaluating_child_reaches_the_parent_in_one_line(pack, monkeypatch, capfd, error):
+def test_an_error_in_a_worker_reaches_the_parent_in_one_line(pack, monkeypatch, capfd, error):
     import air.evidence.text as text_kind
     from air.run import check
 

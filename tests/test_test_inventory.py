@@ -42,10 +42,7 @@ def skip_connection(x):  # a function whose name starts with skip is not a skip
 
 def inventory_of(root, pack):
     index = build_index(root)
-    try:
-        return take_inventory(index, pack.test_syntax)
-    finally:
-        index.close()
+    return take_inventory(index, pack.test_syntax)
 
 
 def test_fixture_inventory(pack):

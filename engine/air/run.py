@@ -20,6 +20,7 @@ from air.distribution import BINARY_DIST
 from air.evaluate import Setting, evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
+from air.executor import Executor
 from air.framework import QuickReference, Route, framework_vendoring
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.build import normalized_name
@@ -60,7 +61,7 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     say = progress or (lambda message: None)
     started = time.perf_counter()
     if index is None:
-        index = _indexed(root, _with_vendoring(options, pack.framework.vendoring), say)
+        index = _indexed(root, _with_vendoring(options, pack.framework.vendoring), say, Executor())
     return _evaluate(root, pack, index, say, source, started, framework_version)
 
 
@@ -68,27 +69,23 @@ def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, 
                source: Source | None = None, framework_version: str | None = None, use_cache: bool = True) -> Report:
     """`check` with the pack named `pack_name`, answered from the result cache when the tree
     and the pack are unchanged since they were last checked together (see `air.cache`; the
-    pack is then not even loaded), unless `use_cache` is off. Worker processes start reading
-    the tree's code while the pack loads; they are ended at once when the check stops early."""
+    pack is then not even loaded), unless `use_cache` is off. The check's worker processes
+    start reading the tree's code while the pack loads."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
     source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
-    index = _indexed(root, _with_vendoring(options, framework_vendoring(pack_framework(str(pack_dir)))), lines.append)
+    vendoring = framework_vendoring(pack_framework(str(pack_dir)))
+    index = _indexed(root, _with_vendoring(options, vendoring), lines.append, Executor())
     key = cache.cache_key(index, pack_fingerprint(pack_dir), repr((source, framework_version))) if use_cache else None
     cached = cache.load(key, report_date()) if key else None
     if cached is not None:
         say("unchanged since it was last checked with this pack: report from the cache")
         return cached
-    index.read_ahead()
-    try:
-        pack = load_pack(str(pack_dir))  # a broken pack fails here, before any progress is shown
-        for line in lines:
-            say(line)
-        report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
-    except BaseException:
-        index.close(abandon=True)
-        raise
+    pack = index.read_ahead(lambda: load_pack(str(pack_dir)))  # a broken pack fails here, before any progress
+    for line in lines:
+        say(line)
+    report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
     note = cache.store(key, report) if key and not _cut_short(report) else None
     if note:
         say(note)
@@ -108,9 +105,9 @@ def _cut_short(report: Report) -> bool:
             or any(TIMED_OUT in reason for _directory, reason in report.index.skipped_directories))
 
 
-def _indexed(root: Path, options: IndexOptions | None, say: Progress) -> CodeIndex:
+def _indexed(root: Path, options: IndexOptions | None, say: Progress, executor: Executor) -> CodeIndex:
     started = time.perf_counter()
-    index = build_index(root, options)
+    index = build_index(root, options, executor)
     say(f"indexed {len(index.files)} files ({index.total_bytes / 1e6:.1f} MB), "
         f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s")
     return index
@@ -122,27 +119,22 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
     clauses += [d.clause for d in pack.upstream]
     absent = AbsentCode.of(index, pack.framework.vendoring)
-    try:
-        evaluator.prepare(clauses, absent.literals)
-        if pack.test_syntax and pack.test_syntax.live:
-            identified = partial(_identity, pack, evaluator, root, source, framework_version)
-            found_names = partial(_names_in_tests, identified)
-            evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
-        tests = evaluator.evaluate_all(
-            clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
-        )
-        route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
-        say(f"integration path: {path.title}")
-        target = backend.target_framework_version
-        compiled = backend.source.kind == BINARY_DIST
-        setting = Setting(route, pack.framework, target, compiled, absent.used(index))
-        rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
-        operators = operator_coverage(pack, evaluator)
-        upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
-    except BaseException:
-        index.close(abandon=True)
-        raise
-    index.close()
+    evaluator.prepare(clauses, absent.literals)
+    if pack.test_syntax and pack.test_syntax.live:
+        identified = partial(_identity, pack, evaluator, root, source, framework_version)
+        found_names = partial(_names_in_tests, identified)
+        evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
+    tests = evaluator.evaluate_all(
+        clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
+    )
+    route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
+    say(f"integration path: {path.title}")
+    target = backend.target_framework_version
+    compiled = backend.source.kind == BINARY_DIST
+    setting = Setting(route, pack.framework, target, compiled, absent.used(index))
+    rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
+    operators = operator_coverage(pack, evaluator)
+    upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
     result = score(pack.framework.sections, rows)
     say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
     return Report(

@@ -27,13 +27,8 @@ code is searched in the tests as well, to say where else it was found (which nev
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import pickle
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from multiprocessing.connection import Connection
-from multiprocessing.context import BaseContext
 from types import ModuleType
 from typing import TypeVar
 
@@ -61,8 +56,6 @@ from air.evidence.base import (
     python_candidates,
     roles_for,
 )
-from air.index import FORKING
-from air.interrupts import stop
 from air.regex import PatternTimeout
 
 KINDS: dict[str, ModuleType] = {
@@ -82,7 +75,7 @@ KINDS: dict[str, ModuleType] = {
 BATCHED_KINDS = {"semgrep"}
 T = TypeVar("T")
 TREE_WIDE_KINDS = {"graph", "ops", "cpp_class"}  # kinds that build facts over the whole tree, shared by clauses
-MIN_FORKED_CLAUSES = 64  # below this, a second process costs more than it saves
+MIN_FORKED_CLAUSES = 64  # below this, workers cost more than they save
 COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe", "any_test_file", "tests_fallback")
 
 
@@ -148,55 +141,23 @@ class Evaluator:
 
     def evaluate_all(self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None) -> T | None:
         """Evaluate `clauses` ahead of the rows that read them, and run `alongside` (other work of
-        the check), sharing the work with a forked child process when the platform can fork:
-        clause evaluation is CPU-bound and the index is shared copy-on-write. The parent builds
-        the tree-wide facts and runs `alongside` while the child starts on the other clauses;
-        then each process takes the next clause nobody has taken. A clause's result is the same
-        whichever process computes it. Returns what `alongside` returns."""
+        the check), in the index's executor: clause evaluation is CPU-bound, and the workers
+        share the index copy-on-write. This process builds the tree-wide facts and runs
+        `alongside` while the workers start on the other clauses, the costliest first. A clause's
+        result is the same whichever process computes it. Returns what `alongside` returns."""
         pending = list({c.key: c for c in clauses if c.key not in self._results}.values())
         shared = [c for c in pending if c.kind in TREE_WIDE_KINDS]
         rest = sorted((c for c in pending if c.kind not in TREE_WIDE_KINDS), key=self._weight, reverse=True)
-        context = multiprocessing.get_context("fork") if FORKING else None
-        if context is None or len(rest) < MIN_FORKED_CLAUSES or (os.cpu_count() or 1) < 2:
-            for clause in pending:
-                self.result(clause)
-            return alongside() if alongside else None
-        self.context.index.close()  # no parse pool across a fork; both processes parse in-process
-        extra, outcome = self._with_child(context, shared, rest, alongside)
-        if isinstance(outcome, BaseException):
-            raise outcome
-        for key, result in outcome.items():
-            self._results.setdefault(key, result)
-        for clause in rest:
-            self.result(clause)  # a no-op for every clause the child answered
-        return extra
 
-    def _with_child(self, context: BaseContext, shared: list[Clause], rest: list[Clause],
-                    alongside: Callable[[], T] | None) -> tuple[T | None, dict[tuple, ClauseResult] | BaseException]:
-        """Evaluate `shared` and run `alongside`, then take clauses of `rest`, while a forked child
-        takes clauses of `rest` too; what `alongside` returned, and the child's answer. Should
-        anything stop this (an interrupt, an error), the child is ended, not waited for: it may
-        be blocked writing an answer that nobody reads."""
-        taken = context.Value("i", 0)  # the next clause of `rest` to take
-        receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=_evaluate_in_child, args=(self, rest, taken, receiver, sender), daemon=True)
-        try:
-            child.start()
-            sender.close()
+        def first() -> T | None:
             for clause in shared:
                 self.result(clause)
-            extra = alongside() if alongside else None
-            for clause in _take(rest, taken):
-                self.result(clause)
-            outcome = _answer(receiver)
-            child.join()
-        except BaseException:
-            stop([child])
-            raise
-        finally:
-            sender.close()
-            receiver.close()
-        return extra, outcome
+            return alongside() if alongside else None
+
+        results, extra = self.context.index.executor.map(self.result, rest, first, min_items=MIN_FORKED_CLAUSES)
+        for result in results:
+            self._results.setdefault(result.clause.key, result)
+        return extra
 
     def _weight(self, clause: Clause) -> int:
         """About what evaluating `clause` costs: the heaviest are taken first, so that neither
@@ -245,54 +206,6 @@ def _prefilter_literals(clause: Clause, context: Context) -> list:
     of_tree = getattr(kind, "tree_literals", None)
     return [*kind.literals(clause.spec), *(upstream(clause.spec, context) if upstream else ()),
             *(of_tree(context) if of_tree else ())]
-
-
-def _take(clauses: list[Clause], taken) -> Iterable[Clause]:
-    while True:
-        with taken.get_lock():
-            number = taken.value
-            taken.value += 1
-        if number >= len(clauses):
-            return
-        yield clauses[number]
-
-
-def _answer(receiver: Connection) -> dict[tuple, ClauseResult] | BaseException:
-    try:
-        return receiver.recv()
-    except EOFError:  # the child died without an answer: its clauses are evaluated here
-        return {}
-
-
-def _evaluate_in_child(evaluator: Evaluator, clauses: list[Clause], taken, receiver: Connection,
-                       sender: Connection) -> None:
-    """Evaluate clauses nobody has taken and send their results, or the error that stopped
-    them, to the parent, which raises it: nothing is printed here. Should the parent be gone,
-    sending fails (this process holds no reading end of the pipe) and the child ends."""
-    receiver.close()
-    evaluator.context.index.parallel = False  # a daemonic process may not start workers
-    try:
-        _send(sender, {clause.key: evaluator.result(clause) for clause in _take(clauses, taken)})
-    except BaseException as error:
-        _send(sender, _portable(error))
-    finally:
-        sender.close()
-
-
-def _send(sender: Connection, answer: object) -> None:
-    try:
-        sender.send(answer)
-    except OSError:  # the parent has gone: nobody is left to tell
-        pass
-
-
-def _portable(error: BaseException) -> BaseException:
-    """`error`, if it can be rebuilt on the other side of the pipe; else an error naming it."""
-    try:
-        pickle.loads(pickle.dumps(error))
-    except Exception:
-        return RuntimeError(f"{type(error).__name__}: {error}")
-    return error
 
 
 def _timed_out(clause: Clause, timeout: PatternTimeout) -> ClauseResult:

@@ -1,13 +1,11 @@
 """`structural`: ast-grep patterns (C/C++ or Python), run in-process over prefiltered files.
 
-Files are parsed by a pool of worker processes when there are enough of them to pay for it.
+Files are parsed in the check's executor when there are enough of them to pay for it.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files, roles_for
 
@@ -32,11 +30,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         s for s in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)) if in_clause_files(s.path, clause)
     ]
     jobs = [(s.text, grammar, spec["pattern"], tuple(spec.get("capture", []))) for s in sources]
-    if len(jobs) >= POOL_THRESHOLD and (os.cpu_count() or 1) > 1:
-        with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, 4)) as pool:
-            results = list(pool.map(match_source, jobs, chunksize=16))
-    else:
-        results = [match_source(job) for job in jobs]
+    results, _ = context.index.executor.map(match_source, jobs, min_items=POOL_THRESHOLD)
     hits = []
     for source, matches in zip(sources, results):
         hits.extend(hit_at(source, line, dict(captures)) for line, captures in matches)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import posixpath
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 from ahocorasick_rs import AhoCorasick
 
+from air.executor import Executor
 from air.index import build, cpp, python
-from air.index.blanking import blank_spans
 from air.index.files import FileListing, IndexOptions, read_files
 from air.index.model import (
     BuildFacts,
@@ -26,7 +24,6 @@ from air.index.model import (
     SourceFile,
 )
 from air.index.python_lexical import LexicalPython
-from air.interrupts import stop
 
 BUILD_EXTRACTORS = {
     "setup.py": build.extract_setup_py,
@@ -35,11 +32,11 @@ BUILD_EXTRACTORS = {
 }
 
 PARALLEL_THRESHOLD = 4
-MAX_WORKERS = 4
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
-FORKING = "fork" in multiprocessing.get_all_start_methods()
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
 _READ_AHEAD_LANGUAGES = ("python", "cpp", "template")
+
+T = TypeVar("T")
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
 
@@ -47,8 +44,9 @@ __all__ = ["CodeIndex", "IndexOptions", "build_index"]
 class CodeIndex:
     """Files of one tree with their text, plus lazily parsed, cached facts per file."""
 
-    def __init__(self, root: Path, listing: FileListing) -> None:
+    def __init__(self, root: Path, listing: FileListing, executor: Executor | None = None) -> None:
         self.root = root
+        self.executor = executor or Executor()
         self.files = listing.files
         self.skipped = listing.skipped
         self.skipped_directories = tuple(listing.skipped_directories)
@@ -57,7 +55,6 @@ class CodeIndex:
         self.by_path = {f.path: f for f in self.files}
         self._listed: dict[tuple, list[SourceFile]] = {}
         self._lexical: dict[str, LexicalPython] = {}
-        self.parallel = True  # whether parsing may use worker processes
         self._by_literal: dict[tuple, set[str]] = {}
         self._scanned: dict[str, set[str]] = {}
         self._python: dict[str, PythonFacts] = {}
@@ -65,8 +62,6 @@ class CodeIndex:
         self._cpp: dict[str, CppFacts] = {}
         self._cpp_stripped: dict[str, str] = {}
         self._function_bodies: dict[str, cpp.FunctionBodies] = {}
-        self._pool: ProcessPoolExecutor | None = None
-        self._reading: list | None = None
 
     # --- selection ----------------------------------------------------------
 
@@ -108,47 +103,36 @@ class CodeIndex:
     def scan_literals(self, literals: Iterable[str]) -> None:
         """Find which files contain each of `literals` in one multi-pattern pass over the tree,
         so that `select` answers from it instead of searching every file once per literal."""
-        wanted = sorted({literal for literal in literals if literal and literal not in self._scanned})
+        wanted = tuple(sorted({literal for literal in literals if literal and literal not in self._scanned}))
         if not wanted:
-            self._take_read_ahead()
             return
         found: dict[str, set[str]] = {literal: set() for literal in wanted}
-        pool = self._workers() if self.total_bytes >= PARALLEL_SCAN_BYTES and FORKING else None
-        if pool is None:
-            pairs = _scan_texts([source.text for source in self.files], tuple(wanted), range(len(self.files)))
-        else:  # the workers hold the texts since they were forked: each job names only its files
-            jobs = [(tuple(wanted), range(start, len(self.files), SCAN_JOBS)) for start in range(SCAN_JOBS)]
-            pairs = [pair for found_in_job in pool.map(_scan_shared_texts, jobs) for pair in found_in_job]
-            self._take_read_ahead()
-        for number, position in pairs:
+        texts = [source.text for source in self.files]
+        jobs = [range(start, len(texts), SCAN_JOBS) for start in range(SCAN_JOBS)]
+        if self.total_bytes < PARALLEL_SCAN_BYTES:
+            jobs = [range(len(texts))]
+        scanned, _ = self.executor.map(lambda positions: _scan_texts(texts, wanted, positions), jobs)
+        for number, position in (pair for pairs in scanned for pair in pairs):
             found[wanted[number]].add(self.files[position].path)
         self._scanned.update(found)
 
-    def read_ahead(self) -> None:
-        """Start reading the code of the product and the tests as the evaluation will in worker
-        processes, while the caller goes on (loading a pack, say): Python with its comments and
-        literals blanked, the facts of C/C++. On a large tree where the platform can fork: the
-        evaluating processes then share what was read. `scan_literals` takes it."""
-        if self.total_bytes < PARALLEL_SCAN_BYTES or not FORKING or self._reading is not None:
-            return
-        pool = self._workers()
-        if pool is None:
-            return
-        read = [(n, source.language) for n, source in enumerate(self.files)
-                if source.role != "docs" and source.language in _READ_AHEAD_LANGUAGES]
-        self._reading = [pool.submit(_read_shared_texts, read[start::SCAN_JOBS]) for start in range(SCAN_JOBS)]
-
-    def _take_read_ahead(self) -> None:
-        """Keep what the workers started by `read_ahead` have read, once they have."""
-        for job in self._reading or ():
-            for position, read in job.result():
-                source = self.files[position]
-                if isinstance(read, CppFacts):
-                    self._cpp[source.path] = read
+    def read_ahead(self, alongside: Callable[[], T]) -> T:
+        """Read the code of the product and the tests as the evaluation will, in the executor's
+        workers while `alongside` (loading a pack, say) runs here, and return what it returns:
+        Python with its comments and literals blanked, the facts of C/C++. Only a large tree is
+        read ahead: on a small one, starting workers costs more than reading on demand."""
+        read = [source for source in self.files if source.role != "docs" and source.language in _READ_AHEAD_LANGUAGES]
+        if self.total_bytes < PARALLEL_SCAN_BYTES or not self.executor.parallel:
+            return alongside()
+        jobs = [read[start::SCAN_JOBS] for start in range(SCAN_JOBS)]
+        found, extra = self.executor.map(lambda sources: [_read(source) for source in sources], jobs, alongside)
+        for sources, results in zip(jobs, found):
+            for source, result in zip(sources, results):
+                if isinstance(result, CppFacts):
+                    self._cpp[source.path] = result
                 else:
-                    without_comments, code = read
-                    self.python_lexical(source).take_views(without_comments or source.text, code)
-        self._reading = None
+                    self.python_lexical(source).take_views(*result)
+        return extra  # type: ignore[return-value]  # `alongside` was given: it returned `extra`
 
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
         """Paths of files containing `literal`: of the whole tree when it was scanned for,
@@ -206,42 +190,12 @@ class CodeIndex:
         """Parse the files of `sources` not parsed yet, in worker processes when there are
         enough of them to pay for it; `python_facts` then answers from the cache."""
         pending = [s for s in sources if s.language == "python" and s.path not in self._python]
-        pool = self._workers() if len(pending) >= PARALLEL_THRESHOLD else None
-        if pool is None:
+        if not self.executor.parallel or len(pending) < PARALLEL_THRESHOLD:
             return
         jobs = [(s.text, python.module_name(s.path, self.package_dirs), _is_package(s)) for s in pending]
-        for source, facts in zip(pending, pool.map(_extract_python_job, jobs, chunksize=8)):
+        parsed, _ = self.executor.map(_extract_python_job, jobs)
+        for source, facts in zip(pending, parsed):
             self._python[source.path] = facts
-
-    def _workers(self) -> ProcessPoolExecutor | None:
-        """The pool of worker processes, started on first use; None when the work stays in
-        this process. Workers are forked where the platform can, and then share the texts."""
-        workers = min(os.cpu_count() or 1, MAX_WORKERS) if self.parallel else 1
-        if workers < 2:
-            return None
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=multiprocessing.get_context("fork") if FORKING else None,
-                initializer=_share_texts,
-                initargs=([source.text for source in self.files] if FORKING else [],),
-            )
-        return self._pool
-
-    def close(self, abandon: bool = False) -> None:
-        """Stop the worker processes, if any were started, once they finish the jobs they are on;
-        when the check is `abandon`ed (interrupted, failed), at once. Waiting on the pool then
-        could last forever: a worker ended while sending a result leaves the pool's reader
-        waiting for the rest."""
-        pool, self._pool, self._reading = self._pool, None, None
-        if pool is None:
-            return
-        if not abandon:
-            pool.shutdown(cancel_futures=True)
-            return
-        workers = list(pool._processes.values())  # the executor has no public way to end busy workers
-        pool.shutdown(wait=False, cancel_futures=True)
-        stop(workers)
 
     def cpp_facts(self, source: SourceFile) -> CppFacts:
         facts = self._cpp.get(source.path)
@@ -356,29 +310,12 @@ def _extract_python_job(job: tuple[str, str | None, bool]) -> PythonFacts:
     return python.extract_python(*job)
 
 
-_shared_texts: list[str] = []  # in a worker process: the texts of the index, by position
-
-
-def _share_texts(texts: list[str]) -> None:
-    _shared_texts[:] = texts
-
-
-def _scan_shared_texts(job: tuple[tuple[str, ...], range]) -> list[tuple[int, int]]:
-    literals, positions = job
-    return _scan_texts(_shared_texts, literals, positions)
-
-
-def _read_shared_texts(read: list[tuple[int, str]]) -> list[tuple[int, CppFacts | tuple[str | None, str]]]:
-    return [(position, _read(_shared_texts[position], language)) for position, language in read]
-
-
-def _read(text: str, language: str) -> CppFacts | tuple[str | None, str]:
-    """The facts of C/C++; of Python, the text with comments blanked (None: there are none)
-    and with literals blanked too."""
-    if language != "python":
-        return cpp.extract_cpp(text)
-    strings, comments = python.literal_spans(text)
-    return blank_spans(text, comments) if comments else None, blank_spans(text, sorted(strings + comments))
+def _read(source: SourceFile) -> CppFacts | tuple[str, str]:
+    """The facts of C/C++; of Python, the text as `code_text` gives it and with literals blanked too."""
+    if source.language != "python":
+        return cpp.extract_cpp(source.text)
+    lexical = LexicalPython(source.text, None, _is_package(source))
+    return lexical.without_comments, lexical.code
 
 
 def _scan_texts(texts: list[str], literals: tuple[str, ...], positions: range) -> list[tuple[int, int]]:
@@ -391,5 +328,5 @@ def _scan_texts(texts: list[str], literals: tuple[str, ...], positions: range) -
     ]
 
 
-def build_index(root: Path, options: IndexOptions | None = None) -> CodeIndex:
-    return CodeIndex(root, read_files(root, options or IndexOptions()))
+def build_index(root: Path, options: IndexOptions | None = None, executor: Executor | None = None) -> CodeIndex:
+    return CodeIndex(root, read_files(root, options or IndexOptions()), executor)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -30,7 +31,6 @@ _FROM_IMPORT = compile_guarded(
     native=False,
 )
 _NAME_CHARS = re.compile(r"[\w.]")
-_BRACKET = re.compile(r"[()\[\]{}]")
 _STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
 _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
@@ -41,6 +41,12 @@ _DEFINITION = compile_guarded(
     r"(?:\((?P<bases>(?:[^)\n]|\n(?![ \t]*(?:async[ \t]+)?(?:def|class)[ \t]))*)\))?",
     native=False,
 )
+
+
+def _opened(code: str, start: int, end: int) -> int:
+    """How many more brackets open than close in `code[start:end]`."""
+    return sum(code.count(opening, start, end) - code.count(closing, start, end)
+               for opening, closing in ("()", "[]", "{}"))
 
 
 @dataclass
@@ -66,20 +72,27 @@ class LexicalPython:
         """The text with comments blanked, and the strings that stand as statements of their own
         (docstrings, code disabled inside a string); other strings kept."""
         strings, comments = self._literals
-        blanked = sorted(comments + [span for span in strings if self._is_statement(span)])
+        blanked = sorted(comments + list(self._statement_strings(strings)))
         return blank_spans(self.text, blanked) if blanked else self.text
 
-    def _is_statement(self, span: tuple[int, int]) -> bool:
-        """Whether the string literal at `span` is an expression statement: it starts its line,
+    def _statement_strings(self, strings: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+        """Those of `strings` (in order) that are expression statements: each starts its line,
         outside any bracket and not continuing the line before, and nothing but a comment
-        follows it on its last line."""
-        start, end = span
-        line_start = self.text.rfind("\n", 0, start) + 1
-        if self.text[line_start:start].strip() or self._depth_at(start):
-            return False
-        line_end = self.text.find("\n", end)
-        after = self.code[end : len(self.text) if line_end < 0 else line_end]
-        return not self._continues_before(line_start) and not after.strip(" \t;\r")
+        follows it on its last line. Brackets are counted in the code view, from one string to
+        the next."""
+        text, code = self.text, self.code
+        depth = counted = 0
+        for start, end in strings:
+            line_start = text.rfind("\n", 0, start) + 1
+            if text[line_start:start].strip():
+                continue
+            depth = max(depth + _opened(code, counted, start), 0)
+            counted = start
+            if depth or self._continues_before(line_start):
+                continue
+            line_end = text.find("\n", end)
+            if not code[end : len(text) if line_end < 0 else line_end].strip(" \t;\r"):
+                yield start, end
 
     def _continues_before(self, line_start: int) -> bool:
         """Whether the line before `line_start` ends with a `\\` that continues it (one written
@@ -88,23 +101,6 @@ class LexicalPython:
         while last >= 0 and self.text[last] in " \t\r\n":
             last -= 1
         return last >= 0 and self.code[last] == "\\"
-
-    def _depth_at(self, offset: int) -> int:
-        """How many brackets are open at `offset` (strings and comments left out)."""
-        index = bisect_right(self._bracket_offsets, offset)
-        return self._bracket_depths[index - 1] if index else 0
-
-    @cached_property
-    def _bracket_offsets(self) -> list[int]:
-        return [match.start() for match in _BRACKET.finditer(self.code)]
-
-    @cached_property
-    def _bracket_depths(self) -> list[int]:
-        depths, depth = [], 0
-        for match in _BRACKET.finditer(self.code):
-            depth += 1 if match.group() in "([{" else -1
-            depths.append(max(depth, 0))
-        return depths
 
     def take_views(self, without_comments: str, code: str) -> None:
         """Take `without_comments` and `code` as read elsewhere (by a worker process)."""

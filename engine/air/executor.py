@@ -1,0 +1,137 @@
+"""The worker processes of one check: the only place where air starts processes.
+
+`run` creates one `Executor` per check and hands it to the stages that have work to share: the
+literal scan and the read-ahead of the index, the parse of Python files, the evaluation of
+clauses, the parse of `structural` candidates. Each `map` forks its workers when it starts, so
+that they see everything the check has found so far, copy-on-write, and nothing is sent to them
+but the position of the next item. The calling process works too: it runs the caller's own
+work alongside, then takes items like the workers. Items are taken in the order given (put the
+costliest first) and results come back in that order, whoever computed them.
+
+A forked worker maps serially: it never starts processes of its own.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any, Generic, TypeVar
+
+from air.interrupts import stop
+
+FORKING = "fork" in multiprocessing.get_all_start_methods()
+MAX_WORKERS = 4
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+Extra = TypeVar("Extra")
+
+
+class Executor:
+    """Maps functions over items across `workers` processes (this one included)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        wanted = workers if workers is not None else min(os.cpu_count() or 1, MAX_WORKERS)
+        self.workers = wanted if FORKING else 1
+
+    @property
+    def parallel(self) -> bool:
+        return self.workers > 1
+
+    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
+            alongside: Callable[[], Extra] | None = None, min_items: int = 2) -> tuple[list[Result], Extra | None]:
+        """`function` of each of `items`, in their order, and what `alongside` returns. Below
+        `min_items` items, or without workers, all of it runs here. An error raised by
+        `function` in a worker is raised here; should anything stop the map (an interrupt, an
+        error), the workers are ended, not waited for."""
+        if not self.parallel or len(items) < min_items:
+            extra = alongside() if alongside else None
+            return [function(item) for item in items], extra
+        return _Round(self, function, items).run(alongside)
+
+
+class _Round(Generic[Item, Result]):
+    """One `map` across forked workers, which take items through a shared counter."""
+
+    def __init__(self, executor: Executor, function: Callable[[Item], Result], items: Sequence[Item]) -> None:
+        self.executor, self.function, self.items = executor, function, items
+        self.context = multiprocessing.get_context("fork")
+        self.taken = self.context.Value("i", 0)
+
+    def run(self, alongside: Callable[[], Extra] | None) -> tuple[list[Result], Extra | None]:
+        workers: list[tuple[BaseProcess, Connection]] = []
+        try:
+            for _ in range(min(self.executor.workers, len(self.items)) - 1):
+                receiver, sender = self.context.Pipe(duplex=False)
+                worker = self.context.Process(target=self._work, args=(receiver, sender), daemon=True)
+                workers.append((worker, receiver))
+                worker.start()
+                sender.close()
+            extra = alongside() if alongside else None
+            results = {number: self.function(self.items[number]) for number in self._take()}
+            for _worker, receiver in workers:
+                answer = _answer(receiver)
+                if isinstance(answer, BaseException):
+                    raise answer
+                results.update(answer)
+            for worker, _receiver in workers:
+                worker.join()
+        except BaseException:
+            stop([worker for worker, _receiver in workers])
+            raise
+        finally:
+            for _worker, receiver in workers:
+                receiver.close()
+        for number in range(len(self.items)):  # a worker that died without an answer left its items
+            if number not in results:
+                results[number] = self.function(self.items[number])
+        return [results[number] for number in range(len(self.items))], extra
+
+    def _take(self) -> Iterator[int]:
+        while True:
+            with self.taken.get_lock():
+                number = self.taken.value
+                self.taken.value += 1
+            if number >= len(self.items):
+                return
+            yield number
+
+    def _work(self, receiver: Connection, sender: Connection) -> None:
+        """In a worker: compute the items nobody has taken and send their results, or the error
+        that stopped them, to the parent, which raises it: nothing is printed here. Should the
+        parent be gone, sending fails (this process holds no reading end of the pipe)."""
+        receiver.close()
+        self.executor.workers = 1
+        try:
+            _send(sender, {number: self.function(self.items[number]) for number in self._take()})
+        except BaseException as error:
+            _send(sender, _portable(error))
+        finally:
+            sender.close()
+
+
+def _answer(receiver: Connection) -> Any:
+    try:
+        return receiver.recv()
+    except EOFError:  # the worker died without an answer: its items are computed here
+        return {}
+
+
+def _send(sender: Connection, answer: object) -> None:
+    try:
+        sender.send(answer)
+    except OSError:  # the parent has gone: nobody is left to tell
+        pass
+
+
+def _portable(error: BaseException) -> BaseException:
+    """`error`, if it can be rebuilt on the other side of the pipe; else an error naming it."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return error
