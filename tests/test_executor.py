@@ -136,7 +136,7 @@ rows:
 def vendor_pack(root: Path) -> Path:
     pack = root / "vendor-pack"
     (pack / "rows").mkdir(parents=True)
-    (pack / "pack.yaml").write_text(textwrap.dedent(f"""\
+    (pack / "pack.yaml").write_text(textwrap.dedent("""\
         id: vendor
         version: 1.0.0
         framework: pytorch
