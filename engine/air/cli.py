@@ -98,7 +98,9 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
     progress = None if quiet else (lambda message: _say(f"air: {message}", err=True))
     options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes,
                            include_vendored=include_vendored)
-    gc.disable()  # syntax trees hold no cycles; collecting over them costs more than it frees
+    # Syntax trees hold no cycles; collecting over them costs more than it frees (torch_npu, cold,
+    # best of five: 2.56 s without collection, 2.95 s with it).
+    gc.disable()
     if framework_version is not None and not is_release(framework_version):
         raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint="--framework-version")
     with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
