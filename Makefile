@@ -2,27 +2,45 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+LINTED := engine tests scripts benchmarks
 
-.PHONY: run test bench clean
+.PHONY: run test lint semgrep bench clean
 
-$(STAMP): pyproject.toml
+$(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[semgrep,test]'
-	touch $(STAMP)
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test: $(VENV)/.base
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.test
+	$(BIN)/pip install --quiet -e '.[test,dev]'
+	touch $@
 
 ## Check the bundled example backend and write its report to air-report/.
-run: $(STAMP)
+run: $(VENV)/.base
 	$(BIN)/air check --pack pytorch-2.x examples/torch_toy
 
-## The whole test suite, including the pack's fixtures.
-test: $(STAMP)
+## The whole test suite, including the pack's fixtures (the semgrep kind's tests need `make semgrep`).
+test: $(VENV)/.test
 	$(BIN)/python -m pytest
 
+## ruff (lint and format) and mypy.
+lint: $(VENV)/.dev
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy
+
+## The optional engine of the `semgrep` evidence kind (about 360 MB).
+semgrep: $(VENV)/.base
+	$(BIN)/pip install --quiet -e '.[semgrep]'
+
 ## Time `air check` against a plain read of the same files (BENCH_PATH=dir to use a real tree).
-bench: $(STAMP)
+bench: $(VENV)/.base
 	$(BIN)/python -m benchmarks.bench $(BENCH_PATH)
 
 clean:
-	rm -rf $(VENV) air-report .pytest_cache
+	rm -rf $(VENV) air-report .pytest_cache .mypy_cache .ruff_cache
