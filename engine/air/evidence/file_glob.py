@@ -1,10 +1,20 @@
-"""`file`: files whose path matches a glob, optionally containing a literal or a regular expression."""
+"""`file`: files whose path matches a glob, or named after an operator of the pack's catalog that
+their code calls (`named_for_operators`), optionally containing a literal or a regular expression.
+A file is cited at what it contains, else at its first line of code (not a licence header or a
+docstring)."""
 
 from __future__ import annotations
 
+import re
+from posixpath import basename, splitext
+
 from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, may_count
 from air.index.files import matches_glob
+from air.index.model import SourceFile
 from air.regex import compile_guarded, searching
+
+_TEST_AFFIXES = re.compile(r"^tests?_|_tests?$")
+_CODE = re.compile(r"\S")
 
 
 def literals(spec: dict) -> list[str]:
@@ -14,14 +24,15 @@ def literals(spec: dict) -> list[str]:
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     globs = tuple(as_list(spec["glob"]))
+    operators = _operator_families(context) if spec.get("named_for_operators") else frozenset()
     regex = compile_guarded(spec["matches"]) if "matches" in spec else None
     hits = []
     for source in context.index.select(literals(spec), include_docs=clause.scope == "all"):
-        if not matches_glob(source.path, globs) or not in_clause_files(source.path, clause):
+        if not (matches_glob(source.path, globs) or _named_for(source, operators, context)):
             continue
-        if not may_count(source, clause, context):
+        if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
-        line = 1
+        line = _first_code_line(source, context)
         if "contains" in spec:
             line = source.text.count("\n", 0, source.text.index(spec["contains"])) + 1
         if regex is not None:
@@ -32,3 +43,26 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             line = source.text.count("\n", 0, match.start()) + 1
         hits.append(hit_at(source, line, {"PATH": source.path}))
     return hits
+
+
+def _operator_families(context: Context) -> frozenset[str]:
+    return context.operators.catalog.families if context.operators is not None else frozenset()
+
+
+def _named_for(source: SourceFile, operators: frozenset[str], context: Context) -> bool:
+    """Whether the file's name, without its extension and a `test_` prefix or `_test` suffix,
+    is an operator family (`test_addmm.py`, `cumsum_test.cpp`) that its code calls: a runner
+    named `test_all.py` is no test of `all`."""
+    if not operators:
+        return False
+    stem = splitext(basename(source.path))[0].lower()
+    bare = _TEST_AFFIXES.sub("", stem)
+    if bare == stem or bare not in operators:
+        return False
+    return re.search(rf"(?<!\w){re.escape(bare)}_?\s*\(", context.index.code_text(source)) is not None
+
+
+def _first_code_line(source: SourceFile, context: Context) -> int:
+    code = context.index.code_text(source)
+    found = _CODE.search(code)
+    return code.count("\n", 0, found.start()) + 1 if found else 1
