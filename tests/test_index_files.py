@@ -258,3 +258,14 @@ def test_a_vendored_directory_whose_search_runs_out_of_time_is_skipped_and_says_
     index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
     assert index.files == []
     assert index.skipped_directories == (("third_party/lib", "vendored; not read: pattern timed out on third_party/lib/a.cc"),)
+
+
+def test_hash_comments_of_configuration_and_scripts_are_blanked(tmp_path):
+    write(tmp_path, {
+        "ci.yml": "on: [push]\n# on: {schedule: [{cron: '0 4 * * 1'}]}\nurl: https://x.org/a#frag  # note\n",
+        "run.sh": "echo $#  # arguments\n  # pip install --pre torch\n",
+    })
+    index = build_index(tmp_path)
+    code = {source.path: index.code_text(source) for source in index.files}
+    assert code["ci.yml"].splitlines() == ["on: [push]", " " * 39, "url: https://x.org/a#frag" + " " * 8]
+    assert code["run.sh"].splitlines() == ["echo $#" + " " * 13, " " * 27]

@@ -209,7 +209,8 @@ def _workflows(index: CodeIndex, syntax: TestSyntax):
     for source in index.files:
         if not any(fnmatchcase(source.path, pattern) for pattern in syntax.ci_files):
             continue
-        signals = tuple(label for label, pattern in syntax.ci_signals if _shows(pattern, source.text))
+        code = index.code_text(source)
+        signals = tuple(label for label, pattern in syntax.ci_signals if _shows(pattern, code))
         yield CiWorkflow(source.path, signals)
 
 

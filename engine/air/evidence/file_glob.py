@@ -1,7 +1,7 @@
 """`file`: files whose path matches a glob, or named after an operator of the pack's catalog that
-their code calls (`named_for_operators`), optionally containing a literal or a regular expression.
-A file is cited at what it contains, else at its first line of code (not a licence header or a
-docstring)."""
+their code calls (`named_for_operators`), optionally containing a literal or matching a regular
+expression in their code (comments never match). A file is cited at the match, else at its first
+line of code (not a licence header or a docstring)."""
 
 from __future__ import annotations
 
@@ -32,15 +32,16 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             continue
         if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
-        line = _first_code_line(source, context)
+        code = context.index.code_text(source)
+        line = _first_code_line(code)
         if "contains" in spec:
             line = source.text.count("\n", 0, source.text.index(spec["contains"])) + 1
         if regex is not None:
             with searching(source.path):
-                match = regex.search(source.text)
+                match = regex.search(code)
             if match is None:
                 continue
-            line = source.text.count("\n", 0, match.start()) + 1
+            line = code.count("\n", 0, match.start()) + 1
         hits.append(hit_at(source, line, {"PATH": source.path}))
     return hits
 
@@ -62,7 +63,6 @@ def _named_for(source: SourceFile, operators: frozenset[str], context: Context) 
     return re.search(rf"(?<!\w){re.escape(bare)}_?\s*\(", context.index.code_text(source)) is not None
 
 
-def _first_code_line(source: SourceFile, context: Context) -> int:
-    code = context.index.code_text(source)
+def _first_code_line(code: str) -> int:
     found = _CODE.search(code)
     return code.count("\n", 0, found.start()) + 1 if found else 1

@@ -12,6 +12,7 @@ from ahocorasick_rs import AhoCorasick
 
 from air.executor import Executor
 from air.index import build, cpp, python
+from air.index.blanking import blank_hash_comments
 from air.index.files import FileListing, IndexOptions, read_files
 from air.index.model import (
     BuildFacts,
@@ -32,6 +33,7 @@ BUILD_EXTRACTORS = {
 }
 
 PARALLEL_THRESHOLD = 4
+HASH_COMMENT_LANGUAGES = frozenset({"yaml", "toml", "shell", "cmake", "make", "bazel", "meson"})
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
 _READ_AHEAD_LANGUAGES = ("python", "cpp", "template")
@@ -60,7 +62,7 @@ class CodeIndex:
         self._python: dict[str, PythonFacts] = {}
         self._scopes: dict[str, tuple[PyScope, ...]] = {}
         self._cpp: dict[str, CppFacts] = {}
-        self._cpp_stripped: dict[str, str] = {}
+        self._stripped: dict[str, str] = {}
         self._function_bodies: dict[str, cpp.FunctionBodies] = {}
 
     # --- selection ----------------------------------------------------------
@@ -212,17 +214,23 @@ class CodeIndex:
         return found
 
     def code_text(self, source: SourceFile) -> str:
-        """The file's text with comments blanked out (C/C++ and Python), offsets preserved."""
+        """The file's text with comments blanked out (C/C++, Python, and the `#` comments of
+        YAML, TOML, shell, CMake, Make, Bazel and Meson), offsets preserved."""
         if source.language in ("cpp", "template"):
             facts = self._cpp.get(source.path)
             if facts is not None:
                 return facts.stripped
-            stripped = self._cpp_stripped.get(source.path)
+            stripped = self._stripped.get(source.path)
             if stripped is None:  # reading the text needs no facts: they take ten times longer
-                stripped = self._cpp_stripped[source.path] = cpp.strip_comments(source.text)
+                stripped = self._stripped[source.path] = cpp.strip_comments(source.text)
             return stripped
         if source.language == "python":
             return self.python_lexical(source).without_comments
+        if source.language in HASH_COMMENT_LANGUAGES:
+            stripped = self._stripped.get(source.path)
+            if stripped is None:
+                stripped = self._stripped[source.path] = blank_hash_comments(source.text)
+            return stripped
         return source.text
 
     # --- tree-wide facts ----------------------------------------------------

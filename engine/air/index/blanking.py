@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 _LINE_CONTENT = re.compile(r"[^\r\n]+")
+_HASH_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[^\r\n]*", re.MULTILINE)
 
 
 def blank(text: str) -> str:
@@ -27,3 +28,9 @@ def blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
             last = end
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def blank_hash_comments(text: str) -> str:
+    """Blank `#` comments as YAML, TOML and shell write them: from a `#` that starts a line or
+    follows a blank to the end of the line (a `#` inside a word, as in a URL, starts none)."""
+    return _HASH_COMMENT.sub(lambda comment: " " * len(comment.group()), text)
