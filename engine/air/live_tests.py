@@ -3,7 +3,8 @@
 A finding in a test file earns credit only when it lies in a test that exercises the backend:
 - the file is a test (it defines test functions or C/C++ test cases) and not a helper module
   (a pack's `helpers` globs: `conftest.py`, `*_utils.py`, ...; a file named as a test by
-  `test_names`, such as `test_utils.py`, is no helper);
+  `test_names`, such as `test_utils.py`, is no helper), nor in a directory the suite keeps out of
+  its runs (`quarantined`: `fix_needed/`, `disabled/`, ...);
 - the file names the backend (its package, a device name it registers, its dispatch key), or a
   test module it imports does, or it uses machinery that runs its tests on every device type
   (`device_generic`), so its tests can run on the device rather than on the host alone;
@@ -131,6 +132,8 @@ class LiveTests:
 
     def _runnable_file(self, source: SourceFile) -> bool:
         if source.language not in ("python", "cpp") or self._helper(source.path):
+            return False
+        if matches_glob(source.path, self.live.quarantined):
             return False
         if source.path.rpartition("/")[2] in self._skip_list.files:
             return False

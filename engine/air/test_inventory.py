@@ -50,6 +50,7 @@ class LiveSyntax:
     device_generic: tuple[str, ...]  # names whose use makes a file's tests run on every device type
     helpers: tuple[str, ...]  # path globs of test utility modules
     test_names: tuple[str, ...]  # path globs of files named as tests, which are never helpers
+    quarantined: tuple[str, ...]  # path globs of directories of tests the suite keeps out of its runs
     skip_lists: tuple[str, ...]  # path globs of files that list skipped tests
     skip_list_languages: tuple[str, ...]  # the languages (data formats) such a file is written in
     skip_list_entries: tuple[GuardedPattern, ...]  # ways to list a test: group `test` or `file`, optionally `cls`
@@ -66,6 +67,7 @@ class LiveSyntax:
             device_generic=tuple(data["device_generic"]),
             helpers=tuple(data["helpers"]),
             test_names=tuple(data["test_names"]),
+            quarantined=tuple(data.get("quarantined", ())),
             skip_lists=tuple(data["skip_lists"]),
             skip_list_languages=tuple(data["skip_list_languages"]),
             skip_list_entries=tuple(compile_guarded(pattern) for pattern in data["skip_list_entries"]),
