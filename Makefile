@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 LINTED := engine tests scripts benchmarks
 
-.PHONY: run test lint semgrep bench clean
+.PHONY: run test lint semgrep bench bench-layers clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ semgrep: $(VENV)/.base
 ## Time `air check` against a plain read of the same files (BENCH_PATH=dir to use a real tree).
 bench: $(VENV)/.base
 	$(BIN)/python -m benchmarks.bench $(BENCH_PATH)
+
+## What each speed layer is worth: a cold check with each switched off in turn (BENCH_PATH=dir).
+bench-layers: $(VENV)/.base
+	$(BIN)/python -m benchmarks.layers $(BENCH_PATH)
 
 clean:
 	rm -rf $(VENV) air-report .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,84 @@
+"""What each speed layer is worth: a cold `air check` with each layer switched off in turn.
+
+Usage: python -m benchmarks.layers [PATH] (without PATH, the synthetic backend of
+`benchmarks.bench`). Each variant runs in a fresh interpreter, best of RUNS, with one layer
+replaced by the plain way of doing the same work. Prints the wall time of each, its cost over
+the full engine, and whether its report is the same (parsing tests instead of reading them
+lexically may find a little more or less).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.bench import generate
+
+RUNS = 3
+
+# Each switch is Python run before the check, in the check's own interpreter.
+LAYERS = {
+    "all layers": "",
+    "no PCRE2 translation": (
+        "import air.regex as r\n"
+        "r.GuardedPattern._native = property(lambda self: None)\n"
+    ),
+    "no candidate starts": (
+        "import air.regex as r\n"
+        "r.GuardedPattern._candidates = lambda self, text: None\n"
+    ),
+    "no lexical Python reader (tests parsed)": (
+        "import air.evidence.base as b\n"
+        "original = b.python_sources\n"
+        "def parsed(clause, context, literals, hints):\n"
+        "    for source in b.parsed_python(clause, context, literals, hints):\n"
+        "        yield source, context.index.python_facts(source)\n"
+        "b.python_sources = parsed\n"
+        "import sys\n"
+        "for module in list(sys.modules.values()):\n"
+        "    if getattr(module, 'python_sources', None) is original:\n"
+        "        module.python_sources = parsed\n"
+    ),
+    "no read-ahead workers": (
+        "import air.index as i\n"
+        "i.CodeIndex.read_ahead = lambda self, alongside: alongside()\n"
+    ),
+    "no native schema validation": (
+        "import air.schemas as s\n"
+        "s._natively_valid = lambda data, schema: False\n"
+    ),
+}
+
+
+def timed_check(root: Path, switch: str, output: Path) -> float:
+    program = (
+        f"{switch}\nimport sys\nfrom air.__main__ import run\n"
+        f"sys.argv = ['air', 'check', '-q', '--no-cache', '--format', 'json', '--output', {str(output)!r}, {str(root)!r}]\n"
+        "run()\n"
+    )
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", program], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "SOURCE_DATE_EPOCH": "0"})
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="air-layers-") as scratch:
+        root = Path(sys.argv[1]) if len(sys.argv) > 1 else generate(Path(scratch) / "tree")
+        reports, times = {}, {}
+        for name, switch in LAYERS.items():
+            output = Path(scratch) / f"{len(reports)}.json"
+            times[name] = min(timed_check(root, switch, output) for _ in range(RUNS))
+            reports[name] = output.read_bytes()
+        full = times["all layers"]
+        for name, elapsed in times.items():
+            same = "same report" if reports[name] == reports["all layers"] else "REPORT DIFFERS"
+            print(f"{name:42} {elapsed:6.2f} s  {100 * (elapsed - full) / full:+6.1f} %  {same}")
+
+
+if __name__ == "__main__":
+    main()
