@@ -24,13 +24,18 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache, reduce
 from operator import or_
+from typing import TYPE_CHECKING
 
-try:
-    import re._parser as sre_parse  # Python 3.11+
-    from re._constants import MAXREPEAT
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse  # type: ignore[no-redef]
-    from sre_constants import MAXREPEAT  # type: ignore[no-redef]
+if TYPE_CHECKING:  # typeshed describes re._parser and re._constants under their former names
+    import sre_parse
+    from sre_constants import MAXREPEAT
+else:
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+        from re._constants import MAXREPEAT
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse
+        from sre_constants import MAXREPEAT
 
 LONG_REPEAT = 100  # a bounded repeat of more iterations counts as unbounded
 WIDE_REPEAT = 10_000  # ... and next to another, one wider than this: a narrower window costs at most its width
@@ -48,7 +53,7 @@ Items = list  # a parsed sequence: (op, value) pairs
 def backtracking_risk(parsed: sre_parse.SubPattern) -> str | None:
     """Why matching `parsed` can take exponential or high polynomial time, or None."""
     flags = parsed.state.flags
-    items = list(parsed)
+    items = list(parsed.data)
     if _nests_long_repeats(items, inside=False):
         return "a repeat is nested in an unbounded repeat"
     for body, body_flags in _long_repeat_bodies(items, flags):

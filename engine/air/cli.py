@@ -140,6 +140,7 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
         with materialised(dist) as (root, source):
             yield Located(root, source)
         return
+    assert target is not None  # neither --dist nor --sdist was given
     tried = f"not an installed distribution ({', '.join(candidate_names(target))})" if is_bare_name(target) else ""
     known = partial(known_backends, framework_dir(pack_framework(pack_name)))
     yield locate(target, ref, progress, known, subdir, tried)
@@ -246,9 +247,9 @@ def main() -> None:
     except KeyboardInterrupt as interrupt:
         _interrupted(interrupt)
     except Exception as error:  # the last line of defence: one line, never a traceback
-        interrupt = interrupt_behind(error)
-        if interrupt is not None:
-            _interrupted(interrupt)
+        behind = interrupt_behind(error)
+        if behind is not None:
+            _interrupted(behind)
         if os.environ.get("AIR_DEBUG"):
             traceback.print_exc()
         _say(f"air: internal error: {type(error).__name__}: {error} (set AIR_DEBUG=1 for details)", err=True)

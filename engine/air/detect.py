@@ -22,7 +22,7 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, Inte
     dispatch_key = verdict.dispatch_key
     if verdict.dispatch_capture:
         signal, capture = verdict.dispatch_capture
-        values = [(hit.capture(capture), hit.path) for hit in results[signal].counted() if hit.capture(capture)]
+        values = [(value, hit.path) for hit in results[signal].counted() if (value := hit.capture(capture))]
         if values:
             dispatch_key = evaluator.context.resolve(*values[0]).split("::")[-1]
     note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from air.evidence import Evaluator
-from air.evidence.base import ClauseResult, Hit
+from air.evidence.base import ClauseResult, Coverage, Hit
 from air.expr import affirmed_names, referenced_names
 from air.framework import Framework, Route
 from air.packs import NOT_ENCODED, Row
@@ -67,7 +67,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
         reasons = [reason, _only_in_tests(results), _only_where_tests_do_not_run(results)] + notes
         return _result(row, "unknown", None, _join(reasons), findings, fix)
-    coverage = [_coverage_text(r) for r in results.values() if r.coverage is not None]
+    coverage = [_coverage_text(r.clause.name, r.coverage) for r in results.values() if r.coverage is not None]
     reason = _join(coverage + [_explain(row, points, results)] + notes)
     if hidden and points < max(row.score):
         return _result(row, "unknown", None, _join([hidden, reason]), findings, fix)
@@ -85,6 +85,7 @@ def _not_applicable(row: Row, setting: Setting) -> str:
 
 
 def _without_prerequisite(row: Row, results: Mapping[str, ClauseResult]) -> str:
+    assert row.requires is not None  # asked only when the row's prerequisite is false
     missing = [results[name].clause.description() for name in sorted(referenced_names(row.requires))
                if results[name].decided and results[name].count() == 0]
     return (f"cannot work without its static prerequisite (`{row.requires_text}`), which is absent; "
@@ -103,9 +104,8 @@ def _off_route(row: Row, route: Route, framework: Framework) -> str:
     return f"{reason}, and {'; '.join(withheld)}" if withheld else reason
 
 
-def _coverage_text(result: ClauseResult) -> str:
-    coverage = result.coverage
-    parts = [f"{result.clause.name}: {len(coverage.covered)}/{coverage.total}"]
+def _coverage_text(name: str, coverage: Coverage) -> str:
+    parts = [f"{name}: {len(coverage.covered)}/{coverage.total}"]
     if coverage.sources:
         parts[0] += f" ({'; '.join(coverage.sources)})"
     if coverage.fallback:

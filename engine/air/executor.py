@@ -19,7 +19,7 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from air.interrupts import stop
 
@@ -41,6 +41,14 @@ class Executor:
     @property
     def parallel(self) -> bool:
         return self.workers > 1
+
+    @overload
+    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
+            alongside: None = None, min_items: int = 2) -> tuple[list[Result], None]: ...
+
+    @overload
+    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
+            alongside: Callable[[], Extra], min_items: int = 2) -> tuple[list[Result], Extra]: ...
 
     def map(self, function: Callable[[Item], Result], items: Sequence[Item],
             alongside: Callable[[], Extra] | None = None, min_items: int = 2) -> tuple[list[Result], Extra | None]:
@@ -67,7 +75,7 @@ class _Round(Generic[Item, Result]):
         try:
             for _ in range(min(self.executor.workers, len(self.items)) - 1):
                 receiver, sender = self.context.Pipe(duplex=False)
-                worker = self.context.Process(target=self._work, args=(receiver, sender), daemon=True)
+                worker: BaseProcess = self.context.Process(target=self._work, args=(receiver, sender), daemon=True)
                 workers.append((worker, receiver))
                 worker.start()
                 sender.close()

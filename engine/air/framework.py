@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 from air.errors import PackError
 from air.evidence import clause_from_data
@@ -17,7 +18,7 @@ from air.index.vendored import Vendoring
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
 from air.resources import data_dir
 from air.schemas import validate_document
-from air.yamldoc import YamlDocument, load_yaml
+from air.yamldoc import YamlDocument, YamlPath, load_yaml
 
 COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")  # in a verdict's note
 FRAMEWORK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # as the pack schema has it: never a path
@@ -115,7 +116,7 @@ class Framework:
         return next((p.short for p in self.paths if p.id == path_id), path_id)
 
 
-def is_framework_name(name: object) -> bool:
+def is_framework_name(name: object) -> TypeGuard[str]:
     return isinstance(name, str) and FRAMEWORK_NAME.fullmatch(name) is not None
 
 
@@ -156,7 +157,7 @@ class _Combined(YamlDocument):
         super().__init__(source, data, {})
         self.origins = origins
 
-    def error(self, path, message):  # type: ignore[override]
+    def error(self, path: YamlPath, message: str) -> PackError:
         origin = self.origins.get(path[0]) if path else None
         return (origin or YamlDocument(self.source, self.data, {})).error(path, message)
 
@@ -263,8 +264,10 @@ def _quick_reference(document: _Combined) -> tuple[QuickReference, ...]:
 
 def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:
     """Compile a clause's regular expressions with the backtracking guard, or fail at their line."""
-    patterns = [((kind, key), clause[kind].get(key)) for kind, key in (("text", "pattern"), ("file", "matches"))
-                if isinstance(clause.get(kind), dict)]
+    patterns: list[tuple[YamlPath, str | None]] = [
+        ((kind, key), clause[kind].get(key)) for kind, key in (("text", "pattern"), ("file", "matches"))
+        if isinstance(clause.get(kind), dict)
+    ]
     patterns += [(("where", capture, "matches"), c.get("matches")) for capture, c in clause.get("where", {}).items()]
     for where, pattern in patterns:
         if pattern is not None:

@@ -167,6 +167,7 @@ def _config_value(raw: str | None) -> str:
 
 
 def _repository_at(worktree: Path, mode: int) -> Repository | None:
+    gitdir: Path | None
     if stat.S_ISDIR(mode):
         gitdir = worktree / ".git"
     elif stat.S_ISREG(mode):

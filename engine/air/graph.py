@@ -73,7 +73,7 @@ class DependencyGraph:
                 self.graph.add_edge(path, target, kind=kind)
 
     def _python_targets(self, source: SourceFile) -> set[str]:
-        targets = set()
+        targets: set[str] = set()
         for imported in self.index.python_lexical(source).imports:
             dotted = imported.module.split(".")
             candidates = [".".join(dotted[:i]) for i in range(1, len(dotted) + 1)]

@@ -103,6 +103,7 @@ def _resend(number: int) -> None:
     """Send `number` to the main thread once it has left `_recover`: raised there, the
     exception would be lost for good."""
     main = threading.main_thread().ident
+    assert main is not None  # the main thread is running
     while _inside_recover(sys._current_frames().get(main)):
         time.sleep(RESEND_DELAY)
     signal.pthread_kill(main, number)

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeGuard
 
 from air.cache import cache_dir, private_dir
 from air.errors import InputError
@@ -109,9 +110,11 @@ def path_exists(target: str) -> bool:
     return True
 
 
-def is_bare_name(target: str | None) -> bool:
+def is_bare_name(target: str | None) -> TypeGuard[str]:
     """A name such as `npu` or `torch_npu`: no path separator, no URL."""
-    return bool(target) and re.fullmatch(r"[A-Za-z0-9][\w.-]*", target) is not None
+    if not target:
+        return False
+    return re.fullmatch(r"[A-Za-z0-9][\w.-]*", target) is not None
 
 
 def _narrowed(located: Located, subdir: str | None) -> Located:

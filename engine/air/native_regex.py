@@ -14,9 +14,16 @@ and byte semantics agree. A pattern that holds non-ASCII characters is not trans
 from __future__ import annotations
 
 import re
-from re._constants import MAXREPEAT
+from typing import TYPE_CHECKING
 
 import pcre2
+
+if TYPE_CHECKING:
+    from sre_constants import MAXREPEAT  # typeshed describes re._constants under its former name
+
+    from _typeshed import MaybeNone
+else:
+    from re._constants import MAXREPEAT
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": [(0x30, 0x39)],
@@ -175,12 +182,12 @@ class AsciiMatch:
     def span(self, group: int | str = 0) -> tuple[int, int]:
         return self.match.span(group)
 
-    def group(self, group: int | str = 0) -> str | None:
+    def group(self, group: int | str = 0) -> str | MaybeNone:  # as `re.Match` has it: None for a group not taken
         value = self.match.group(group)
         return None if value is None else value.decode("ascii")
 
     __getitem__ = group
 
-    def groupdict(self) -> dict[str, str | None]:
+    def groupdict(self) -> dict[str, str | MaybeNone]:
         found = self.match.groupdict().items()
         return {name: None if value is None else value.decode("ascii") for name, value in found}

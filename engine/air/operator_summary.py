@@ -49,6 +49,7 @@ def _categories(pack: Pack, evaluator: Evaluator) -> Iterator[OperatorCategory]:
             if clause.kind != "ops" or "of" not in clause.spec:
                 continue
             coverage = evaluator.result(clause).coverage
+            assert coverage is not None  # a known gap: an ops clause with `of` has one unless its search timed out
             yield OperatorCategory(row.item, row.title, len(coverage.covered), coverage.total, coverage.missing,
                                    coverage.composite, coverage.fallback, coverage.undecided)
             break

@@ -669,7 +669,7 @@ def _op_list(text: str, namespace: str, catalog: Catalog) -> tuple[list[_Entry],
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError):
         return [], ()
-    entries = []
+    entries: list[_Entry] = []
     for container in _containers(root):
         # Keys of a mapping name operators less surely than items of a list (`max: 10`):
         # a mapping must hold enough of them itself.
@@ -677,7 +677,7 @@ def _op_list(text: str, namespace: str, catalog: Catalog) -> tuple[list[_Entry],
         if is_mapping and len(container.value) < MIN_OP_LIST_ENTRIES:
             continue
         named = [(name, node, fields) for node, fields in _items(container, namespace, catalog)
-                 if (name := _name_in(node, namespace))]
+                 if node is not None and (name := _name_in(node, namespace))]
         known = [(name, node, fields) for name, node, fields in named if catalog.knows(name)]
         if (not is_mapping or len(known) >= MIN_OP_LIST_ENTRIES) and len(known) >= MIN_OP_LIST_SHARE * len(named):
             entries.extend(_entry(name, node, fields) for name, node, fields in known)
@@ -724,7 +724,7 @@ def _items(container: yaml.Node, namespace: str, catalog: Catalog) -> Iterator[t
             ((key, value),) = item.value
             yield key, _fields(value)
         else:
-            yield fields.get(named), fields
+            yield None if named is None else fields.get(named), fields
 
 
 def _name_field(fields_of: list[dict[str, yaml.Node]], namespace: str, catalog: Catalog) -> str:
@@ -803,6 +803,7 @@ class _TreeFiles:
         if absent:
             return UNRESOLVED, absent[0]
         for name, what, path in found:
+            assert path is not None  # none is absent
             source = self._index.by_path.get(path)  # None for a file the index skipped (too large, say)
             if what == "template" and source is not None and _names_any(self._index.code_text(source), fallbacks):
                 return FALLBACK, f"template {name}"

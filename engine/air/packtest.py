@@ -12,8 +12,7 @@ decide, 1 and unknown for a row only a runtime check can decide (and 0 when it h
 prerequisite). An untested row is a failure.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: it would bind `annotations`, the name of a function below.
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -69,6 +68,7 @@ def outcome_of(row: RowResult) -> Outcome:
         return "n/a"
     if row.outcome == "unknown":
         return "unknown"
+    assert row.points is not None  # a scored row has its points
     return row.points
 
 

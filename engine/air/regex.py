@@ -21,16 +21,20 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 import pcre2
 
 from air.backtracking import backtracking_risk
 from air.native_regex import AsciiMatch, compile_native
 
-try:
-    import re._parser as sre_parse  # Python 3.11+
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse  # type: ignore[no-redef]
+if TYPE_CHECKING:  # typeshed describes re._parser under its former name
+    import sre_parse
+else:
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse
 
 MIN_LITERAL = 3
 CHARACTERS_PER_CANDIDATE = 64  # re scans about this many characters in the time of one match attempt
@@ -156,7 +160,9 @@ class GuardedPattern:
                     return None
                 match = self._line_test.search(text, _next_line(text, match.start()))
             return sorted(found)
-        for literal in self._starts or self._line_literals:
+        literals = self._starts or self._line_literals
+        assert literals is not None  # with no line test, `_guarded` asks only when there are literals
+        for literal in literals:
             position = text.find(literal)
             while position >= 0:
                 found.add(position if self._starts else text.rfind("\n", 0, position) + 1)
@@ -232,7 +238,7 @@ def required_literals(pattern: str) -> tuple[str, ...]:
     parsed = sre_parse.parse(pattern)
     if parsed.state.flags & re.IGNORECASE:
         return ()
-    return tuple(_required(list(parsed)) or ())
+    return tuple(_required(list(parsed.data)) or ())
 
 
 def _required(items: list) -> list[str] | None:
@@ -253,8 +259,9 @@ def _required(items: list) -> list[str] | None:
             inner = _required(list(value[-1]))
         elif name == "BRANCH":
             branches = [_required(list(branch)) for branch in value[1]]
-            if all(branches):
-                inner = sorted({literal for branch in branches for literal in branch})
+            required = [branch for branch in branches if branch]
+            if len(required) == len(branches):
+                inner = sorted({literal for branch in required for literal in branch})
         if inner:
             candidates.append(inner)
     candidates.append(["".join(run)])

@@ -124,8 +124,9 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         identified = partial(_identity, pack, evaluator, root, source, framework_version)
         found_names = partial(_names_in_tests, identified)
         evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
+    test_syntax = pack.test_syntax
     tests = evaluator.evaluate_all(
-        clauses, alongside=(lambda: test_inventory(index, pack.test_syntax)) if pack.test_syntax else None,
+        clauses, alongside=(lambda: test_inventory(index, test_syntax)) if test_syntax else None,
     )
     route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
     say(f"integration path: {path.title}")
@@ -182,10 +183,10 @@ def _names_in_tests(identified: Callable[[], Identity]) -> tuple[str, ...]:
 def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
     """The device names the backend registers: NAME captures of the framework's path signals."""
     names = {
-        hit.capture("NAME").strip().strip("\"'")
+        captured.strip().strip("\"'")
         for clause in pack.framework.signals.values()
         for hit in evaluator.result(clause).counted()
-        if hit.capture("NAME")
+        if (captured := hit.capture("NAME"))
     }
     return tuple(sorted(name for name in names if name.isidentifier()))
 
@@ -200,7 +201,8 @@ def report_date() -> str:
 def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
     """The product files where the backend registers its device: those of the framework's path
     signals that name the device (capture NAME), or of every signal found when none does."""
-    naming, found = set(), set()
+    naming: set[str] = set()
+    found: set[str] = set()
     for clause in pack.framework.signals.values():
         for hit in evaluator.result(clause).counted():
             if hit.role == "product":
@@ -236,7 +238,7 @@ def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | 
 
 def _registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> list[str]:
     """The top-level Python packages of the `registering` files, the one holding most first."""
-    found = Counter()
+    found: Counter[str] = Counter()
     for path in registering:
         module = module_name(path, index.package_dirs)
         if module and ("." in module or path.endswith("__init__.py")):  # a lone script is no package

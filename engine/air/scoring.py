@@ -39,8 +39,8 @@ def score(sections: Sequence[Section], rows: Sequence[RowResult]) -> Score:
         decided_weight += weight - unknown
         percent = earned / max_pts * 100 if max_pts else None
         results.append(SectionResult(spec.id, spec.number, spec.title, spec.tier, max_pts, earned, percent, unknown))
-    kept = [s for s in results if s.percent is not None]
-    tier_weights = sum(1 / s.tier for s in kept)
-    readiness = sum(s.percent * (1 / s.tier) for s in kept) / tier_weights if tier_weights else 0.0
+    kept = [(s.percent, s.tier) for s in results if s.percent is not None]
+    tier_weights = sum(1 / tier for _percent, tier in kept)
+    readiness = sum(percent * (1 / tier) for percent, tier in kept) / tier_weights if tier_weights else 0.0
     coverage = decided_weight / applicable_weight * 100 if applicable_weight else 0.0
     return Score(tuple(results), readiness, coverage)

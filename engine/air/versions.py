@@ -58,7 +58,7 @@ def ranges_overlap(first: str, second: str) -> bool:
     bound of either range are tried, which covers every way two ranges can meet."""
     bounds = [parse_release(m.group(2)) for spec in (first, second) for part in spec.split(",")
               if (m := CLAUSE.match(part))]
-    candidates = {(0,), (10_000,)}
+    candidates: set[tuple[int, ...]] = {(0,), (10_000,)}
     for bound in bounds:
         candidates.add(bound)
         candidates.add(bound + (1,))

@@ -116,7 +116,7 @@ class _Builder:
         except yaml.YAMLError as error:
             raise PackError(self.shown, f"invalid value: {error}".splitlines()[0], node.start_mark.line + 1) from None
 
-    def _count_text(self, node: yaml.ScalarNode) -> None:
+    def _count_text(self, node: yaml.Node) -> None:
         self.expanded_chars += len(node.value)
         if self.expanded_chars > MAX_EXPANDED_CHARS:
             raise PackError(self.shown, f"expands to more than {MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text "

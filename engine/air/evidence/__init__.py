@@ -56,6 +56,7 @@ from air.evidence.base import (
     python_candidates,
     roles_for,
 )
+from air.index.model import SourceFile
 from air.regex import PatternTimeout
 
 KINDS: dict[str, ModuleType] = {
@@ -116,7 +117,7 @@ class Evaluator:
               for part in ((literal,) if isinstance(literal, str) else literal)),
             *literals,
         ])
-        files = {}
+        files: dict[str, SourceFile] = {}
         for clause in clauses:
             prefilters = getattr(KINDS[clause.kind], "prefilters", None)  # of the kinds that parse what they select
             if prefilters is not None and clause.scope != "tests":  # tests are read lexically, not parsed

@@ -344,7 +344,8 @@ def in_running_tests(hits: list[Hit], clause: Clause, context: Context) -> tuple
     else it was found."""
     if clause.scope == "product":
         return hits, []
-    kept, dropped = [], []
+    kept: list[Hit] = []
+    dropped: list[Hit] = []
     for hit in hits:
         (kept if counts_in_tests(hit, clause, context) else dropped).append(hit)
     return kept, dropped

@@ -81,7 +81,7 @@ def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0, calls_o
             if function is not None and function.line in expanded_functions:
                 continue
             through = list(_through_function(index, function, names, depth)) if function is not None else []
-            if through:
+            if through and function is not None:
                 expanded_functions.add(function.line)
                 yield from through
             else:
@@ -107,7 +107,10 @@ def _function_passing_parameters(index: CodeIndex, source: SourceFile, call: Cpp
     if not bodies.may_take(_IDENTIFIER.findall(" ".join(args))):
         return None
     function = bodies.around(call.start)
-    named = [param for param in function.params if param and param != "..."] if function else []
+    if function is None:
+        return None
+    assert function.params is not None  # a function has parameters, unlike an object-like macro
+    named = [param for param in function.params if param and param != "..."]
     if not named:
         return None
     mentioned = re.compile(r"\b(?:" + "|".join(map(re.escape, named)) + r")\b")

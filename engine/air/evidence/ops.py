@@ -28,6 +28,7 @@ from air.operators import (
     FALLBACK,
     NATIVE,
     UNRESOLVED,
+    OperatorSyntax,
     Registration,
     Registrations,
     family,
@@ -49,9 +50,14 @@ def tree_literals(context: Context) -> list[str]:
 
 
 def registrations(context: Context) -> Registrations:
+    syntax = _operator_syntax(context)
+    return context.memo(("operators",), lambda: find_registrations(context.index, syntax))
+
+
+def _operator_syntax(context: Context) -> OperatorSyntax:
     if context.operators is None:
         raise PackError("pack.yaml", "`ops` evidence needs an `operators` section in pack.yaml")
-    return context.memo(("operators",), lambda: find_registrations(context.index, context.operators))
+    return context.operators
 
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
@@ -84,7 +90,7 @@ def _of_listed(found: Registrations, clause: Clause, kernel: str) -> tuple[Regis
 def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | None:
     if "of" not in clause.spec:
         return None
-    catalog = context.operators.catalog
+    catalog = _operator_syntax(context).catalog
     found = registrations(context)
     native = _families(hits)
     fallback = _families(_kept(_of_listed(found, clause, FALLBACK), clause, context))
@@ -113,7 +119,7 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
 def _capturing_fallback(found: Registrations, context: Context) -> Registration | None:
     """The first global fallback of the backend's own on a key of the pack's `fallback_keys`,
     when none there reaches a CPU fallback function."""
-    keys = context.operators.fallback_keys
+    keys = _operator_syntax(context).fallback_keys
     on_keys = [r for r in found.fallbacks
                if keys and constraint_holds(r.key, {"symbol": keys}, context, r.source.path)]
     if any(r.kernel == FALLBACK for r in on_keys):

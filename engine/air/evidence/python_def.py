@@ -53,7 +53,7 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
     if "bases" in spec:
         return [(literal_of(base),) for base in as_list(spec["bases"])]
     keyword = "def" if "function" in spec else "class"
-    return [(keyword, literal_of(name)) for name in as_list(spec.get("function") or spec.get("class"))]
+    return [(keyword, literal_of(name)) for name in as_list(spec.get("function") or spec["class"])]
 
 
 def definition_hint(spec: dict) -> GuardedPattern:

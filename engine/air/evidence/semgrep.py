@@ -72,16 +72,16 @@ def run_batch(clauses: Sequence[Clause], context: Context) -> dict[tuple, list[H
     seen = set()
     for result in output.get("results", []):
         rule_id = result.get("check_id", "").rsplit(".", 1)[-1]
-        clause = by_id.get(rule_id)
+        rule_clause = by_id.get(rule_id)
         path = result.get("path", "")
         path = os.path.relpath(path, root) if os.path.isabs(path) else path
         line = result.get("start", {}).get("line", 1)
-        if clause is None or path not in targets or (rule_id, path, line) in seen:
+        if rule_clause is None or path not in targets or (rule_id, path, line) in seen:
             continue
         seen.add((rule_id, path, line))
         values = result.get("extra", {}).get("message", "").split(SEPARATOR)
-        captures = dict(zip(clause.spec.get("capture", []), values))
-        results[clause.key].append(hit_at(targets[path], line, captures))
+        captures = dict(zip(rule_clause.spec.get("capture", []), values))
+        results[rule_clause.key].append(hit_at(targets[path], line, captures))
     return results
 
 

@@ -31,7 +31,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     ]
     jobs = [(s.text, grammar, spec["pattern"], tuple(spec.get("capture", []))) for s in sources]
     results, _ = context.index.executor.map(match_source, jobs, min_items=POOL_THRESHOLD)
-    hits = []
+    hits: list[Hit] = []
     for source, matches in zip(sources, results):
         hits.extend(hit_at(source, line, dict(captures)) for line, captures in matches)
     return hits

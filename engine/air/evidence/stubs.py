@@ -257,7 +257,7 @@ def _inert_python(statement: ast.stmt, rules: StubRules) -> bool:
         or _fallback_lookup(value)
         or any(fnmatchcase(callee, pattern) for pattern in rules.inert_calls)
         or (bool(literal_args) and all(isinstance(arg, ast.Constant) for arg in literal_args)
-            and any(isinstance(arg.value, str) for arg in literal_args))
+            and any(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in literal_args))
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
@@ -69,13 +69,13 @@ class CodeIndex:
 
     def select(
         self,
-        literals: Iterable[str | tuple[str, ...]] = (),
+        literals: Iterable[str | Sequence[str]] = (),
         languages: Iterable[str] | None = None,
         include_docs: bool = False,
         roles: Iterable[str] | None = None,
     ) -> Iterator[SourceFile]:
         """Files that contain one of `literals` (all files if none are given). An entry that is
-        a tuple matches only files containing every literal of it."""
+        a tuple or a list matches only files containing every literal of it."""
         wanted = [(item,) if isinstance(item, str) else tuple(item) for item in literals]
         kinds = (
             frozenset(languages) if languages is not None else None,
@@ -89,7 +89,7 @@ class CodeIndex:
         matching = self._matching(kinds, wanted)
         yield from (source for source in pool if source.path in matching)
 
-    def weight(self, literals: Iterable[str | tuple[str, ...]], roles: Iterable[str]) -> int:
+    def weight(self, literals: Iterable[str | Sequence[str]], roles: Iterable[str]) -> int:
         """Characters in the files of `roles` holding one of `literals` (as `select` takes
         them; all files when there are none): about what reading them costs."""
         wanted = [(item,) if isinstance(item, str) else tuple(item) for item in literals]
@@ -134,7 +134,7 @@ class CodeIndex:
                     self._cpp[source.path] = result
                 else:
                     self.python_lexical(source).take_views(*result)
-        return extra  # type: ignore[return-value]  # `alongside` was given: it returned `extra`
+        return extra
 
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
         """Paths of files containing `literal`: of the whole tree when it was scanned for,
@@ -286,7 +286,7 @@ class CodeIndex:
 
     def classes(self, literals: Iterable[str]) -> list[tuple[SourceFile, CppClass]]:
         """C/C++ classes defined in files that mention one of `literals`."""
-        found = []
+        found: list[tuple[SourceFile, CppClass]] = []
         for source in self.select(literals, languages=["cpp", "template"]):
             found.extend((source, cls) for cls in self.cpp_facts(source).classes)
         return found

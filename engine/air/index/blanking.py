@@ -19,7 +19,7 @@ def blank(text: str) -> str:
 
 def blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """Blank the given (start, end) spans, which are sorted by start and may overlap."""
-    pieces = []
+    pieces: list[str] = []
     last = 0
     for start, end in spans:
         start = max(start, last)

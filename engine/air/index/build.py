@@ -10,15 +10,16 @@ from __future__ import annotations
 import ast
 import configparser
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from air.index.model import BuildFacts, EntryPoint, Requirement
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     tomllib = None
 
 _REQUIREMENT = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*(.*)", re.DOTALL)
@@ -87,7 +88,8 @@ def extract_setup_cfg(text: str) -> BuildFacts:
     """Read `[metadata]`, `[options] install_requires` and `[options.entry_points]`."""
     text = text.removeprefix(_BYTE_ORDER_MARK)
     parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.optionxform = str  # entry point groups and names are case-sensitive
+    # entry point groups and names are case-sensitive
+    parser.optionxform = str  # type: ignore[method-assign, assignment]  # replacing it is what configparser documents
     try:
         parser.read_string(text)
     except (configparser.Error, ValueError, MemoryError) as exc:
@@ -265,7 +267,7 @@ class _Evaluator:
         if isinstance(node, ast.Call) and _callee_name(node.func) in _PACKAGE_FINDERS:
             return self._found_packages(node, before)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            return self._builtin_call(node, before)
+            return self._builtin_call(node.func.id, node, before)
         return None
 
     def _found_packages(self, node: ast.Call, before: int) -> list[object] | None:
@@ -305,11 +307,11 @@ class _Evaluator:
                 mapping[key.value] = value
         return mapping
 
-    def _builtin_call(self, node: ast.Call, before: int) -> object:
-        if node.func.id == "dict" and not node.args:
+    def _builtin_call(self, name: str, node: ast.Call, before: int) -> object:
+        if name == "dict" and not node.args:
             values = {kw.arg: self.evaluate(kw.value, before) for kw in node.keywords if kw.arg is not None}
             return {key: value for key, value in values.items() if value is not None}
-        if node.func.id in ("list", "tuple") and len(node.args) == 1 and not node.keywords:
+        if name in ("list", "tuple") and len(node.args) == 1 and not node.keywords:
             value = self.evaluate(node.args[0], before)
             return value if isinstance(value, list) else None
         return None

@@ -112,6 +112,7 @@ def _constant(condition: str) -> bool | None:
     """The value of an `#if` condition that is a constant (`0`, `1`, `false`, `(0)`, `!1`), else None."""
     condition = condition.strip(_AROUND_CONSTANT)
     negations = _NEGATIONS.match(condition)
+    assert negations is not None  # the pattern matches the empty string
     match = _CONSTANT.fullmatch(condition[negations.end() :].strip(_AROUND_CONSTANT))
     if match is None:
         return None
@@ -162,6 +163,7 @@ def dead_branches(text: str) -> list[tuple[int, int]]:
         elif frame.taken:
             frame.dead_from = start if frame.dead_from is None else frame.dead_from
         else:
+            assert frame.dead_from is not None  # resolved with no branch taken: dead since the `#if`
             value = True if keyword == "else" else _constant(directive["rest"])
             if value is None:  # `#if 0 ... #elif COND`: from here on, what COND decides
                 spans.append((frame.dead_from, start))
@@ -426,9 +428,10 @@ def _parse_class_head(head: str, macros: Collection[str]) -> tuple[str, tuple[st
         return None
     name, pos = named
     if head.startswith("<", pos):
-        pos = _skip_group(head, pos)
-        if pos is None:
+        closed = _skip_group(head, pos)
+        if closed is None:
             return None
+        pos = closed
     final = _FINAL.match(head, pos)
     rest = head[final.end() if final else pos :].strip()
     if not rest:
@@ -541,7 +544,9 @@ def _segments(braces: _Braces, opened: int) -> Iterator[tuple[int, Span | None]]
 def _declared_function(declaration: str, constructor: str) -> tuple[str, int] | None:
     """The function a member declaration declares and the offset of its name, or None
     for data members, type aliases, friends, operators and macro invocations."""
-    begin = _ACCESS_LABELS.match(declaration).end()
+    labels = _ACCESS_LABELS.match(declaration)
+    assert labels is not None  # the pattern matches the empty string
+    begin = labels.end()
     if template := _TEMPLATE_PREFIX.match(declaration, begin):
         begin = _skip_group(declaration, template.end()) or len(declaration)
     if _NOT_A_MEMBER_FUNCTION.match(declaration, begin):
@@ -1053,8 +1058,10 @@ def _initialiser(code: str, match: re.Match[str]) -> str | None:
             value = value[1:-1].strip()
     else:
         close = _skip_group(code, match.start("open"))
-        too_long = close is None or close - match.end() > _MAX_INITIALISER
-        value = "" if too_long else code[match.end() : close - 1].strip()
+        if close is None or close - match.end() > _MAX_INITIALISER:
+            value = ""
+        else:
+            value = code[match.end() : close - 1].strip()
     value = _collapse(value)
     return value if is_name(value) or _MACRO_INVOCATION.fullmatch(value) else None
 

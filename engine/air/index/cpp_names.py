@@ -18,7 +18,7 @@ and only for the names asked about.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -94,7 +94,7 @@ class CppNames:
         expanded = self._expand(definition.value, path, hidden=(name,))
         return expanded.strip() if expanded is not None and is_name(expanded.strip()) else None
 
-    def _expand(self, text: str, path: str | None, hidden: Iterable[str] = ()) -> str | None:
+    def _expand(self, text: str, path: str | None, hidden: Collection[str] = ()) -> str | None:
         return expand_macros(text, lambda name: self._macro(name, path), hidden)
 
     def _macro(self, name: str, path: str | None) -> CppDefine | None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Role = Literal["product", "tests", "docs"]
+ScopeKind = Literal["module", "function", "class"]
 
 
 # --- Python -----------------------------------------------------------------
@@ -81,7 +82,7 @@ class PyScope:
     parameter names in order."""
 
     name: str
-    kind: Literal["module", "function", "class"]
+    kind: ScopeKind
     lines: tuple[int, int]
     bindings: tuple[PyAssign, ...] = ()
     returns: tuple[str, ...] = ()

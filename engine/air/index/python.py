@@ -23,12 +23,13 @@ import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
-from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport, PyScope, PythonFacts
+from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport, PyScope, PythonFacts, ScopeKind
 
 MAX_RENDERED = 200
 MAX_ELEMENTS = 16
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _BYTE_ORDER_MARK = "\ufeff"
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops"})  # singletons such as Load() and Add(), never of interest
@@ -145,7 +146,7 @@ def _parse(text: str) -> ast.Module | str:
 class _Nodes:
     imports: list[ast.Import | ast.ImportFrom] = field(default_factory=list)
     calls: list[ast.Call] = field(default_factory=list)
-    defs: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]] = field(default_factory=list)
+    defs: list[tuple[str, _Def]] = field(default_factory=list)
     assigns: list[ast.Assign | ast.AnnAssign] = field(default_factory=list)
 
 
@@ -165,14 +166,14 @@ def _collect(tree: ast.Module) -> _Nodes:
         elif isinstance(node, _DEFS):
             scope = _join(scope, node.name)
             found.defs.append((scope, node))
-        for name in _child_fields(type(node)):
+        for name in _child_fields(type(node)):  # type: ignore[arg-type]  # a class is hashable (mypy issue 20409)
             value = getattr(node, name, None)
             if isinstance(value, list):
                 pending.extend((child, scope) for child in value if isinstance(child, ast.AST))
             elif isinstance(value, ast.AST):
                 pending.append((value, scope))
 
-    def position(node: ast.AST) -> tuple[int, int]:
+    def position(node: ast.stmt | ast.expr) -> tuple[int, int]:
         return node.lineno, node.col_offset
 
     found.imports.sort(key=position)
@@ -296,7 +297,7 @@ def _render(node: ast.AST, aliases: dict[str, str]) -> str:
     if isinstance(node, ast.Call):
         return f"{_resolve(node.func, aliases) or '<call>'}(...)"
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and len(node.elts) <= MAX_ELEMENTS:
-        opening, closing = {ast.List: "[]", ast.Tuple: "()", ast.Set: "{}"}[type(node)]
+        opening, closing = {ast.List: ("[", "]"), ast.Tuple: ("(", ")"), ast.Set: ("{", "}")}[type(node)]
         return opening + ", ".join(_render(element, aliases) for element in node.elts) + closing
     return _resolve(node, aliases) or _unparse(node)
 
@@ -332,7 +333,7 @@ def _calls_and_setattrs(nodes: list[ast.Call], aliases: dict[str, str]) -> tuple
     return calls, assigns
 
 
-def _bare_decorators(defs: list[tuple[str, ast.AST]], aliases: dict[str, str]) -> list[PyCall]:
+def _bare_decorators(defs: list[tuple[str, _Def]], aliases: dict[str, str]) -> list[PyCall]:
     """`@name` (not `@name(...)`) applies `name` to the definition: record it as that call."""
     calls = []
     for qualified, node in defs:
@@ -393,14 +394,16 @@ def _module_assigns(tree: ast.Module, aliases: dict[str, str]) -> list[PyAssign]
     for statement in _module_statements(tree.body):
         if isinstance(statement, ast.Assign):
             targets = [leaf for target in statement.targets for leaf in _flatten_targets(target)]
+            value = _render(statement.value, aliases)
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
             targets = [statement.target]
+            value = _render(statement.value, aliases)
         else:
             continue
-        value = _render(statement.value, aliases)
         for target in targets:
-            if isinstance(target, ast.Attribute) and _is_module_rooted(target, aliases):
-                assigns.append(PyAssign(target.lineno, _resolve(target, aliases), value))
+            qualname = _resolve(target, aliases) if isinstance(target, ast.Attribute) else None
+            if qualname is not None and _is_module_rooted(target, aliases):
+                assigns.append(PyAssign(target.lineno, qualname, value))
     return assigns
 
 
@@ -417,7 +420,7 @@ def _flatten_targets(target: ast.expr) -> Iterator[ast.expr]:
 # --- Definitions ------------------------------------------------------------
 
 
-def _def_record(name: str, node: ast.AST, aliases: dict[str, str]) -> PyDef:
+def _def_record(name: str, node: _Def, aliases: dict[str, str]) -> PyDef:
     decorators = tuple(_resolve(d.func if isinstance(d, ast.Call) else d, aliases) or _unparse(d)
                        for d in node.decorator_list)
     if isinstance(node, ast.ClassDef):
@@ -445,7 +448,7 @@ def extract_scopes(text: str, module: str | None, is_package: bool = False) -> t
     return tuple(sorted(scopes, key=lambda scope: scope.lines[0]))
 
 
-def _add_scope(node: ast.AST, name: str, kind: str, lines: tuple[int, int], aliases: dict[str, str],
+def _add_scope(node: ast.Module | _Def, name: str, kind: ScopeKind, lines: tuple[int, int], aliases: dict[str, str],
                lists: dict[str, tuple[str, ...]], scopes: list[PyScope]) -> None:
     """Add the scope of `node` and those nested in it to `scopes`; `lists` are the module's
     names bound to a literal list of strings."""
@@ -454,13 +457,14 @@ def _add_scope(node: ast.AST, name: str, kind: str, lines: tuple[int, int], alia
         if isinstance(statement, _DEFS):
             qualified = _join(name, statement.name)
             members.append(_def_record(qualified, statement, aliases))
-            inner = "class" if isinstance(statement, ast.ClassDef) else "function"
-            _add_scope(statement, qualified, inner, (statement.lineno, statement.end_lineno), aliases, lists, scopes)
+            inner: ScopeKind = "class" if isinstance(statement, ast.ClassDef) else "function"
+            span = (statement.lineno, statement.end_lineno or statement.lineno)
+            _add_scope(statement, qualified, inner, span, aliases, lists, scopes)
         elif isinstance(statement, ast.Return) and statement.value is not None:
             returns.append(_render(statement.value, aliases))
         else:
             bindings.extend(_bindings(statement, aliases, loops))
-    params = _params(node.args) if kind == "function" else ()
+    params = _params(node.args) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
     scopes.append(PyScope(name, kind, lines, tuple(bindings), tuple(returns), tuple(members), params))
 
 
@@ -472,8 +476,9 @@ def _scope_statements(body: list[ast.stmt], loops: dict[str, tuple[str, ...]], l
         yield statement, loops
         if isinstance(statement, _DEFS):
             continue
-        looping = isinstance(statement, (ast.For, ast.AsyncFor))
-        inner = {**loops, **_literal_loop(statement, lists)} if looping else loops
+        inner = loops
+        if isinstance(statement, (ast.For, ast.AsyncFor)):
+            inner = {**loops, **_literal_loop(statement, lists)}
         yield from _scope_statements(getattr(statement, "body", []), inner, lists)
         for block in ("orelse", "finalbody"):
             yield from _scope_statements(getattr(statement, block, []), loops, lists)
@@ -576,8 +581,9 @@ def _call_bindings(call: ast.Call, aliases: dict[str, str], loops: dict[str, tup
             names = loops.get(name.id, ()) if isinstance(name, ast.Name) else ()
         return [PyAssign(call.lineno, f"{owner_name}.{each}", _render(value, aliases)) for each in names]
     func = call.func
-    updated = isinstance(func, ast.Attribute) and func.attr == "update"
-    owner_name = _namespace_of(func.value, aliases) if updated else None
+    if not (isinstance(func, ast.Attribute) and func.attr == "update"):
+        return []
+    owner_name = _namespace_of(func.value, aliases)
     if owner_name is None:
         return []
     return [PyAssign(line, f"{owner_name}.{key}", _render(value, aliases)) for line, key, value in _entries(call)]

@@ -61,7 +61,7 @@ def from_dict(data: dict[str, Any]) -> Report:
 
 def _typed(kind: Any, value: Any) -> Any:
     """`value` (plain JSON data) as an instance of the annotated type `kind`."""
-    if is_dataclass(kind):
+    if isinstance(kind, type) and is_dataclass(kind):
         hints = _hints(kind)
         return kind(**{name: _typed(hint, value[name]) for name, hint in hints if name in value})
     origin, args = get_origin(kind), get_args(kind)
