@@ -69,7 +69,8 @@ def timed_check(root: Path, switch: str, output: Path) -> float:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="air-layers-") as scratch:
         root = Path(sys.argv[1]) if len(sys.argv) > 1 else generate(Path(scratch) / "tree")
-        reports, times = {}, {}
+        reports: dict[str, bytes] = {}
+        times: dict[str, float] = {}
         for name, switch in LAYERS.items():
             output = Path(scratch) / f"{len(reports)}.json"
             times[name] = min(timed_check(root, switch, output) for _ in range(RUNS))
