@@ -135,13 +135,14 @@ class OperatorSyntax:
 @dataclass(frozen=True)
 class Catalog:
     ops: dict[str, frozenset[str]]  # overload name -> flags ("composite", "composite_explicit", "core")
-    torch_version: str
+    framework_version: str  # of the framework whose operator definitions the catalog was generated from
 
     @classmethod
     def load(cls, path: Path) -> Catalog:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls({name: frozenset(flags) for name, flags in data["ops"].items()}, str(data["torch_version"]))
+            ops = {name: frozenset(flags) for name, flags in data["ops"].items()}
+            return cls(ops, str(data["framework_version"]))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise PackError(str(path), f"cannot read the operator catalog: {error}") from None
 
