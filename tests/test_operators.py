@@ -248,6 +248,13 @@ operators:
   fallback: fallback
   python_impl: [torch.library.impl]
   python_library: torch.library.Library
+  python_arguments:
+    library: {namespace: [0, ns], key: [2, dispatch_key]}
+    library_impl: {op: [0, op_name], key: [2, dispatch_key]}
+    library_fallback: {kernel: [0, fallback_fn], key: [1, dispatch_key]}
+    impl_on_library: {op: [1, name], key: [2, dispatch_key]}
+    impl: {op: [0, qualname], key: [1, types, device_types]}
+  wildcard_namespace: _
   op_list_default_key: PrivateUse1
   kernel_keys: device_key
 """
