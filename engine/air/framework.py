@@ -15,6 +15,7 @@ from air.index.cpp import extract_cpp
 from air.index.cpp_names import CppVocabulary
 from air.index.vendored import Vendoring
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
+from air.report.model import Terms
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.yamldoc import YamlDocument, load_yaml
@@ -54,8 +55,8 @@ class Verdict:
     when: Node | None  # None: the fallback verdict
     applies: tuple[str, ...]
     applies_if: tuple[ConditionalPath, ...]
-    dispatch_key: str | None
-    dispatch_capture: tuple[str, str] | None  # (signal, CAPTURE)
+    key: str | None
+    key_capture: tuple[str, str] | None  # (signal, CAPTURE)
     note: str
 
     def route(self, signals: Mapping[str, EvidenceResult]) -> Route:
@@ -107,6 +108,7 @@ class Framework:
     document: YamlDocument = field(compare=False, repr=False)  # to point errors at the definition
     cpp: CppVocabulary = CppVocabulary()
     vendoring: Vendoring = Vendoring()
+    terms: Terms = Terms()
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -176,14 +178,14 @@ def _build(document: _Combined) -> Framework:
         for name in COUNT_PLACEHOLDER.findall(verdict.get("note", "")):
             if name not in signals:
                 raise document.error(("verdicts", number, "note"), f"{{count:{name}}} names no signal")
-        key = verdict.get("dispatch_key")
+        key = verdict.get("key")
         capture = tuple(key["capture"].split(".")) if isinstance(key, dict) else None
         if capture and capture[0] not in signals:
-            raise document.error(("verdicts", number, "dispatch_key"), f"unknown signal {capture[0]!r}")
+            raise document.error(("verdicts", number, "key"), f"unknown signal {capture[0]!r}")
         verdicts.append(Verdict(
             id=verdict["id"], title=verdict["title"], when=when, applies=tuple(verdict["applies"]),
             applies_if=_conditional_paths(document, number, verdict, signals.keys(), data["paths"]),
-            dispatch_key=key if isinstance(key, str) else None, dispatch_capture=capture,
+            key=key if isinstance(key, str) else None, key_capture=capture,
             note=verdict.get("note", ""),
         ))
     if verdicts[-1].when is not None:
@@ -196,7 +198,7 @@ def _build(document: _Combined) -> Framework:
         signals=signals, verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
         quick_reference=_quick_reference(document),
-        data=data, document=document, vendoring=_vendoring(document),
+        data=data, document=document, vendoring=_vendoring(document), terms=Terms(**data.get("terms", {})),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},

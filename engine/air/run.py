@@ -141,7 +141,7 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         tool_version=__version__,
         date=report_date(),
         pack=PackInfo(pack.id, pack.version, pack.digest, pack.framework.id, pack.framework.name,
-                      tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths)),
+                      tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths), pack.framework.terms),
         backend=backend,
         integration_path=path,
         readiness=result.readiness,
@@ -173,10 +173,10 @@ def _identity(pack: Pack, evaluator: Evaluator, root: Path, source: Source | Non
 
 
 def _names_in_tests(identified: Callable[[], Identity]) -> tuple[str, ...]:
-    """The names by which the backend's tests name it: its package, its device names, its
-    dispatch key. Asked for by the first clause that reads tests, in whichever process."""
+    """The names by which the backend's tests name it: its package, its device names, the key
+    of its integration path. Asked for by the first clause that reads tests, in whichever process."""
     _route, path, _backend, names = identified()
-    return names + ((path.dispatch_key,) if path.dispatch_key else ())
+    return names + ((path.key,) if path.key else ())
 
 
 def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
