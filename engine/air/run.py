@@ -167,7 +167,8 @@ def _identity(pack: Pack, evaluator: Evaluator, root: Path, source: Source | Non
         route, path = detect_path(pack.framework, evaluator)
         backend = describe_backend(evaluator.context.index, root, pack, source, framework_version,
                                    registering_files(pack, evaluator))
-        return route, path, backend, backend_names(backend.name, device_names(pack, evaluator))
+        names = backend_names(backend.name, device_names(pack, evaluator), pack.framework.package_prefixes)
+        return route, path, backend, names
 
     return evaluator.context.memo(("identity",), identify)
 
