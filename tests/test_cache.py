@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from air import cache
 from air.index import build_index
 from air.packs import pack_fingerprint
 from air.provenance import local_source
-from air.report.json_report import render_json
+from air.report.json_report import from_dict, render_json, to_dict
 from air.run import check_tree
 from conftest import FIXTURES
 
@@ -61,6 +62,21 @@ def test_a_corrupt_entry_is_detected_and_rebuilt(tmp_path, pack, monkeypatch):
         messages = []
         assert render_json(checked(root, pack, messages)) == expected
         assert any("from the cache" in m for m in messages)  # the rebuilt entry verifies
+
+
+def test_a_signed_entry_of_an_older_report_shape_is_rebuilt(tmp_path, pack, monkeypatch):
+    monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
+    root = copy_of(tmp_path)
+    expected = render_json(checked(root, pack, []))
+    entry = entry_of(root, pack)
+    older = to_dict(from_dict(json.loads(expected)))
+    older["integration_path"]["dispatch_key"] = older["integration_path"].pop("key")
+    del older["pack"]["terms"]
+    body = json.dumps(older, sort_keys=True).encode()
+    entry.write_bytes(cache._signature(cache._secret(), entry.stem, body) + b"\n" + body)
+    messages = []
+    assert render_json(checked(root, pack, messages)) == expected
+    assert not any("from the cache" in m for m in messages)
 
 
 def test_an_unwritable_cache_is_reported_not_fatal(tmp_path, pack, monkeypatch):

@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from air.cli import source_ref
+import yaml
+from air.cli import check_command, source_ref
 from air.report.model import Source
+from air.resources import data_dir
 from air.schemas import validator
 from conftest import FIXTURES
 from jsonschema import Draft202012Validator
@@ -163,6 +165,12 @@ def test_torch_version_makes_rows_of_other_releases_not_applicable(tmp_path):
     assert data["backend"]["target_framework_version"] == "2.4"
     bad = air("check", "--torch-version", "latest", str(FULL))
     assert bad.returncode == 2 and "not a release number" in bad.stderr
+
+
+def test_the_framework_version_option_takes_the_names_the_shipped_frameworks_give_it():
+    alias = yaml.safe_load((Path(data_dir("frameworks")) / "pytorch" / "framework.yaml").read_text())["cli_alias"]
+    option = next(param for param in check_command.params if param.name == "framework_version")
+    assert option.opts == ["--framework-version", alias]
 
 
 def test_an_interrupted_write_keeps_the_old_report(tmp_path, monkeypatch):

@@ -293,7 +293,7 @@ def test_each_registration_site_counts_even_for_one_class_name(tmp_path):
 
 
 def load_script():
-    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_class_hierarchy.py"
+    path = Path(__file__).resolve().parent.parent / "frameworks" / "pytorch" / "gen_class_hierarchy.py"
     spec = importlib.util.spec_from_file_location("gen_class_hierarchy", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up

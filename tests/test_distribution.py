@@ -83,7 +83,8 @@ def test_missing_distribution_is_one_line(interpreter):
     result = air("check", "--dist", "nothing-here", "--python", str(python))
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
-    assert "no installed distribution named nothing-here, torch_nothing-here, torch-nothing-here" in result.stderr
+    assert ("no installed distribution named nothing-here, torch_nothing-here, torch-nothing-here, "
+            "pytorch_nothing-here, pytorch-nothing-here") in result.stderr
 
 
 def test_target_and_dist_are_exclusive():
@@ -102,5 +103,6 @@ def test_an_unknown_bare_name_says_what_was_tried():
     result = air("check", "no_such_backend_anywhere")
     assert result.returncode == 2
     assert ("not a directory, not an installed distribution (no_such_backend_anywhere, "
-            "torch_no_such_backend_anywhere, torch-no_such_backend_anywhere), not a git URL, "
+            "torch_no_such_backend_anywhere, torch-no_such_backend_anywhere, pytorch_no_such_backend_anywhere, "
+            "pytorch-no_such_backend_anywhere), not a git URL, "
             "and no known backend of that name") in result.stderr

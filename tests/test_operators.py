@@ -248,6 +248,13 @@ operators:
   fallback: fallback
   python_impl: [torch.library.impl]
   python_library: torch.library.Library
+  python_arguments:
+    library: {namespace: [0, ns], key: [2, dispatch_key]}
+    library_impl: {op: [0, op_name], key: [2, dispatch_key]}
+    library_fallback: {kernel: [0, fallback_fn], key: [1, dispatch_key]}
+    impl_on_library: {op: [1, name], key: [2, dispatch_key]}
+    impl: {op: [0, qualname], key: [1, types, device_types]}
+  wildcard_namespace: _
   op_list_default_key: PrivateUse1
   kernel_keys: device_key
 """
@@ -564,7 +571,7 @@ def test_python_registrations_through_library_objects_in_variables(tmp_path, syn
 
 
 def _generator():
-    path = Path(__file__).resolve().parent.parent / "scripts" / "gen_aten_ops.py"
+    path = Path(__file__).resolve().parent.parent / "rulepacks" / "pytorch-2.x" / "data" / "gen_aten_ops.py"
     spec = importlib.util.spec_from_file_location("gen_aten_ops", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -585,7 +592,7 @@ def test_generator_flags_ops_served_by_a_composite_kernel(entry, name, flags):
 
 def test_explicit_composite_needs_no_kernel_only_when_its_whole_family_needs_none(tmp_path):
     path = tmp_path / "ops.json"
-    path.write_text(json.dumps({"torch_version": "0", "ops": {
+    path.write_text(json.dumps({"framework_version": "0", "ops": {
         "fold": ["composite_explicit"], "fold.out": [], "wrap": ["composite_explicit"],
         "wrap.out": ["composite_explicit"], "unwrap": ["composite"], "unwrap.grad_input": [],
         "hook": ["composite_explicit"], "hook_overrideable": []}}))

@@ -113,7 +113,7 @@ def test_in_tree_registrations_decide_over_an_entry_point(tmp_path, pack):
         "csrc/ops.cc": "TORCH_LIBRARY_IMPL(aten, XLA, m) {\n  m.impl(\"mm\", mm);\n}\n",
     })
     report = check(tree, pack)
-    assert (report.integration_path.id, report.integration_path.dispatch_key) == ("fork", "XLA")
+    assert (report.integration_path.id, report.integration_path.key) == ("fork", "XLA")
 
 
 PU1 = "import torch\ntorch.utils.rename_privateuse1_backend('hx')\n"

@@ -19,6 +19,7 @@ from air.report.model import (
     IndexStats,
     IntegrationPath,
     Link,
+    OperatorCoverage,
     PackInfo,
     PathSignal,
     QuickReferenceEntry,
@@ -26,6 +27,7 @@ from air.report.model import (
     RowResult,
     SectionResult,
     Source,
+    Terms,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -79,12 +81,13 @@ def make_report() -> Report:
     return Report(
         tool_version="0.1.0",
         date="2026-08-01",
-        pack=PackInfo("flux-1.x", "1.0.0", "sha256:" + "0123456789abcdef" * 4, "flux", "Flux"),
+        pack=PackInfo("flux-1.x", "1.0.0", "sha256:" + "0123456789abcdef" * 4, "flux", "Flux",
+                      terms=Terms("widget key", "core flux operators")),
         backend=Backend("flux_widget", None, Source("git", REPOSITORY, "abc123"), None),
         integration_path=IntegrationPath(
             id="fork",
             title="Fork",
-            dispatch_key="WidgetKey",
+            key="WidgetKey",
             applies=("fork",),
             note="Detected from the dispatch key enum.",
             signals=(PathSignal("enum-value", "A new dispatch key value", (source_finding,)),),
@@ -260,7 +263,7 @@ def test_markdown_parts_come_in_order(markdown: str) -> None:
 def test_markdown_metadata(markdown: str) -> None:
     metadata = dict(_table_after(markdown, PARTS[0]))
     assert metadata["Backend version"] == "unknown"
-    assert metadata["Dispatch key"] == "WidgetKey"
+    assert metadata["Widget key"] == "WidgetKey"
     assert metadata["Flux version targeted"] == "not pinned"
     assert metadata["Source"] == "git `https://example.org/flux_widget.git` (commit `abc123`)"
     assert metadata["Tool"] == "air 0.1.0"
@@ -344,11 +347,19 @@ def test_markdown_quick_reference_and_sources(markdown: str) -> None:
 def test_markdown_source_discovery(markdown: str) -> None:
     assert "- Indexed files: 10 (product 7, tests 2, docs 1), 2048 bytes" in markdown
     assert "- Skipped files: binary: 2, too-large: 1" in markdown
+    assert "- Integration path: **Fork** (widget key: WidgetKey)" in markdown
     assert _table_after(markdown, "## Source discovery and path signals")[0] == [
         "enum-value",
         "A new dispatch key value",
         "`csrc/register.cpp:12`",
     ]
+
+
+def test_markdown_names_the_core_operators_and_the_catalog_in_the_framework_terms(report: Report) -> None:
+    operators = OperatorCoverage("1.2.0", 3, (("block", 3),), 1, 2, ("mul",), (), ())
+    markdown = render_markdown(replace(report, operators=operators))
+    assert "- Core flux operators covered: 1 of 2 (catalog of Flux 1.2.0)" in markdown
+    assert "Core flux operators without a kernel: `mul`" in markdown
 
 
 def test_markdown_is_deterministic(report: Report) -> None:

@@ -16,7 +16,7 @@ def test_candidates_and_their_classes(pack):
     assert patch.classification == "needs-abstraction"  # the patching file names the backend (torch_upm, "upm")
     assert patch.files == ("torch_upm/__init__.py:14",)
     assert found["profiler-tooling"].classification == "generic"  # the profiler module names no backend
-    assert found["profiler-tooling"].files == ("torch_upm/profiler/timeline.py:1",)
+    assert found["profiler-tooling"].files == ("torch_upm/profiler/timeline.py:3",)  # its first line of code
 
 
 def test_report_lists_candidates(pack):
@@ -31,6 +31,9 @@ def test_no_candidates_in_a_bare_backend(pack):
 
 
 def test_backend_names():
-    assert backend_names("torch_npu", ("npu",)) == ("npu", "torch_npu")
-    assert backend_names("torch-spyre", ("spyre",)) == ("spyre", "torch-spyre")
-    assert backend_names(None, ()) == ()
+    prefixes = ("torch_", "torch-", "pytorch_", "pytorch-")
+    assert backend_names("torch_npu", ("npu",), prefixes) == ("npu", "torch_npu")
+    assert backend_names("torch-spyre", ("spyre",), prefixes) == ("spyre", "torch-spyre")
+    assert backend_names("pytorch-ext", (), prefixes) == ("ext", "pytorch-ext")
+    assert backend_names("torch_npu", (), ()) == ("torch_npu",)
+    assert backend_names(None, (), prefixes) == ()

@@ -31,7 +31,7 @@ from air.errors import (
     interrupt_behind,
     interruption,
 )
-from air.framework import framework_dir
+from air.framework import VERSION_OPTION, framework_dir, framework_package_prefixes, version_option_names
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
 from air.locate import Located, is_bare_name, known_backends, locate, path_exists
 from air.packs import load_pack, pack_framework, shipped_packs
@@ -58,7 +58,8 @@ def cli() -> None:
 
 @cli.command("check")
 @click.argument("target", required=False)
-@click.option("--dist", "dist_name", default=None, help="Analyse an installed distribution instead (NAME, torch_NAME).")
+@click.option("--dist", "dist_name", default=None,
+              help="Analyse an installed distribution instead (NAME, or NAME after a package prefix of the framework).")
 @click.option("--python", "python", default=None, help="With --dist: the interpreter whose distributions to search.")
 @click.option("--sdist", "sdist_name", default=None,
               help="Analyse the newest source distribution of NAME on pip's package index, unbuilt.")
@@ -75,7 +76,7 @@ def cli() -> None:
               help="Also read every vendored directory (third_party/, ...) and build output.")
 @click.option("--ref", default=None, help="Branch, tag or commit of a git URL (same as TARGET@REF).")
 @click.option("--subdir", default=None, help="Analyse one folder of the repository; provenance stays the repository's.")
-@click.option("--framework-version", "--torch-version", "framework_version", default=None,
+@click.option(*version_option_names(), "framework_version", default=None,
               help="The framework release the backend targets (overrides its pins); rows for other releases are N/A.")
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
@@ -102,7 +103,7 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
     # best of five: 2.56 s without collection, 2.95 s with it).
     gc.disable()
     if framework_version is not None and not is_release(framework_version):
-        raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint="--framework-version")
+        raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint=VERSION_OPTION)
     with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
         report = _checked(located, pack_name, options, progress, framework_version, no_cache)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend)
@@ -129,9 +130,11 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
         with unpacked_sdist(sdist_name) as (root, source):
             yield Located(root, source)
         return
-    dist = find_distribution(dist_name, python) if dist_name is not None else None
+    framework = pack_framework(pack_name)
+    prefixes = framework_package_prefixes(framework)
+    dist = find_distribution(dist_name, prefixes, python) if dist_name is not None else None
     if dist is None and is_bare_name(target) and not path_exists(target):
-        dist = installed_distribution(target)
+        dist = installed_distribution(target, prefixes)
         if dist is not None and progress:
             progress(f"{target}: the installed distribution {dist.name} {dist.version}")
     if dist is not None:
@@ -141,8 +144,10 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
             yield Located(root, source)
         return
     assert target is not None  # neither --dist nor --sdist was given
-    tried = f"not an installed distribution ({', '.join(candidate_names(target))})" if is_bare_name(target) else ""
-    known = partial(known_backends, framework_dir(pack_framework(pack_name)))
+    tried = ""
+    if is_bare_name(target):
+        tried = f"not an installed distribution ({', '.join(candidate_names(target, prefixes))})"
+    known = partial(known_backends, framework_dir(framework))
     yield locate(target, ref, progress, known, subdir, tried)
 
 

@@ -19,11 +19,11 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, Inte
         for name, result in sorted(results.items())
         if result.count()
     )
-    dispatch_key = verdict.dispatch_key
-    if verdict.dispatch_capture:
-        signal, capture = verdict.dispatch_capture
+    key = verdict.key
+    if verdict.key_capture:
+        signal, capture = verdict.key_capture
         values = [(value, hit.path) for hit in results[signal].counted() if (value := hit.capture(capture))]
         if values:
-            dispatch_key = evaluator.context.resolve(*values[0]).split("::")[-1]
+            key = evaluator.context.resolve(*values[0]).split("::")[-1]
     note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)
-    return route, IntegrationPath(verdict.id, verdict.title, dispatch_key, route.applies, note, fired)
+    return route, IntegrationPath(verdict.id, verdict.title, key, route.applies, note, fired)

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -64,23 +64,24 @@ class Distribution:
         return self.compiled_share > BINARY_SHARE
 
 
-def candidate_names(name: str) -> list[str]:
-    return list(dict.fromkeys([name, f"torch_{name}", f"torch-{name}"]))
+def candidate_names(name: str, prefixes: Sequence[str]) -> list[str]:
+    """`name`, then `name` after each of the framework's package prefixes."""
+    return list(dict.fromkeys([name, *(prefix + name for prefix in prefixes)]))
 
 
-def find_distribution(name: str, python: str | None = None) -> Distribution:
-    """The installed distribution `name` (also `torch_<name>`, `torch-<name>`)."""
-    found = installed_distribution(name, python)
+def find_distribution(name: str, prefixes: Sequence[str], python: str | None = None) -> Distribution:
+    """The installed distribution `name`, or `<prefix><name>` for one of `prefixes`."""
+    found = installed_distribution(name, prefixes, python)
     if found is None:
-        tried = ", ".join(candidate_names(name))
+        tried = ", ".join(candidate_names(name, prefixes))
         raise InputError(f"{name}: no installed distribution named {tried} in {python or 'this interpreter'}")
     return found
 
 
-def installed_distribution(name: str, python: str | None = None) -> Distribution | None:
+def installed_distribution(name: str, prefixes: Sequence[str], python: str | None = None) -> Distribution | None:
     """`find_distribution`, or None when no such distribution is installed."""
     directories = site_directories(python or sys.executable)
-    for candidate in candidate_names(name):
+    for candidate in candidate_names(name, prefixes):
         found = next(iter(metadata.distributions(name=candidate, path=directories)), None)
         if found is not None:
             return Distribution(found.metadata["Name"], found.version, Path(str(found.locate_file(""))),

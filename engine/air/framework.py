@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
@@ -16,12 +16,15 @@ from air.index.cpp import extract_cpp
 from air.index.cpp_names import CppVocabulary
 from air.index.vendored import Vendoring
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
+from air.report.model import Terms
 from air.resources import data_dir
 from air.schemas import validate_document
 from air.yamldoc import YamlDocument, YamlPath, load_yaml
 
 COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")  # in a verdict's note
 FRAMEWORK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # as the pack schema has it: never a path
+VERSION_OPTION = "--framework-version"
+VERSION_OPTION_ALIAS = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*-version")  # as the framework schema has it
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,8 @@ class Verdict:
     when: Node | None  # None: the fallback verdict
     applies: tuple[str, ...]
     applies_if: tuple[ConditionalPath, ...]
-    dispatch_key: str | None
-    dispatch_capture: tuple[str, str] | None  # (signal, CAPTURE)
+    key: str | None
+    key_capture: tuple[str, str] | None  # (signal, CAPTURE)
     note: str
 
     def route(self, signals: Mapping[str, EvidenceResult]) -> Route:
@@ -96,6 +99,7 @@ class Framework:
     id: str
     name: str
     package: str | None
+    package_prefixes: tuple[str, ...]  # of its backends' package names: `<prefix>NAME` is the backend NAME
     sections: tuple[Section, ...]
     paths: tuple[PathKind, ...]
     symbols: dict[str, tuple[str, ...]]
@@ -108,6 +112,7 @@ class Framework:
     document: YamlDocument = field(compare=False, repr=False)  # to point errors at the definition
     cpp: CppVocabulary = CppVocabulary()
     vendoring: Vendoring = Vendoring()
+    terms: Terms = Terms()
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -177,27 +182,28 @@ def _build(document: _Combined) -> Framework:
         for name in COUNT_PLACEHOLDER.findall(verdict.get("note", "")):
             if name not in signals:
                 raise document.error(("verdicts", number, "note"), f"{{count:{name}}} names no signal")
-        key = verdict.get("dispatch_key")
+        key = verdict.get("key")
         capture = tuple(key["capture"].split(".")) if isinstance(key, dict) else None
         if capture and capture[0] not in signals:
-            raise document.error(("verdicts", number, "dispatch_key"), f"unknown signal {capture[0]!r}")
+            raise document.error(("verdicts", number, "key"), f"unknown signal {capture[0]!r}")
         verdicts.append(Verdict(
             id=verdict["id"], title=verdict["title"], when=when, applies=tuple(verdict["applies"]),
             applies_if=_conditional_paths(document, number, verdict, signals.keys(), data["paths"]),
-            dispatch_key=key if isinstance(key, str) else None, dispatch_capture=capture,
+            key=key if isinstance(key, str) else None, key_capture=capture,
             note=verdict.get("note", ""),
         ))
     if verdicts[-1].when is not None:
         raise document.error(("verdicts",), "the last verdict must omit `when` (it is the fallback)")
     return Framework(
         id=data["id"], name=data["name"], package=data.get("package"),
+        package_prefixes=tuple(data.get("package_prefixes", ())),
         sections=tuple(Section(**s) for s in data["sections"]),
         paths=tuple(PathKind(**p) for p in data["paths"]),
         symbols={k: tuple(v) for k, v in data.get("symbols", {}).items()},
         signals=signals, verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
         quick_reference=_quick_reference(document),
-        data=data, document=document, vendoring=_vendoring(document),
+        data=data, document=document, vendoring=_vendoring(document), terms=Terms(**data.get("terms", {})),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
@@ -230,13 +236,49 @@ def _vendoring(document: YamlDocument) -> Vendoring:
 def framework_vendoring(name: str) -> Vendoring:
     """The framework's rules for vendored code, read without loading the whole framework (a
     check answered from the cache needs nothing else of it); loading a pack validates them."""
+    vendored = _unvalidated_setting(name, "vendored")
+    return Vendoring.from_data(vendored) if isinstance(vendored, dict) else Vendoring()
+
+
+def framework_package_prefixes(name: str) -> tuple[str, ...]:
+    """The prefixes of the framework's backends' package names, read without loading the
+    whole framework; loading a pack validates them."""
+    prefixes = _unvalidated_setting(name, "package_prefixes")
+    return tuple(prefix for prefix in prefixes if isinstance(prefix, str)) if isinstance(prefixes, list) else ()
+
+
+def version_option_names() -> tuple[str, ...]:
+    """The names of the option that gives the targeted framework release: VERSION_OPTION, and
+    the alias each shipped framework gives it (`cli_alias`). A framework whose files cannot be
+    read gives none: loading its pack says why."""
+    names = [VERSION_OPTION]
+    for name in shipped_frameworks():
+        try:
+            alias = _unvalidated_setting(name, "cli_alias")
+        except PackError:
+            continue
+        if isinstance(alias, str) and VERSION_OPTION_ALIAS.fullmatch(alias):
+            names.append(alias)
+    return tuple(dict.fromkeys(names))
+
+
+def shipped_frameworks() -> list[str]:
+    root = data_dir("frameworks")
+    return sorted(p.name for p in root.iterdir() if (p / "framework.yaml").is_file()) if root.is_dir() else []
+
+
+def _unvalidated_setting(name: str, key: str) -> object:
+    """The value of the top-level `key` in the framework's files, None when none sets it; the
+    files it includes are read only while framework.yaml does not set it."""
+    return next((data[key] for data in _framework_documents(name) if isinstance(data, dict) and key in data), None)
+
+
+def _framework_documents(name: str) -> Iterator[object]:
     directory = framework_dir(name)
-    main = load_yaml(directory / "framework.yaml")
-    documents = [main.data] + [load_yaml(directory / include).data for include in main.data.get("include", [])]
-    for data in documents:
-        if isinstance(data, dict) and isinstance(data.get("vendored"), dict):
-            return Vendoring.from_data(data["vendored"])
-    return Vendoring()
+    main = load_yaml(directory / "framework.yaml").data
+    yield main
+    for include in main.get("include", []) if isinstance(main, dict) else ():
+        yield load_yaml(directory / include).data
 
 
 def _conditional_paths(document: YamlDocument, number: int, verdict: dict, signals, paths: list) -> tuple[ConditionalPath, ...]:

@@ -30,7 +30,7 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
     core = syntax.catalog.core
     core_missing = tuple(name for name in core if family(name) not in families)
     return OperatorCoverage(
-        catalog_version=syntax.catalog.torch_version,
+        catalog_version=syntax.catalog.framework_version,
         registered=len(native),
         by_source=tuple(sorted(Counter(r.how for r in kernels).items())),
         core_covered=len(core) - len(core_missing),

@@ -15,7 +15,8 @@ Registrations are read from three places, as a pack's `operators` section names 
   `impl(lib, "op", "key")`), and calls on library objects created with `Library(namespace,
   kind[, key])` and bound to a name or an attribute (`lib`, `self._lib`) or copied from one
   to another, anywhere in the same file: `lib.impl("op", fn[, key])`, and `lib.fallback(fn[,
-  key])` on the wildcard namespace.
+  key])` on the wildcard namespace. Where each call passes the namespace, the operator, the
+  key and a fallback's kernel (by position or keyword) is the pack's `python_arguments`.
 - op lists of codegen backends (see "Codegen op lists" below).
 
 A registration's kernel is native, or a fallback when it forwards to one of the framework's
@@ -76,7 +77,6 @@ MAX_OP_LIST_BYTES = 1024 * 1024
 MAX_YAML_NODES = 200_000
 MAX_FORWARDING_DEPTH = 4
 MAX_COPY_DEPTH = 4
-WILDCARD_NAMESPACE = "_"
 MAX_EXPANSION_DEPTH = 3
 MAX_BLOCK_STATEMENTS = 50_000
 NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
@@ -90,15 +90,35 @@ _CALLED = re.compile(r"(?<!\w)([A-Za-z_]\w*(?:(?:::|\.|->)[A-Za-z_]\w*){0,16})\s
 
 
 @dataclass(frozen=True)
+class Argument:
+    """Where a call passes one argument: at `position`, else as the first of `keywords` given."""
+
+    position: int
+    keywords: tuple[str, ...]
+
+    @classmethod
+    def from_data(cls, data: list) -> Argument:
+        return cls(data[0], tuple(data[1:]))
+
+    def of(self, call: PyCall) -> str:
+        if self.position < len(call.args):
+            return call.args[self.position]
+        given = dict(call.kwargs)
+        return next((given[keyword] for keyword in self.keywords if given.get(keyword)), "")
+
+
+@dataclass(frozen=True)
 class OperatorSyntax:
     """How a framework's backends register operators (a pack's `operators` section)."""
 
     catalog_path: Path
     namespace: str
+    wildcard_namespace: str  # the namespace of a block or library whose fallback receives every operator
     blocks: tuple[str, ...]
     fallback: str
     python_impl: tuple[str, ...]
     python_library: str
+    python_arguments: dict[str, dict[str, Argument]]  # call -> role -> where the call passes it
     op_list_default_key: str
     kernel_keys: str  # the symbol set of keys whose kernels count as the device's
     dispatch: str = ""  # the call that gives one registration its own key, as its first argument
@@ -106,6 +126,8 @@ class OperatorSyntax:
     cpu_fallback: tuple[str, ...] = ()  # the framework's CPU fallback functions
     fallback_keys: str = ""  # the symbol set of keys whose global fallback receives every operator without a kernel
     op_list_header_keys: str = ""  # a regex: the values of an op list's header key field that name keys
+    op_list_key_fields: str = ""  # a regex found in the names of an op list's fields that give keys
+    op_list_template_fields: str = ""  # a regex found in the names of an op-list entry's fields that name a template
     def_blocks: tuple[str, ...] = ()  # blocks `BLOCK(namespace, m)` that register only what names its own key
 
     @classmethod
@@ -113,10 +135,13 @@ class OperatorSyntax:
         return cls(
             catalog_path=pack_dir / data["catalog"],
             namespace=data["namespace"],
+            wildcard_namespace=data["wildcard_namespace"],
             blocks=tuple(data["blocks"]),
             fallback=data["fallback"],
             python_impl=tuple(data["python_impl"]),
             python_library=data["python_library"],
+            python_arguments={call: {role: Argument.from_data(where) for role, where in roles.items()}
+                              for call, roles in data["python_arguments"].items()},
             op_list_default_key=data["op_list_default_key"],
             kernel_keys=data["kernel_keys"],
             dispatch=data.get("dispatch", ""),
@@ -124,6 +149,8 @@ class OperatorSyntax:
             cpu_fallback=tuple(data.get("cpu_fallback", ())),
             fallback_keys=data.get("fallback_keys", ""),
             op_list_header_keys=data.get("op_list_header_keys", ""),
+            op_list_key_fields=data.get("op_list_key_fields", ""),
+            op_list_template_fields=data.get("op_list_template_fields", ""),
             def_blocks=tuple(data.get("def_blocks", ())),
         )
 
@@ -131,17 +158,46 @@ class OperatorSyntax:
     def catalog(self) -> Catalog:
         return Catalog.load(self.catalog_path)
 
+    def python_argument(self, call_kind: str, role: str, call: PyCall) -> str:
+        """What `call`, a call of the kind `call_kind` (`library_impl`, ...), passes for `role`."""
+        return self.python_arguments[call_kind][role].of(call)
+
+    @cached_property
+    def header_key(self) -> re.Pattern[str] | None:
+        return _optional_pattern(self.op_list_header_keys)
+
+    @cached_property
+    def key_field(self) -> re.Pattern[str] | None:
+        return _optional_pattern(self.op_list_key_fields)
+
+    @cached_property
+    def template_field(self) -> re.Pattern[str] | None:
+        return _optional_pattern(self.op_list_template_fields)
+
+
+def _optional_pattern(pattern: str) -> re.Pattern[str] | None:
+    return re.compile(pattern) if pattern else None
+
+
+def _matches(pattern: re.Pattern[str] | None, text: str) -> bool:
+    return pattern is not None and pattern.fullmatch(text) is not None
+
+
+def _found_in(pattern: re.Pattern[str] | None, text: str) -> bool:
+    return pattern is not None and pattern.search(text) is not None
+
 
 @dataclass(frozen=True)
 class Catalog:
     ops: dict[str, frozenset[str]]  # overload name -> flags ("composite", "composite_explicit", "core")
-    torch_version: str
+    framework_version: str  # of the framework whose operator definitions the catalog was generated from
 
     @classmethod
     def load(cls, path: Path) -> Catalog:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls({name: frozenset(flags) for name, flags in data["ops"].items()}, str(data["torch_version"]))
+            ops = {name: frozenset(flags) for name, flags in data["ops"].items()}
+            return cls(ops, str(data["framework_version"]))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise PackError(str(path), f"cannot read the operator catalog: {error}") from None
 
@@ -199,7 +255,7 @@ def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registration
     ops: list[Registration] = []
     global_fallbacks: list[Registration] = []
     for registration in (*_cpp_registrations(index, syntax, fallbacks), *_python_registrations(index, syntax)):
-        if registration.namespace == WILDCARD_NAMESPACE:
+        if registration.namespace == syntax.wildcard_namespace:
             global_fallbacks.append(registration)
         elif registration.namespace == syntax.namespace:
             ops.append(registration)
@@ -356,13 +412,13 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: froz
             for statement in body.statements(source, opened, variable, call.line):
                 inner = statement.call
                 receiver, _, method = inner.callee.rpartition(".")
-                if namespace == WILDCARD_NAMESPACE:
+                if namespace == syntax.wildcard_namespace:
                     if receiver == variable and method == syntax.fallback:
                         kind, via = _global_kernel_kind(index, ", ".join(inner.args), fallbacks)
                         yield Registration("*", namespace, key, statement.source, statement.line, "block", kind, via)
                     continue
                 op = _op_name(inner.literal, namespace) if inner.literal else None
-                own_key = body.dispatch_key(inner) if op else None
+                own_key = body.own_key(inner) if op else None
                 if op and (own_key or key):
                     kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
                     yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block",
@@ -413,7 +469,7 @@ class _BlockBody:
         calls = self._calls(source, block.facts, span, variable, at, 0, set())
         yield from islice(calls, MAX_BLOCK_STATEMENTS)
 
-    def dispatch_key(self, call: CppBlockCall) -> str | None:
+    def own_key(self, call: CppBlockCall) -> str | None:
         """The key a registration names for itself: `m.impl("op", torch::dispatch(key, f))`, or
         `m.impl("op", key, f)`."""
         method = call.callee.replace("->", ".").rpartition(".")[2]
@@ -525,22 +581,25 @@ def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[
     index.prefetch_python(candidates)
     for source in candidates:
         facts = index.python_facts(source)
-        libraries = _libraries(facts, syntax.python_library)
+        libraries = _libraries(facts, syntax)
         for call in facts.calls:
             for namespace, op, key in _python_registration(call, libraries, syntax):
-                kind, via = (UNRESOLVED, _kernel_function(_argument(call, 0, "fallback_fn"))) if op == "*" else (NATIVE, "")
+                kind, via = NATIVE, ""
+                if op == "*":
+                    kind, via = UNRESOLVED, _kernel_function(syntax.python_argument("library_fallback", "kernel", call))
                 yield Registration(op, namespace, key, source, call.line, "python", kind, via)
 
 
-def _libraries(facts: PythonFacts, library: str) -> dict[str, tuple[str, str]]:
+def _libraries(facts: PythonFacts, syntax: OperatorSyntax) -> dict[str, tuple[str, str]]:
     """Names and attributes bound to a library object, with its (namespace, key): bound to
     the call that creates it, or copied from another such name, anywhere in the file."""
-    created = {(call.line, call.qualname): call for call in facts.calls if call.qualname == library}
+    created = {(call.line, call.qualname): call for call in facts.calls if call.qualname == syntax.python_library}
     found = {}
     for binding in facts.bindings:
         call = created.get((binding.line, binding.value.removesuffix("(...)")))
         if call is not None and binding.value.endswith("(...)"):
-            found[binding.target] = (_argument(call, 0, "ns"), _argument(call, 2, "dispatch_key"))
+            found[binding.target] = (syntax.python_argument("library", "namespace", call),
+                                     syntax.python_argument("library", "key", call))
     for _ in range(MAX_COPY_DEPTH):
         copies = {b.target: found[b.value] for b in facts.bindings if b.value in found and b.target not in found}
         if not copies:
@@ -554,19 +613,20 @@ def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
     """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback."""
     receiver, _, method = call.qualname.rpartition(".")
     if receiver in libraries and method == syntax.fallback:
-        namespace, key = libraries[receiver]
-        if namespace == WILDCARD_NAMESPACE:
-            yield from ((namespace, "*", k) for k in _keys(_argument(call, 1, "dispatch_key") or key))
+        namespace, library_key = libraries[receiver]
+        if namespace == syntax.wildcard_namespace:
+            key = syntax.python_argument("library_fallback", "key", call) or library_key
+            yield from ((namespace, "*", k) for k in _keys(key))
         return
     if receiver in libraries and method in _last_components(syntax.python_impl):  # lib.impl("op", fn[, key])
-        library, op, key = libraries[receiver], _argument(call, 0, "op_name"), _argument(call, 2, "dispatch_key")
+        library, kind = libraries[receiver], "library_impl"
     elif call.qualname in syntax.python_impl and call.args and call.args[0] in libraries:  # impl(lib, "op"[, key])
-        library, op, key = libraries[call.args[0]], _argument(call, 1, "name"), _argument(call, 2, "dispatch_key")
+        library, kind = libraries[call.args[0]], "impl_on_library"
     elif call.qualname in syntax.python_impl:  # impl("ns::op", key)
-        library, op = (syntax.namespace, ""), _argument(call, 0, "qualname")
-        key = _argument(call, 1, "types") or _argument(call, 1, "device_types")
+        library, kind = (syntax.namespace, ""), "impl"
     else:
         return
+    op, key = syntax.python_argument(kind, "op", call), syntax.python_argument(kind, "key", call)
     qualified = _qualified_op(op, library[0])
     if qualified is not None:
         yield from ((*qualified, k) for k in _keys(key or library[1]))
@@ -575,12 +635,6 @@ def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
 def _last_components(names: tuple[str, ...]) -> frozenset[str]:
     """`impl` of `pkg.library.impl`: also the name of the library object's method."""
     return frozenset(name.rsplit(".", 1)[-1] for name in names)
-
-
-def _argument(call: PyCall, position: int, keyword: str) -> str:
-    if position < len(call.args):
-        return call.args[position]
-    return dict(call.kwargs).get(keyword, "")
 
 
 def _keys(value: str) -> list[str]:
@@ -596,18 +650,17 @@ def _keys(value: str) -> list[str]:
 # the catalog knows most often: `func`, `name`, `op`, `operator_name`, ...), or a mapping keyed
 # by operator names; such lists may stand under section keys at any depth. A list counts when
 # most of its names are catalog operators, a file when its lists hold at least 5 of them.
-# An entry's keys are those its key field gives (`dispatch`, `backend`, `key`: a key, a list or
-# a mapping keyed by keys), else those the document's own key field gives when they match the
-# pack's `op_list_header_keys` (a header `backend: QuantizedKey` beside the lists; a header
-# naming the backend itself, `backend: NPU`, does not), else the pack's default key. A list counts only when the build or
-# a codegen script names it: a file of BUILD_LANGUAGES of the product holding its file name
-# (its entries are kept apart, as unused, otherwise). A field whose name holds "template"
-# names a template; a path with the extension of code the index reads names a file. When one is
-# not in the tree, the entry's kernel is unresolved; a template that names a CPU fallback
-# function makes the entry's kernel a fallback.
+# An entry's keys are those its key fields give (fields in whose name the pack's `op_list_key_fields`
+# is found: a key, a list or a mapping keyed by keys), else those the document's own key field gives
+# when they match the pack's `op_list_header_keys` (a header `backend: QuantizedKey` beside the
+# lists; a header naming the backend itself, `backend: NPU`, does not), else the pack's default
+# key. A list counts only when the build or a codegen script names it: a file of BUILD_LANGUAGES
+# of the product holding its file name (its entries are kept apart, as unused, otherwise). A
+# field in whose name `op_list_template_fields` is found names a template; a path with the
+# extension of code the index reads names a file. When one is not in the tree, the entry's
+# kernel is unresolved; a template that names a CPU fallback function makes the entry's kernel
+# a fallback.
 
-_KEY_FIELD = re.compile(r"(?i)^(?:dispatch(?:_?keys?)?|backends?|keys?)$")
-_TEMPLATE_FIELD = re.compile(r"(?i)template")
 _FILE_VALUE = re.compile(r"^[\w./-]+$")
 _CODE_SUFFIXES = frozenset(suffix for suffix, language in LANGUAGES.items() if language in (*CPP_LANGUAGES, "python"))
 _OP_LIST_LANGUAGES = ("yaml", "json")
@@ -625,15 +678,13 @@ class _Entry:
 
 def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax,
                            fallbacks: frozenset[str]) -> Iterator[Registration]:
-    catalog = syntax.catalog
     files = _TreeFiles(index)
-    header_pattern = re.compile(syntax.op_list_header_keys) if syntax.op_list_header_keys else None
     for source in _op_list_files(index):
         text = source.text.replace("\t", " ") if source.language == "json" else source.text  # tabs: not YAML
-        entries, header = _op_list(text, syntax.namespace, catalog)
+        entries, header = _op_list(text, syntax)
         if len(entries) < MIN_OP_LIST_ENTRIES:
             continue
-        header_keys = tuple(key for key in header if header_pattern and header_pattern.fullmatch(key))
+        header_keys = tuple(key for key in header if _matches(syntax.header_key, key))
         for entry in entries:
             kind, via = files.kernel_of(entry.names, fallbacks)
             for key in entry.keys or header_keys or (syntax.op_list_default_key,):
@@ -662,9 +713,10 @@ def _used_op_lists(index: CodeIndex, paths: set[str]) -> set[str]:
     return used
 
 
-def _op_list(text: str, namespace: str, catalog: Catalog) -> tuple[list[_Entry], tuple[str, ...]]:
+def _op_list(text: str, syntax: OperatorSyntax) -> tuple[list[_Entry], tuple[str, ...]]:
     """The entries naming catalog operators in the lists of a YAML or JSON text that are
     mostly made of operator names, and the keys the document's own key field names."""
+    namespace, catalog = syntax.namespace, syntax.catalog
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError):
@@ -680,15 +732,16 @@ def _op_list(text: str, namespace: str, catalog: Catalog) -> tuple[list[_Entry],
                  if node is not None and (name := _name_in(node, namespace))]
         known = [(name, node, fields) for name, node, fields in named if catalog.knows(name)]
         if (not is_mapping or len(known) >= MIN_OP_LIST_ENTRIES) and len(known) >= MIN_OP_LIST_SHARE * len(named):
-            entries.extend(_entry(name, node, fields) for name, node, fields in known)
-    return entries, _header_keys(root)
+            entries.extend(_entry(name, node, fields, syntax) for name, node, fields in known)
+    return entries, _header_keys(root, syntax)
 
 
-def _header_keys(root: yaml.Node | None) -> tuple[str, ...]:
+def _header_keys(root: yaml.Node | None, syntax: OperatorSyntax) -> tuple[str, ...]:
     """The keys a document's top-level key field names (`backend: Key` beside its lists)."""
     fields = _fields(root) if root is not None else {}
     return tuple(key for field, value in fields.items()
-                 if _KEY_FIELD.match(field) and isinstance(value, yaml.ScalarNode) for key in _node_keys(value))
+                 if _found_in(syntax.key_field, field) and isinstance(value, yaml.ScalarNode)
+                 for key in _node_keys(value))
 
 
 def _containers(root: yaml.Node | None) -> Iterator[yaml.Node]:
@@ -756,13 +809,14 @@ def _name_in(node: yaml.Node | None, namespace: str) -> str | None:
     return _op_name(node.value, namespace)
 
 
-def _entry(name: str, name_node: yaml.Node, fields: dict[str, yaml.Node]) -> _Entry:
-    keys = tuple(key for field, value in fields.items() if _KEY_FIELD.match(field) for key in _node_keys(value))
+def _entry(name: str, name_node: yaml.Node, fields: dict[str, yaml.Node], syntax: OperatorSyntax) -> _Entry:
+    keys = tuple(key for field, value in fields.items() if _found_in(syntax.key_field, field)
+                 for key in _node_keys(value))
     names = tuple(sorted(
-        (value.value, "template" if _TEMPLATE_FIELD.search(field) else "file")
+        (value.value, "template" if _found_in(syntax.template_field, field) else "file")
         for field, value in fields.items()
         if isinstance(value, yaml.ScalarNode) and value is not name_node and value.value
-        and (_TEMPLATE_FIELD.search(field) or _names_file(value.value))
+        and (_found_in(syntax.template_field, field) or _names_file(value.value))
     ))
     return _Entry(name, name_node.start_mark.line + 1, keys, names)
 

@@ -395,6 +395,9 @@ def _remediation(document, path: tuple, written: str | list, evidence) -> tuple[
 
 def _operators(header: YamlDocument, directory: Path, symbols: dict) -> OperatorSyntax:
     _path_in_pack(header, ("operators", "catalog"), directory, header.data["operators"]["catalog"])
+    for name in ("op_list_header_keys", "op_list_key_fields", "op_list_template_fields"):
+        if name in header.data["operators"]:
+            checked_pattern(header, ("operators", name), header.data["operators"][name])
     syntax = OperatorSyntax.from_data(header.data["operators"], directory)
     if syntax.kernel_keys not in symbols:
         raise header.error(("operators", "kernel_keys"), f"unknown symbol set {syntax.kernel_keys!r}")

@@ -135,8 +135,8 @@ def _check_backend(report: Report, expected: dict, result: FixtureResult) -> Non
     verdict = report.integration_path
     if "path" in expected and verdict.id != expected["path"]:
         result.failures.append(f"path: expected {expected['path']}, got {verdict.id}")
-    if "dispatch_key" in expected and verdict.dispatch_key != expected["dispatch_key"]:
-        result.failures.append(f"dispatch key: expected {expected['dispatch_key']}, got {verdict.dispatch_key}")
+    if "key" in expected and verdict.key != expected["key"]:
+        result.failures.append(f"key: expected {expected['key']}, got {verdict.key}")
     if "name" in expected and report.backend.name != expected["name"]:
         result.failures.append(f"name: expected {expected['name']}, got {report.backend.name}")
     if "note" in expected and expected["note"] not in verdict.note:

@@ -142,7 +142,7 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         tool_version=__version__,
         date=report_date(),
         pack=PackInfo(pack.id, pack.version, pack.digest, pack.framework.id, pack.framework.name,
-                      tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths)),
+                      tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths), pack.framework.terms),
         backend=backend,
         integration_path=path,
         readiness=result.readiness,
@@ -168,16 +168,17 @@ def _identity(pack: Pack, evaluator: Evaluator, root: Path, source: Source | Non
         route, path = detect_path(pack.framework, evaluator)
         backend = describe_backend(evaluator.context.index, root, pack, source, framework_version,
                                    registering_files(pack, evaluator))
-        return route, path, backend, backend_names(backend.name, device_names(pack, evaluator))
+        names = backend_names(backend.name, device_names(pack, evaluator), pack.framework.package_prefixes)
+        return route, path, backend, names
 
     return evaluator.context.memo(("identity",), identify)
 
 
 def _names_in_tests(identified: Callable[[], Identity]) -> tuple[str, ...]:
-    """The names by which the backend's tests name it: its package, its device names, its
-    dispatch key. Asked for by the first clause that reads tests, in whichever process."""
+    """The names by which the backend's tests name it: its package, its device names, the key
+    of its integration path. Asked for by the first clause that reads tests, in whichever process."""
     _route, path, _backend, names = identified()
-    return names + ((path.dispatch_key,) if path.dispatch_key else ())
+    return names + ((path.key,) if path.key else ())
 
 
 def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:

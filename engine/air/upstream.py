@@ -67,13 +67,14 @@ def find_candidates(detectors: tuple[Detector, ...], evaluator: Evaluator, backe
     return tuple(candidates)
 
 
-def backend_names(package: str | None, device_names: tuple[str, ...]) -> tuple[str, ...]:
-    """The names by which code refers to this backend: its package, the package without a
-    `torch_` prefix, and the device names it registers."""
+def backend_names(package: str | None, device_names: tuple[str, ...],
+                  package_prefixes: tuple[str, ...]) -> tuple[str, ...]:
+    """The names by which code refers to this backend: its package, the package without the
+    longest of the framework's package prefixes it starts with, and the device names it registers."""
     names = set(device_names)
     if package:
-        names.add(package)
-        names.add(re.sub(r"^(?:torch|pytorch)[-_]", "", package))
+        prefix = max((prefix for prefix in package_prefixes if package.startswith(prefix)), key=len, default="")
+        names.update((package, package.removeprefix(prefix)))
     return tuple(sorted(name for name in names if len(name) >= 2))
 
 

@@ -17,6 +17,7 @@ from air.report.model import (
     Link,
     OperatorCoverage,
     Outcome,
+    PackInfo,
     PathSignal,
     QuickReferenceEntry,
     Report,
@@ -53,7 +54,7 @@ def render_markdown(report: Report) -> str:
         *_upstream_candidates(report.upstream),
         *_source_discovery(report),
         *_checklist(report),
-        *_operators(report.operators),
+        *_operators(report.operators, report.pack),
         *_test_inventory(report.tests),
         *_quick_reference(report.quick_reference),
         *_sources(report.sources),
@@ -70,7 +71,7 @@ def _title(report: Report) -> list[str]:
         ("Backend", _text(backend.name)),
         ("Backend version", _text(backend.version or "unknown")),
         ("Integration path", _text(path.title)),
-        ("Dispatch key", _text(path.dispatch_key or NONE)),
+        (_capitalized(pack.terms.key), _text(path.key or NONE)),
         (f"{pack.framework_name} version targeted", _text(backend.target_framework_version or "not pinned")),
         ("Source", _describe_source(backend.source)),
         ("Evaluation date", _text(report.date)),
@@ -138,7 +139,7 @@ def _source_discovery(report: Report) -> list[str]:
         f"Skipped files: {_describe_skipped(report.index.skipped)}",
         "Submodules declared but absent, so not analysed: "
         + (", ".join(_code(path) for path in report.index.absent_submodules) or NONE),
-        f"Integration path: **{_text(path.title)}** (dispatch key: {_text(path.dispatch_key or NONE)})",
+        f"Integration path: **{_text(path.title)}** ({_text(report.pack.terms.key)}: {_text(path.key or NONE)})",
     ]
     blocks = ["## Source discovery and path signals", _bullets(facts)]
     for header, listed in (("Skipped directory", report.index.skipped_directories),
@@ -165,15 +166,16 @@ def _checklist(report: Report) -> list[str]:
     return blocks
 
 
-def _operators(operators: OperatorCoverage | None) -> list[str]:
+def _operators(operators: OperatorCoverage | None, pack: PackInfo) -> list[str]:
     if operators is None:
         return []
+    core = _text(_capitalized(pack.terms.core_operators))
     sources = ", ".join(f"{count} from {how}" for how, count in operators.by_source) or "none"
     facts = [
         f"Operators with a native kernel on the device's keys: {operators.registered} ({sources})",
         f"Operators registered with a per-op CPU fallback only: {operators.per_op_fallbacks}",
-        f"Core ATen operators covered: {operators.core_covered} of {operators.core_total} "
-        f"(catalog of torch {_text(operators.catalog_version)})",
+        f"{core} covered: {operators.core_covered} of {operators.core_total} "
+        f"(catalog of {_text(pack.framework_name)} {_text(operators.catalog_version)})",
         "Global fallbacks: " + (", ".join(_finding(f) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
     ]
     blocks = ["## Operator coverage", _bullets(facts)]
@@ -187,7 +189,7 @@ def _operators(operators: OperatorCoverage | None) -> list[str]:
     if undecided:
         blocks.append("Coverage that cannot be told:\n\n" + _bullets(undecided))
     if operators.core_missing:
-        blocks.append("Core ATen operators without a kernel: " + _names(operators.core_missing))
+        blocks.append(f"{core} without a kernel: " + _names(operators.core_missing))
     return blocks
 
 
@@ -382,6 +384,10 @@ def _code(value: str) -> str:
 
 def _url(url: str) -> str:
     return printable(url).replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
+def _capitalized(value: str) -> str:
+    return value[:1].upper() + value[1:]
 
 
 def _one_line(value: str) -> str:

@@ -60,7 +60,7 @@ class PathSignal:
 class IntegrationPath:
     id: str
     title: str
-    dispatch_key: str | None
+    key: str | None  # the key the backend registers on, as the framework's terms name it
     applies: tuple[str, ...]  # the row paths that apply under this verdict
     note: str
     signals: tuple[PathSignal, ...]  # only the signals that fired
@@ -94,6 +94,14 @@ class PathLabel:
 
 
 @dataclass(frozen=True)
+class Terms:
+    """How the report names the framework's own concepts."""
+
+    key: str = "key"  # what an integration path's key is, in running text
+    core_operators: str = "core operators"  # the operators the pack's catalog flags core
+
+
+@dataclass(frozen=True)
 class PackInfo:
     id: str
     version: str
@@ -101,6 +109,7 @@ class PackInfo:
     framework: str
     framework_name: str
     paths: tuple[PathLabel, ...] = ()
+    terms: Terms = Terms()
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""Regenerate the pack's aten operator catalog from torchgen's native_functions.yaml.
+"""Regenerate the pack's aten operator catalog (aten-ops.json, beside this script) from
+torchgen's native_functions.yaml.
 
-    python scripts/gen_aten_ops.py [--native-functions PATH] [--output PATH]
+    python rulepacks/pytorch-2.x/data/gen_aten_ops.py [--native-functions PATH] [--output PATH]
 
 Without --native-functions, the file is taken from the torchgen package of an installed torch
 (it ships inside the wheel at torchgen/packaged/ATen/native/native_functions.yaml). Only the
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "rulepacks" / "pytorch-2.x" / "data" / "aten-ops.json"
+DEFAULT_OUTPUT = Path(__file__).resolve().parent / "aten-ops.json"
 PACKAGED = Path("packaged") / "ATen" / "native" / "native_functions.yaml"
 
 
@@ -70,7 +71,7 @@ def catalog(native_functions: Path) -> dict:
         ops[name] = flags_of(entry, name)
     return {
         "source": "torchgen/packaged/ATen/native/native_functions.yaml",
-        "torch_version": torch_version_beside(native_functions),
+        "framework_version": torch_version_beside(native_functions),
         "ops": dict(sorted(ops.items())),
     }
 
@@ -84,11 +85,11 @@ def main() -> None:
     data = catalog(source)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     text = "{\n" + ",\n".join(
-        [f'  "source": {json.dumps(data["source"])}', f'  "torch_version": {json.dumps(data["torch_version"])}',
+        [f'  "source": {json.dumps(data["source"])}', f'  "framework_version": {json.dumps(data["framework_version"])}',
          '  "ops": {\n' + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["ops"].items()) + "\n  }"]
     ) + "\n}\n"
     args.output.write_text(text, encoding="utf-8")
-    print(f"{args.output}: {len(data['ops'])} overloads from torch {data['torch_version']}")
+    print(f"{args.output}: {len(data['ops'])} overloads from torch {data['framework_version']}")
 
 
 if __name__ == "__main__":
