@@ -10,7 +10,7 @@ from air.packs import pack_fingerprint
 from air.provenance import local_source
 from air.report.json_report import render_json
 from air.run import check_tree
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
 
 
 def copy_of(tmp_path, name="pu1_full"):

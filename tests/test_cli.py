@@ -13,9 +13,9 @@ import pytest
 from air.cli import source_ref
 from air.report.model import Source
 from air.schemas import validator
-from conftest import FIXTURES
+from helpers.git import git
+from helpers.paths import FIXTURES
 from jsonschema import Draft202012Validator
-from test_provenance import git
 
 FULL = FIXTURES / "pu1_full"
 
@@ -227,7 +227,7 @@ def test_reports_of_two_refs_of_one_checkout_keep_their_own_files(tmp_path):
     assert air("check", "-q", str(checkout), cwd=tmp_path).returncode == 0
     (checkout / "torch_full" / "later.py").write_text("x = 2\n")
     assert air("check", "-q", "--format", "json", str(checkout), cwd=tmp_path).returncode == 0
-    head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True).stdout[:12]
+    head = git(checkout, "rev-parse", "HEAD")[:12]
     assert sorted(p.name for p in (tmp_path / "air-report").iterdir()) == sorted([
         "torch_full@v1.0.json", "torch_full@v1.0.md", f"torch_full@{head}.json", f"torch_full@{head}.md",
         f"torch_full@{head}-dirty.json"])

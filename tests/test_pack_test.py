@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from air.packs import load_pack
 from air.packtest import annotations, check_fixture, fixture_dirs, run_pack_tests
-from test_packs import ROWS, write_pack
+from helpers.packs import TINY_ROWS, write_pack
+from helpers.trees import write_tree
 
 RUNTIME_ROW = """\
   - id: tiny-runtime
@@ -25,19 +28,13 @@ RUNTIME_ROW = """\
 REGISTERS = 'import torch\n\n# air: expect tiny-row\ntorch.utils.rename_privateuse1_backend("tiny")\n'
 
 
-def tiny_pack(tmp_path, rows: str = ROWS):
+def tiny_pack(tmp_path, rows: str = TINY_ROWS):
     directory = write_pack(tmp_path, rows=rows)
     return directory, directory / "fixtures"
 
 
-def add_fixture(fixtures, name: str, expected: str, files: dict[str, str]):
-    root = fixtures / name
-    root.mkdir(parents=True)
-    (root / "expected.yaml").write_text(expected)
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    return root
+def add_fixture(fixtures: Path, name: str, expected: str, files: dict[str, str]) -> Path:
+    return write_tree(fixtures / name, {"expected.yaml": expected, **files})
 
 
 def test_both_ends_of_a_row_pass(tmp_path):
@@ -58,7 +55,7 @@ def test_a_row_without_its_zero_fixture_is_untested(tmp_path):
 
 
 def test_runtime_rows_need_one_and_unknown(tmp_path):
-    directory, fixtures = tiny_pack(tmp_path, ROWS + RUNTIME_ROW)
+    directory, fixtures = tiny_pack(tmp_path, TINY_ROWS + RUNTIME_ROW)
     add_fixture(fixtures, "full", "rows: {tiny-row: 2, tiny-runtime: 0}\n", {"pkg/__init__.py": REGISTERS})
     result = run_pack_tests(load_pack(str(directory)))
     assert "tiny-runtime (1.1.2): no fixture where it scores 1 or unknown" in result.untested

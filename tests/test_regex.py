@@ -4,16 +4,13 @@ exactly the matches `re` gives either way."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 from air.regex import GuardedPattern, UnsafePattern, compile_guarded, sre_parse
+from helpers.paths import FIXTURES, SHIPPED_PACK_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-PACK = Path(__file__).resolve().parents[1] / "rulepacks" / "pytorch-2.x"
-ROWS = PACK / "rows"
 
 
 def _patterns(data) -> list[str]:
@@ -25,8 +22,9 @@ def _patterns(data) -> list[str]:
     return []
 
 
-PACK_PATTERNS = sorted({p for path in sorted(ROWS.glob("*.yaml")) for p in _patterns(yaml.safe_load(path.read_text()))})
-FIXTURE_TEXTS = [path.read_text() for path in sorted((PACK / "fixtures").rglob("*")) if path.is_file()]
+ROW_FILES = sorted((SHIPPED_PACK_DIR / "rows").glob("*.yaml"))
+PACK_PATTERNS = sorted({p for path in ROW_FILES for p in _patterns(yaml.safe_load(path.read_text()))})
+FIXTURE_TEXTS = [path.read_text() for path in sorted(FIXTURES.rglob("*")) if path.is_file()]
 FIXTURE_LINES = sorted({line for text in FIXTURE_TEXTS for line in text.splitlines()})
 
 

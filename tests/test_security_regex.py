@@ -37,7 +37,7 @@ from air.regex import (
     sre_parse,
 )
 from air.run import check
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
 
 SIZE = 2 * 1024 * 1024  # the largest file air reads
 BOUND = 4.0  # seconds one pattern may take on one input: the flaws fixed here took minutes
