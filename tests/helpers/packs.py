@@ -1,4 +1,4 @@
-"""Packs for tests: the shipped one, and a tiny one written on disk."""
+"""Packs for tests: the shipped one, what its row files declare, and a tiny one written on disk."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import functools
 from pathlib import Path
 
 import pytest
+import yaml
 from air.errors import PackError
 from air.packs import Pack, load_pack
 
-from helpers.paths import SHIPPED_PACK
+from helpers.paths import SHIPPED_PACK, SHIPPED_PACK_DIR
 
 TINY_HEADER = """\
 id: tiny
@@ -39,6 +40,20 @@ rows:
 def shipped_pack() -> Pack:
     """The shipped pack, loaded once per test run."""
     return load_pack(SHIPPED_PACK)
+
+
+@functools.cache
+def declared_rows(pack_directory: Path = SHIPPED_PACK_DIR) -> tuple[dict, ...]:
+    """The rows a pack's row files declare, each with its file's `section`, read as plain YAML rather
+    than through air's loader."""
+    header = _plain_yaml(pack_directory / "pack.yaml")
+    files = sorted({path for pattern in header["rows"] for path in pack_directory.glob(pattern)})
+    documents = [_plain_yaml(path) for path in files]
+    return tuple({"section": document["section"], **row} for document in documents for row in document["rows"])
+
+
+def _plain_yaml(path: Path):
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def write_pack(root: Path, header: str = TINY_HEADER, rows: str = TINY_ROWS, name: str = "tiny") -> Path:
