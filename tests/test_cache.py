@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import shutil
 
-from air import cache
-from air.index import build_index
 from air.packs import pack_fingerprint
-from air.provenance import local_source
 from air.report.json_report import render_json
 from air.run import check_tree
+from helpers.cache import cache_entries
 from helpers.paths import FIXTURES
 
 
@@ -21,11 +19,6 @@ def copy_of(tmp_path, name="pu1_full"):
 
 def checked(root, pack, messages):
     return check_tree(root, str(pack.directory), progress=messages.append)
-
-
-def entry_of(root, pack):
-    index = build_index(root)
-    return cache._entry(cache.cache_key(index, pack_fingerprint(pack.directory), repr((local_source(root), None))))
 
 
 def test_unchanged_tree_answers_from_the_cache(tmp_path, pack, monkeypatch):
@@ -52,7 +45,7 @@ def test_a_corrupt_entry_is_detected_and_rebuilt(tmp_path, pack, monkeypatch):
     monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
     root = copy_of(tmp_path)
     expected = render_json(checked(root, pack, []))
-    entry = entry_of(root, pack)
+    [entry] = cache_entries(tmp_path / "cache")
     for corruption in ("{not json", '{"checksum": "0", "report": {}}', "0" * 64 + "\n{}", ""):
         entry.write_text(corruption)
         messages = []

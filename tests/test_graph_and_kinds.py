@@ -474,14 +474,14 @@ def test_semgrep_missing_leaves_clause_undecided(tmp_path, monkeypatch):
     assert not result.decided and "semgrep is not installed" in result.undecided_reason
 
 
-def test_shared_evidence_is_evaluated_once_and_keeps_each_description(tmp_path):
+def test_shared_evidence_finds_the_same_hits_and_keeps_each_description(tmp_path):
     write_tree(tmp_path, {"a.py": "import torch\ntorch.utils.rename_privateuse1_backend('foo')\n"})
     evaluator = Evaluator(Context(build_index(tmp_path), {}))
     spec = {"python_call": {"name": "torch.utils.rename_privateuse1_backend"}}
     first = clause_from_data("rename", {**spec, "describe": "the backend is renamed"})
     second = clause_from_data("rename", {**spec, "describe": "a rename in Python"})
     evaluator.evaluate_all([first, second])
-    assert evaluator.result(first).hits is evaluator.result(second).hits
+    assert evaluator.result(first).hits == evaluator.result(second).hits != []
     assert [evaluator.result(c).clause.description() for c in (first, second)] == [
         "the backend is renamed", "a rename in Python"]
 
