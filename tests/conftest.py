@@ -1,17 +1,16 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-from air.packs import Pack, load_pack
-
-FIXTURES = Path(__file__).parent.parent / "rulepacks" / "pytorch-2.x" / "fixtures"
+from air.packs import Pack
+from helpers.measurements import HOSTILE_TREES
+from helpers.packs import shipped_pack
 
 
 @pytest.fixture(scope="session")
 def pack() -> Pack:
-    return load_pack("pytorch-2.x")
+    return shipped_pack()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -28,9 +27,7 @@ def private_cache(tmp_path_factory):
 
 def pytest_terminal_summary(terminalreporter):
     """Time and peak memory of each hostile tree, measured by test_hostile_trees.py."""
-    from test_hostile_trees import MEASURED
-
-    if MEASURED:
+    if HOSTILE_TREES:
         terminalreporter.section("hostile trees")
-        for line in MEASURED:
+        for line in HOSTILE_TREES:
             terminalreporter.write_line(line)

@@ -6,12 +6,11 @@ import json
 import shutil
 
 from air import cache
-from air.index import build_index
 from air.packs import pack_fingerprint
-from air.provenance import local_source
 from air.report.json_report import from_dict, render_json, to_dict
 from air.run import check_tree
-from conftest import FIXTURES
+from helpers.cache import cache_entries
+from helpers.paths import FIXTURES
 
 
 def copy_of(tmp_path, name="pu1_full"):
@@ -22,11 +21,6 @@ def copy_of(tmp_path, name="pu1_full"):
 
 def checked(root, pack, messages):
     return check_tree(root, str(pack.directory), progress=messages.append)
-
-
-def entry_of(root, pack):
-    index = build_index(root)
-    return cache._entry(cache.cache_key(index, pack_fingerprint(pack.directory), repr((local_source(root), None))))
 
 
 def test_unchanged_tree_answers_from_the_cache(tmp_path, pack, monkeypatch):
@@ -53,7 +47,7 @@ def test_a_corrupt_entry_is_detected_and_rebuilt(tmp_path, pack, monkeypatch):
     monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
     root = copy_of(tmp_path)
     expected = render_json(checked(root, pack, []))
-    entry = entry_of(root, pack)
+    [entry] = cache_entries(tmp_path / "cache")
     for corruption in ("{not json", '{"checksum": "0", "report": {}}', "0" * 64 + "\n{}", ""):
         entry.write_text(corruption)
         messages = []
@@ -68,7 +62,7 @@ def test_a_signed_entry_of_an_older_report_shape_is_rebuilt(tmp_path, pack, monk
     monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
     root = copy_of(tmp_path)
     expected = render_json(checked(root, pack, []))
-    entry = entry_of(root, pack)
+    [entry] = cache_entries(tmp_path / "cache")
     older = to_dict(from_dict(json.loads(expected)))
     older["integration_path"]["dispatch_key"] = older["integration_path"].pop("key")
     del older["pack"]["terms"]

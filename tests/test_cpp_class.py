@@ -14,6 +14,8 @@ from air.evidence.stubs import StubRules, is_stub
 from air.framework import load_framework
 from air.index import build_index
 from air.index.cpp import body_statements, extract_cpp
+from helpers.paths import REPO_ROOT
+from helpers.trees import write_tree
 
 UPSTREAM = UpstreamCode(
     bases={
@@ -26,14 +28,6 @@ UPSTREAM = UpstreamCode(
     },
     inert_calls=("CHECK", "CHECK_*", "WARN*"),
 )
-
-
-def tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
 
 
 def hits(root: Path, data: dict, upstream: UpstreamCode = UPSTREAM) -> list:
@@ -49,7 +43,7 @@ def classes(root: Path, spec: dict) -> list[str]:
 
 
 def test_a_class_deriving_from_an_upstream_descendant_counts(tmp_path):
-    tree(tmp_path, {
+    write_tree(tmp_path, {
         "a.h": "namespace dev {\nstruct Direct : public up::Base { void run() override; };\n"
                "class ViaLeaf final : up::Leaf { void run() override; };\n"
                "struct ViaTree : ViaLeaf {};\n"
@@ -64,20 +58,20 @@ def test_a_class_deriving_from_an_upstream_descendant_counts(tmp_path):
 
 
 def test_without_upstream_data_only_the_named_base_counts(tmp_path):
-    tree(tmp_path, {"a.h": "struct A : up::Base { void f(); };\nstruct B : up::Leaf { void f(); };\n"})
+    write_tree(tmp_path, {"a.h": "struct A : up::Base { void f(); };\nstruct B : up::Leaf { void f(); };\n"})
     found = hits(tmp_path, {"cpp_class": {"derives_from": "Base"}}, upstream=UpstreamCode())
     assert [h.capture("CLASS") for h in found] == ["A"]
 
 
 def test_not_derives_from_leaves_out_a_branch_of_the_hierarchy(tmp_path):
-    tree(tmp_path, {"a.h": "struct Mine : up::Base { void f(); };\nstruct Reused : up::Sibling { void f(); };\n"
-                           "struct ReusedAgain : Reused { void g(); };\n"})
+    write_tree(tmp_path, {"a.h": "struct Mine : up::Base { void f(); };\nstruct Reused : up::Sibling { void f(); };\n"
+                                 "struct ReusedAgain : Reused { void g(); };\n"})
     spec = {"derives_from": "Base", "not_derives_from": "up::Sibling"}
     assert classes(tmp_path, spec) == ["Mine"]
 
 
 def test_members_of_an_upstream_class_never_count_even_where_the_tree_holds_a_copy(tmp_path):
-    tree(tmp_path, {
+    write_tree(tmp_path, {
         "vendored/middle.h": "namespace up {\nstruct Middle : Base {\n  void run() { work(); }\n};\n}\n",
         "mine.h": "struct Mine : up::Middle {\n  void other() { work(); }\n};\n",
     })
@@ -96,7 +90,7 @@ def test_the_shipped_framework_maps_upstream_classes_to_their_bases():
 
 
 def test_an_override_is_cited_at_its_definition_in_or_out_of_the_class(tmp_path):
-    tree(tmp_path, {
+    write_tree(tmp_path, {
         "g.h": "struct G : up::Base {\n  int inside() const override { return compute(); }\n"
                "  int outside() const override;\n  int declared() const override;\n};\n",
         "g.cpp": '#include "g.h"\n\nint G::outside() const {\n  return compute();\n}\n',
@@ -108,8 +102,8 @@ def test_an_override_is_cited_at_its_definition_in_or_out_of_the_class(tmp_path)
 
 
 def test_an_inherited_override_is_cited_where_the_tree_ancestor_defines_it(tmp_path):
-    tree(tmp_path, {"a.h": "struct Mid : up::Base {\n  void run() override { go(); }\n};\n"
-                           "struct Leaf : Mid {\n  void stop() override { halt(); }\n};\n"})
+    write_tree(tmp_path, {"a.h": "struct Mid : up::Base {\n  void run() override { go(); }\n};\n"
+                                 "struct Leaf : Mid {\n  void stop() override { halt(); }\n};\n"})
     found = hits(tmp_path, {"cpp_class": {"derives_from": "Base", "overrides": ["run", "stop"], "name": "Leaf"}})
     assert [(h.line, h.capture("METHOD")) for h in found] == [(2, "run"), (5, "stop")]
 
@@ -200,14 +194,14 @@ GUARD_CPP = '#include "g.h"\nvoid G::set(int d) const {\n  CHECK(false, "single 
     ],
 )
 def test_bodies_option_keeps_real_or_stub_overrides_and_cites_the_stubs(tmp_path, overrides, real, stub):
-    tree(tmp_path, {"g.h": GUARD, "g.cpp": GUARD_CPP})
+    write_tree(tmp_path, {"g.h": GUARD, "g.cpp": GUARD_CPP})
     spec = {"derives_from": "Base", "overrides": overrides, "placeholders": ["defaultStream"]}
     assert [h.capture("METHOD") for h in hits(tmp_path, {"cpp_class": {**spec, "bodies": "real"}})] == real
     assert [h.capture("METHOD") for h in hits(tmp_path, {"cpp_class": {**spec, "bodies": "stub"}})] == stub
 
 
 def test_without_overrides_a_class_is_judged_by_its_member_functions(tmp_path):
-    tree(tmp_path, {
+    write_tree(tmp_path, {
         "a.h": "struct Empty : up::Base {};\n"
                "struct OnlyCtor : up::Base { OnlyCtor() { init(); } ~OnlyCtor() override { fini(); } };\n"
                "struct Stubs : up::Base { int a() const override { return 0; } void b() override {} };\n"
@@ -220,7 +214,7 @@ def test_without_overrides_a_class_is_judged_by_its_member_functions(tmp_path):
 
 
 def test_the_inert_calls_come_from_the_framework(tmp_path):
-    tree(tmp_path, {"a.h": 'struct A : up::Base {\n  void run() override { CHECK_ARG(x > 0, "x"); }\n};\n'})
+    write_tree(tmp_path, {"a.h": 'struct A : up::Base {\n  void run() override { CHECK_ARG(x > 0, "x"); }\n};\n'})
     spec = {"cpp_class": {"derives_from": "Base", "overrides": ["run"], "bodies": "stub"}}
     assert [h.line for h in hits(tmp_path, spec)] == [2]
     assert hits(tmp_path, spec, upstream=UpstreamCode(bases=UPSTREAM.bases)) == []
@@ -241,9 +235,9 @@ REGISTRATIONS = [
 
 @pytest.mark.parametrize("registration", REGISTRATIONS)
 def test_a_registrar_object_counts_like_the_macro(tmp_path, registration):
-    tree(tmp_path, {"impl.h": "struct Impl : up::Base { int get() const override { return probe(); } };\n"
-                              "extern Impl impl_instance;\n",
-                    "reg.cpp": '#include "impl.h"\n' + registration + "\n"})
+    write_tree(tmp_path, {"impl.h": "struct Impl : up::Base { int get() const override { return probe(); } };\n"
+                                    "extern Impl impl_instance;\n",
+                          "reg.cpp": '#include "impl.h"\n' + registration + "\n"})
     found = hits(tmp_path, {"cpp_macro": {"name": ["REGISTER_IMPL", "Registrar"], "capture": ["KEY", "IMPL"]}})
     assert [h.capture("KEY").rpartition("::")[2] for h in found] == ["Dev"]
     spec = {"derives_from": "Base", "registered_by": ["REGISTER_IMPL", "Registrar"]}
@@ -251,8 +245,8 @@ def test_a_registrar_object_counts_like_the_macro(tmp_path, registration):
 
 
 def test_a_registrar_template_argument_is_captured_first(tmp_path):
-    tree(tmp_path, {"a.cpp": "static ns::AllocReg<Kind::Dev> installed(&the_allocator);\n"
-                             "const ns::AllocReg<Kind::Other> other{&cpu_allocator};\n"})
+    write_tree(tmp_path, {"a.cpp": "static ns::AllocReg<Kind::Dev> installed(&the_allocator);\n"
+                                   "const ns::AllocReg<Kind::Other> other{&cpu_allocator};\n"})
     found = hits(tmp_path, {"cpp_macro": {"name": "AllocReg", "capture": ["KEY", "ALLOCATOR"]}})
     assert [(h.line, h.capture("KEY"), h.capture("ALLOCATOR")) for h in found] == [
         (1, "Kind::Dev", "&the_allocator"), (2, "Kind::Other", "&cpu_allocator"),
@@ -272,13 +266,13 @@ def test_a_registrar_template_argument_is_captured_first(tmp_path):
     ],
 )
 def test_a_registration_in_a_function_run_at_load_counts(tmp_path, initialiser):
-    tree(tmp_path, {"init.cpp": initialiser + "\n"})
+    write_tree(tmp_path, {"init.cpp": initialiser + "\n"})
     found = hits(tmp_path, {"cpp_macro": {"name": "install", "capture": ["KEY", "ALLOCATOR"]}})
     assert [(h.capture("KEY"), h.capture("ALLOCATOR")) for h in found] == [("Kind::Dev", "&the_allocator")]
 
 
 def test_each_registration_site_counts_even_for_one_class_name(tmp_path):
-    tree(tmp_path, {
+    write_tree(tmp_path, {
         "a.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return a(); } };\n}\n"
                  "REGISTER_IMPL(Dev, Impl);\n",
         "b.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return b(); } };\n"
@@ -293,7 +287,7 @@ def test_each_registration_site_counts_even_for_one_class_name(tmp_path):
 
 
 def load_script():
-    path = Path(__file__).resolve().parent.parent / "frameworks" / "pytorch" / "gen_class_hierarchy.py"
+    path = REPO_ROOT / "frameworks" / "pytorch" / "gen_class_hierarchy.py"
     spec = importlib.util.spec_from_file_location("gen_class_hierarchy", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
@@ -303,7 +297,7 @@ def load_script():
 
 def test_the_hierarchy_script_reads_qualified_classes_and_their_descendants(tmp_path):
     script = load_script()
-    tree(tmp_path, {
+    write_tree(tmp_path, {
         "c10/core/Alloc.h": "namespace c10 {\nstruct API Allocator { virtual void* get() = 0; };\n"
                             "/* namespace fake { */\nstruct DeviceAllocator : public Allocator {};\n}\n",
         "ATen/Host.h": 'namespace at {\nusing c10::Allocator;\nconst char* s = "namespace x {";\n'

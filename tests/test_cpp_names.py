@@ -9,13 +9,11 @@ from air.evidence.base import Context, constraint_holds
 from air.framework import load_framework
 from air.index import build_index
 from air.index.cpp_names import CppVocabulary
+from helpers.trees import write_tree
 
 
 def context_of(root: Path, files: dict[str, str], vocabulary: CppVocabulary | None = None) -> Context:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    return Context(build_index(root), {}, cpp=vocabulary or load_framework("pytorch").cpp)
+    return Context(build_index(write_tree(root, files)), {}, cpp=vocabulary or load_framework("pytorch").cpp)
 
 
 SPELLINGS = {

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 from air.executor import Executor
 from air.index import IndexOptions, build_index
 from air.index.files import DEFAULT_EXCLUDES, language_of, role_of
 from air.index.vendored import Vendoring
+from helpers.trees import write_tree
 
 
 @pytest.mark.parametrize(
@@ -43,15 +43,8 @@ def test_every_cpp_spelling_is_cpp(path):
     assert language_of(path) == "cpp"
 
 
-def write(root: Path, files: dict[str, bytes | str]) -> None:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
-
-
 def test_walk_skips_with_counted_reasons(tmp_path):
-    write(tmp_path, {
+    write_tree(tmp_path, {
         "ok.py": "x = 1\n",
         "bin.cpp": b"\x00\x01\x02 binary",
         "latin.py": b"caf\xe9 = 1\n",
@@ -73,7 +66,7 @@ def test_walk_skips_with_counted_reasons(tmp_path):
 
 
 def test_vendored_files_are_read_on_request(tmp_path):
-    write(tmp_path, {"third_party/kineto/a.cpp": "int a;\n"})
+    write_tree(tmp_path, {"third_party/kineto/a.cpp": "int a;\n"})
     assert build_index(tmp_path, IndexOptions()).files == []
     assert build_index(tmp_path, IndexOptions(include_vendored=True)).files[0].path == "third_party/kineto/a.cpp"
 
@@ -108,7 +101,7 @@ VENDORING = Vendoring(
     ],
 )
 def test_vendored_directories_are_read_when_they_are_the_backends_own(tmp_path, files, read, skipped):
-    write(tmp_path, files)
+    write_tree(tmp_path, files)
     index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
     assert [source.path for source in index.files] == read
     assert dict(index.skipped_directories) == skipped
@@ -117,8 +110,9 @@ def test_vendored_directories_are_read_when_they_are_the_backends_own(tmp_path, 
 
 @pytest.mark.parametrize("spelling", ["from torch_tpu import tpu_plugin\n", "import torch_tpu.tpu_plugin.ops as ops\n"])
 def test_a_vendored_package_the_product_imports_as_its_own_is_read(tmp_path, spelling):
-    write(tmp_path, {"torch_tpu/__init__.py": spelling, "third_party/plugin/tpu_plugin/__init__.py": "def f():\n    pass\n",
-                     "third_party/other/other_pkg/__init__.py": "x = 1\n"})
+    write_tree(tmp_path, {"torch_tpu/__init__.py": spelling,
+                          "third_party/plugin/tpu_plugin/__init__.py": "def f():\n    pass\n",
+                          "third_party/other/other_pkg/__init__.py": "x = 1\n"})
     index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
     assert "third_party/plugin/tpu_plugin/__init__.py" in index.by_path
     assert "third_party/other/other_pkg/__init__.py" not in index.by_path
@@ -127,15 +121,15 @@ def test_a_vendored_package_the_product_imports_as_its_own_is_read(tmp_path, spe
 
 
 def test_excluded_directories_are_listed_with_their_reason(tmp_path):
-    write(tmp_path, {"build/lib/x.py": "a = 1\n", "src/node_modules/m/i.js": "", "gen/out/a.cpp": "int a;\n",
-                     "src/ok.py": "b = 2\n"})
+    write_tree(tmp_path, {"build/lib/x.py": "a = 1\n", "src/node_modules/m/i.js": "", "gen/out/a.cpp": "int a;\n",
+                          "src/ok.py": "b = 2\n"})
     index = build_index(tmp_path, IndexOptions(excludes=DEFAULT_EXCLUDES + ("gen/**",)))
     assert dict(index.skipped_directories) == {"build": "build output", "gen": "excluded by gen/**",
                                                "src/node_modules": "installed JavaScript packages"}
 
 
 def test_git_checkout_uses_git_file_list(tmp_path):
-    write(tmp_path, {"tracked.py": "a = 1\n", "ignored.py": "b = 2\n", ".gitignore": "ignored.py\n"})
+    write_tree(tmp_path, {"tracked.py": "a = 1\n", "ignored.py": "b = 2\n", ".gitignore": "ignored.py\n"})
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "add", "tracked.py", ".gitignore"], check=True)
     paths = [f.path for f in build_index(tmp_path).files]
@@ -143,7 +137,7 @@ def test_git_checkout_uses_git_file_list(tmp_path):
 
 
 def test_missing_blob_in_git_list_is_skipped(tmp_path):
-    write(tmp_path, {"gone.py": "a = 1\n", "here.py": "b = 1\n"})
+    write_tree(tmp_path, {"gone.py": "a = 1\n", "here.py": "b = 1\n"})
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
     (tmp_path / "gone.py").unlink()
@@ -153,7 +147,8 @@ def test_missing_blob_in_git_list_is_skipped(tmp_path):
 
 
 def test_select_prefilters_literally_and_by_role(tmp_path):
-    write(tmp_path, {"a.py": "import torch.utils\n", "tests/test_a.py": "torch.utils.x()\n", "docs/a.md": "torch.utils"})
+    write_tree(tmp_path, {"a.py": "import torch.utils\n", "tests/test_a.py": "torch.utils.x()\n",
+                          "docs/a.md": "torch.utils"})
     index = build_index(tmp_path)
     assert [f.path for f in index.select(["utils"])] == ["a.py", "tests/test_a.py"]
     assert [f.path for f in index.select([("utils", "x(")])] == ["tests/test_a.py"]
@@ -163,7 +158,8 @@ def test_select_prefilters_literally_and_by_role(tmp_path):
 
 def test_the_literal_scan_finds_the_same_files_in_workers_and_here(tmp_path, monkeypatch):
     files = {f"pkg/m{n}.py": "import torch\n" + ("npu_format\n" if n % 3 else "") + ("x" * n) for n in range(40)}
-    write(tmp_path, {**files, "tests/test_x.py": "torch.npu.synchronize()\n", "a.cpp": "TORCH_LIBRARY_IMPL(aten, X, m)"})
+    write_tree(tmp_path, {**files, "tests/test_x.py": "torch.npu.synchronize()\n",
+                          "a.cpp": "TORCH_LIBRARY_IMPL(aten, X, m)"})
     literals = ["torch", "npu_format", "synchronize", "TORCH_LIBRARY_IMPL", "absent"]
 
     def scanned(workers: int) -> dict[str, list[str]]:
@@ -186,15 +182,13 @@ def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch)
         "csrc/k.h": "#define X 1\n",
         "docs/d.py": "# docs are not read\n",
     }
-    write(tmp_path, files)
+    write_tree(tmp_path, files)
     here = build_index(tmp_path)
     expected = {s.path: (here.code_text(s), here.python_lexical(s).code if s.language == "python" else None)
                 for s in here.files}
     monkeypatch.setattr("air.index.PARALLEL_SCAN_BYTES", 0)
     ahead = build_index(tmp_path, executor=Executor(2))
     assert ahead.read_ahead(lambda: "pack") == "pack"
-    assert set(ahead._lexical) == {"pkg/a.py", "pkg/b.py", "tests/test_c.py"}  # docs are not read
-    assert set(ahead._cpp) == {"csrc/k.cpp", "csrc/k.h"}
     read = {s.path: (ahead.code_text(s), ahead.python_lexical(s).code if s.language == "python" else None)
             for s in ahead.files}
     assert read == expected
@@ -204,7 +198,7 @@ def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch)
 
 
 def test_defines_and_modules(tmp_path):
-    write(tmp_path, {
+    write_tree(tmp_path, {
         "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",
         "pkg/__init__.py": "",
         "pkg/sub/__init__.py": "",
@@ -218,7 +212,8 @@ def test_defines_and_modules(tmp_path):
 
 
 def test_comment_stripped_code_text(tmp_path):
-    write(tmp_path, {"a.cpp": "int a; // C10_REGISTER_GUARD_IMPL(PrivateUse1, X);\n", "b.py": "x = 1  # torch.utils\n"})
+    write_tree(tmp_path, {"a.cpp": "int a; // C10_REGISTER_GUARD_IMPL(PrivateUse1, X);\n",
+                          "b.py": "x = 1  # torch.utils\n"})
     index = build_index(tmp_path)
     cpp, py = index.files
     assert "C10_REGISTER" not in index.code_text(cpp)
@@ -227,7 +222,7 @@ def test_comment_stripped_code_text(tmp_path):
 
 
 def test_top_level_build_metadata_comes_first(tmp_path):
-    write(tmp_path, {
+    write_tree(tmp_path, {
         "examples/ext/setup.py": 'from setuptools import setup\nsetup(name="an_example", version="9")\n',
         "setup.py": 'from setuptools import setup\nsetup(name="the_backend", version="1.2")\n',
     })
@@ -254,14 +249,14 @@ def test_a_vendored_directory_whose_search_runs_out_of_time_is_skipped_and_says_
             raise PatternTimeout("p")
 
     monkeypatch.setattr("air.index.vendored.compile_guarded", lambda pattern: Slow())
-    write(tmp_path, {"third_party/lib/a.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"})
+    write_tree(tmp_path, {"third_party/lib/a.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"})
     index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
     assert index.files == []
     assert index.skipped_directories == (("third_party/lib", "vendored; not read: pattern timed out on third_party/lib/a.cc"),)
 
 
 def test_hash_comments_of_configuration_and_scripts_are_blanked(tmp_path):
-    write(tmp_path, {
+    write_tree(tmp_path, {
         "ci.yml": "on: [push]\n# on: {schedule: [{cron: '0 4 * * 1'}]}\nurl: https://x.org/a#frag  # note\n",
         "run.sh": "echo $#  # arguments\n  # pip install --pre torch\n",
     })

@@ -10,14 +10,14 @@ from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
 from air.index import build_index
 from air.live_tests import LiveTests
-from test_graph_and_kinds import tree
+from helpers.trees import write_tree
 
 NAMES = ("torch_zz", "zz", "PrivateUse1")
 USE = re.compile(r"\buse\((\d+)\)")
 
 
 def live(root: Path, pack, files: dict[str, str]) -> LiveTests:
-    return LiveTests(build_index(tree(root, files)), pack.test_syntax, lambda: NAMES)
+    return LiveTests(build_index(write_tree(root, files)), pack.test_syntax, lambda: NAMES)
 
 
 def running(tests: LiveTests, path: str) -> list[int]:
@@ -188,7 +188,7 @@ def test_disabled_cpp_tests(tmp_path, pack):
 
 
 def test_a_clause_counts_running_tests_unless_it_takes_any_test_file(tmp_path, pack):
-    root = tree(tmp_path, {"tests/test_zz.py": DECORATED, "examples/demo.py": "import torch_zz\nuse(1)\n"})
+    root = write_tree(tmp_path, {"tests/test_zz.py": DECORATED, "examples/demo.py": "import torch_zz\nuse(1)\n"})
     evaluator = Evaluator(Context(build_index(root), {}))
     evaluator.context.live_tests = LiveTests(evaluator.context.index, pack.test_syntax, lambda: NAMES)
     data = {"text": {"pattern": r"\buse\(", "languages": ["python"]}, "scope": "tests"}

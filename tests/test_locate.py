@@ -7,11 +7,7 @@ import subprocess
 import pytest
 from air.errors import InputError
 from air.locate import _split_ref, locate
-
-
-def git(cwd, *args):
-    subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                   check=True, capture_output=True)
+from helpers.git import git
 
 
 @pytest.fixture()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 from air import operators
@@ -17,7 +16,9 @@ from air.index import build_index
 from air.operator_summary import operator_coverage
 from air.operators import family, find_registrations
 from air.packs import load_pack
-from test_packs import HEADER, ROWS, write_pack
+from helpers.packs import TINY_CLAUSE, TINY_HEADER, TINY_ROWS, write_pack
+from helpers.paths import REPO_ROOT, SHIPPED_PACK_DIR
+from helpers.trees import write_tree
 
 BLOCKS = """\
 #include <torch/library.h>
@@ -69,9 +70,7 @@ def syntax():
 
 
 def registered(tmp_path, syntax, files: dict[str, str]):
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
+    write_tree(tmp_path, files)
     index = build_index(tmp_path)
     return find_registrations(index, syntax)
 
@@ -148,9 +147,7 @@ def test_registrations_through_keys_wrappers_and_fragments(tmp_path, syntax):
 
 
 def test_the_key_a_registration_names_decides_whether_it_is_a_device_kernel(tmp_path):
-    for path, text in KEYED.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
+    write_tree(tmp_path, KEYED)
     pack = load_pack("pytorch-2.x")
     evaluator = Evaluator(Context(build_index(tmp_path), pack.symbols, pack.operators, pack.framework.cpp))
     coverage = operator_coverage(pack, evaluator)
@@ -239,8 +236,8 @@ def test_coverage_counts_families_and_alternatives_and_leaves_out_composites(tmp
     assert parse_condition("coverage(native) > 0.75").evaluate({"native": result}) is False
 
 
-CATALOG = Path(__file__).resolve().parent.parent / "rulepacks" / "pytorch-2.x" / "data" / "aten-ops.json"
-OPS_HEADER = HEADER + """\
+CATALOG = SHIPPED_PACK_DIR / "data" / "aten-ops.json"
+OPS_HEADER = TINY_HEADER + """\
 operators:
   catalog: data/aten-ops.json
   namespace: aten
@@ -263,13 +260,12 @@ operators:
 @pytest.mark.parametrize(
     ("header", "rows", "fragment"),
     [
-        (HEADER, ROWS.replace("python_call: {name: torch.utils.rename_privateuse1_backend}", "ops: {of: [add]}"),
-         "needs an `operators` section"),
-        (OPS_HEADER, ROWS.replace("python_call: {name: torch.utils.rename_privateuse1_backend}", "ops: {of: [addd]}"),
-         "not in the operator catalog: addd"),
-        (OPS_HEADER, ROWS.replace("      2: call", "      2: coverage(call) >= 1"), "coverage(call) needs an `ops` clause"),
-        (OPS_HEADER.replace("kernel_keys: device_key", "kernel_keys: nope"), ROWS, "unknown symbol set 'nope'"),
-        (OPS_HEADER.replace("aten-ops.json", "missing.json"), ROWS, "no operator catalog"),
+        (TINY_HEADER, TINY_ROWS.replace(TINY_CLAUSE, "ops: {of: [add]}"), "needs an `operators` section"),
+        (OPS_HEADER, TINY_ROWS.replace(TINY_CLAUSE, "ops: {of: [addd]}"), "not in the operator catalog: addd"),
+        (OPS_HEADER, TINY_ROWS.replace("      2: call", "      2: coverage(call) >= 1"),
+         "coverage(call) needs an `ops` clause"),
+        (OPS_HEADER.replace("kernel_keys: device_key", "kernel_keys: nope"), TINY_ROWS, "unknown symbol set 'nope'"),
+        (OPS_HEADER.replace("aten-ops.json", "missing.json"), TINY_ROWS, "no operator catalog"),
     ],
 )
 def test_broken_operator_packs(tmp_path, header, rows, fragment):
@@ -347,9 +343,7 @@ def test_kernels_that_forward_to_the_cpu_fallback_are_fallbacks(tmp_path, syntax
 
 
 def evaluate_clause(tmp_path, files: dict[str, str], data: dict):
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
+    write_tree(tmp_path, files)
     pack = load_pack("pytorch-2.x")
     index = build_index(tmp_path)
     return Evaluator(Context(index, pack.symbols, pack.operators)).result(clause_from_data("native", data))
@@ -571,7 +565,7 @@ def test_python_registrations_through_library_objects_in_variables(tmp_path, syn
 
 
 def _generator():
-    path = Path(__file__).resolve().parent.parent / "rulepacks" / "pytorch-2.x" / "data" / "gen_aten_ops.py"
+    path = REPO_ROOT / "rulepacks" / "pytorch-2.x" / "data" / "gen_aten_ops.py"
     spec = importlib.util.spec_from_file_location("gen_aten_ops", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

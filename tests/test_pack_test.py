@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from operator import attrgetter
+from pathlib import Path
+
 import pytest
 from air.packs import load_pack
-from air.packtest import annotations, check_fixture, fixture_dirs, run_pack_tests
-from test_packs import ROWS, write_pack
+from air.packtest import FixtureResult, annotations, check_fixture, fixture_dirs, run_pack_tests, untested_rows
+from helpers.packs import TINY_ROWS, shipped_pack, write_pack
+from helpers.trees import write_tree
 
 RUNTIME_ROW = """\
   - id: tiny-runtime
@@ -25,19 +31,13 @@ RUNTIME_ROW = """\
 REGISTERS = 'import torch\n\n# air: expect tiny-row\ntorch.utils.rename_privateuse1_backend("tiny")\n'
 
 
-def tiny_pack(tmp_path, rows: str = ROWS):
+def tiny_pack(tmp_path, rows: str = TINY_ROWS):
     directory = write_pack(tmp_path, rows=rows)
     return directory, directory / "fixtures"
 
 
-def add_fixture(fixtures, name: str, expected: str, files: dict[str, str]):
-    root = fixtures / name
-    root.mkdir(parents=True)
-    (root / "expected.yaml").write_text(expected)
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    return root
+def add_fixture(fixtures: Path, name: str, expected: str, files: dict[str, str]) -> Path:
+    return write_tree(fixtures / name, {"expected.yaml": expected, **files})
 
 
 def test_both_ends_of_a_row_pass(tmp_path):
@@ -58,7 +58,7 @@ def test_a_row_without_its_zero_fixture_is_untested(tmp_path):
 
 
 def test_runtime_rows_need_one_and_unknown(tmp_path):
-    directory, fixtures = tiny_pack(tmp_path, ROWS + RUNTIME_ROW)
+    directory, fixtures = tiny_pack(tmp_path, TINY_ROWS + RUNTIME_ROW)
     add_fixture(fixtures, "full", "rows: {tiny-row: 2, tiny-runtime: 0}\n", {"pkg/__init__.py": REGISTERS})
     result = run_pack_tests(load_pack(str(directory)))
     assert "tiny-runtime (1.1.2): no fixture where it scores 1 or unknown" in result.untested
@@ -145,20 +145,27 @@ def test_a_broken_expected_file_fails_in_one_line(tmp_path):
         check_fixture(load_pack(str(directory)), root)
 
 
+SHIPPED_FIXTURES = fixture_dirs(shipped_pack())
+
+
 @pytest.fixture(scope="module")
-def shipped_results(pack):
-    return run_pack_tests(pack)
+def shipped_fixture_result(pack) -> Callable[[Path], FixtureResult]:
+    """The result of one fixture of the shipped pack, checked at most once in the run."""
+    return functools.cache(lambda directory: check_fixture(pack, directory))
 
 
-def test_shipped_fixtures_pass(shipped_results):
-    failures = {f.name: f.failures for f in shipped_results.fixtures if not f.passed}
-    assert not failures
+@pytest.mark.parametrize("directory", SHIPPED_FIXTURES, ids=attrgetter("name"))
+def test_shipped_fixture_passes(directory, shipped_fixture_result):
+    result = shipped_fixture_result(directory)
+    if result.failures:
+        unmet = "".join(f"\n  {failure}" for failure in result.failures)
+        pytest.fail(f"fixture {result.name}: {len(result.failures)} expectation(s) not met:{unmet}", pytrace=False)
 
 
-def test_every_row_is_encoded_and_has_fixtures_at_both_ends(shipped_results, pack):
-    assert all(row.encoded for row in pack.rows)
-    assert not shipped_results.untested
+def test_every_row_is_encoded_and_has_fixtures_at_both_ends(pack, shipped_fixture_result):
+    results = [shipped_fixture_result(directory) for directory in SHIPPED_FIXTURES]
+    assert untested_rows(pack, results) == []
 
 
-def test_shipped_pack_has_fixtures(pack):
-    assert len(fixture_dirs(pack)) >= 5
+def test_shipped_pack_has_fixtures():
+    assert len(SHIPPED_FIXTURES) >= 5

@@ -8,53 +8,17 @@ from pathlib import Path
 import pytest
 from air.errors import PackError
 from air.packs import load_pack, shipped_packs
-
-HEADER = """\
-id: tiny
-version: 1.0.0
-framework: pytorch
-requires_air: ">=0.1"
-"""
-ROWS = """\
-section: device-registration
-rows:
-  - id: tiny-row
-    item: "1.1.1"
-    title: A row
-    priority: 1
-    evidence:
-      call:
-        python_call: {name: torch.utils.rename_privateuse1_backend}
-    score:
-      2: call
-    remediation: Do it.
-    docs: [https://example.org/doc]
-"""
+from helpers.packs import TINY_CLAUSE, TINY_HEADER, TINY_ROWS, declared_rows, load_error, write_pack
+from helpers.paths import SHIPPED_PACK
 
 
-def write_pack(root: Path, header: str = HEADER, rows: str = ROWS, name: str = "tiny") -> Path:
-    pack = root / name
-    (pack / "rows").mkdir(parents=True)
-    (pack / "pack.yaml").write_text(header)
-    (pack / "rows" / "01.yaml").write_text(rows)
-    return pack
-
-
-def load_error(path: Path) -> str:
-    with pytest.raises(PackError) as error:
-        load_pack(str(path))
-    message = str(error.value)
-    assert "\n" not in message
-    return message
-
-
-def test_shipped_pack_loads_with_every_row():
-    assert "pytorch-2.x" in shipped_packs()
-    pack = load_pack("pytorch-2.x")
-    assert len(pack.rows) == 225
-    assert len({row.id for row in pack.rows}) == 225
-    assert pack.digest.startswith("sha256:") and len(pack.digest) == 71
-    assert sum(1 for row in pack.rows if row.encoded) >= 47
+def test_shipped_pack_loads_every_row_its_files_declare():
+    assert SHIPPED_PACK in shipped_packs()
+    pack = load_pack(SHIPPED_PACK)
+    ids = [row.id for row in pack.rows]
+    assert len(set(ids)) == len(ids)
+    assert sorted(ids) == sorted(row["id"] for row in declared_rows())
+    assert pack.digest.startswith("sha256:") and len(pack.digest) == len("sha256:") + 64
 
 
 def test_minimal_pack_loads(tmp_path):
@@ -73,28 +37,30 @@ class _Present:
 def test_digest_is_stable_and_content_sensitive(tmp_path):
     first = load_pack(str(write_pack(tmp_path, name="a"))).digest
     assert load_pack(str(write_pack(tmp_path, name="b"))).digest == first
-    changed = load_pack(str(write_pack(tmp_path, rows=ROWS.replace("Do it.", "Do it now."), name="c"))).digest
+    changed = load_pack(str(write_pack(tmp_path, rows=TINY_ROWS.replace("Do it.", "Do it now."), name="c"))).digest
     assert changed != first
 
 
 @pytest.mark.parametrize(
     ("rows", "fragments"),
     [
-        (ROWS.replace("    priority: 1\n", "    priority: 1\n    prority: 2\n"), ["01.yaml:7", "rows[0]", "unknown key 'prority'"]),
-        (ROWS.replace("      2: call", "      2: call and"), ["01.yaml:11", "cannot parse condition"]),
-        (ROWS.replace("      2: call", "      2: call and missing"), ["undefined evidence missing"]),
-        (ROWS.replace("python_call:", "python_cal:"), ["01.yaml:9", "unknown key 'python_cal'"]),
-        (ROWS.replace("    priority: 1", "    priority: 4"), ["01.yaml:6", "rows[0].priority"]),
-        (ROWS.replace("tiny-row", "Tiny_Row"), ["rows[0].id"]),
-        (ROWS.replace("section: device-registration", "section: nowhere"), ["unknown section 'nowhere'"]),
-        (ROWS + ROWS.split("rows:\n", 1)[1], ["duplicate row id 'tiny-row'", "01.yaml:14"]),
-        (ROWS.replace("      call:\n", "      call:\n        text: {pattern: '(a+)+b'}\n"), ["needs exactly one of"]),
-        (ROWS.replace("python_call: {name: torch.utils.rename_privateuse1_backend}",
-                      "text: {pattern: '(a+)+b'}"), ["backtrack catastrophically"]),
-        (ROWS.replace("python_call: {name: torch.utils.rename_privateuse1_backend}",
-                      "text: {pattern: '(unclosed'}"), ["invalid regular expression"]),
-        (ROWS.replace("      call:\n", "      call:\n        where: {X: {symbol: nope}}\n"), ["unknown symbol set 'nope'"]),
-        (ROWS.replace("      call:\n", "      call:\n        where: {X: {matches: '(a*)*'}}\n"), ["where.X.matches", "backtrack"]),
+        (TINY_ROWS.replace("    priority: 1\n", "    priority: 1\n    prority: 2\n"),
+         ["01.yaml:7", "rows[0]", "unknown key 'prority'"]),
+        (TINY_ROWS.replace("      2: call", "      2: call and"), ["01.yaml:11", "cannot parse condition"]),
+        (TINY_ROWS.replace("      2: call", "      2: call and missing"), ["undefined evidence missing"]),
+        (TINY_ROWS.replace("python_call:", "python_cal:"), ["01.yaml:9", "unknown key 'python_cal'"]),
+        (TINY_ROWS.replace("    priority: 1", "    priority: 4"), ["01.yaml:6", "rows[0].priority"]),
+        (TINY_ROWS.replace("tiny-row", "Tiny_Row"), ["rows[0].id"]),
+        (TINY_ROWS.replace("section: device-registration", "section: nowhere"), ["unknown section 'nowhere'"]),
+        (TINY_ROWS + TINY_ROWS.split("rows:\n", 1)[1], ["duplicate row id 'tiny-row'", "01.yaml:14"]),
+        (TINY_ROWS.replace("      call:\n", "      call:\n        text: {pattern: '(a+)+b'}\n"),
+         ["needs exactly one of"]),
+        (TINY_ROWS.replace(TINY_CLAUSE, "text: {pattern: '(a+)+b'}"), ["backtrack catastrophically"]),
+        (TINY_ROWS.replace(TINY_CLAUSE, "text: {pattern: '(unclosed'}"), ["invalid regular expression"]),
+        (TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {symbol: nope}}\n"),
+         ["unknown symbol set 'nope'"]),
+        (TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {matches: '(a*)*'}}\n"),
+         ["where.X.matches", "backtrack"]),
         ("rows: [\n", ["invalid YAML"]),
         ("section: a\nsection: b\nrows: []\n", ["01.yaml:2", "duplicate key 'section'"]),
         ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -111,12 +77,12 @@ def test_broken_rows_fail_in_one_line(tmp_path, rows, fragments):
 @pytest.mark.parametrize(
     ("header", "fragment"),
     [
-        (HEADER.replace('">=0.1"', '">=99"'), "needs air >=99"),
-        (HEADER.replace("version: 1.0.0", "version: one"), "pack.yaml:2"),
-        (HEADER + "colour: blue\n", "unknown key 'colour'"),
-        (HEADER.replace("framework: pytorch", "framework: tensorflow"), "unknown framework 'tensorflow'"),
-        (HEADER + "rows: ['nothing/*.yaml']\n", "no row files match"),
-        (HEADER + "evidence:\n  shared: {text: {literal: x}, bogus: 1}\n", "unknown key 'bogus'"),
+        (TINY_HEADER.replace('">=0.1"', '">=99"'), "needs air >=99"),
+        (TINY_HEADER.replace("version: 1.0.0", "version: one"), "pack.yaml:2"),
+        (TINY_HEADER + "colour: blue\n", "unknown key 'colour'"),
+        (TINY_HEADER.replace("framework: pytorch", "framework: tensorflow"), "unknown framework 'tensorflow'"),
+        (TINY_HEADER + "rows: ['nothing/*.yaml']\n", "no row files match"),
+        (TINY_HEADER + "evidence:\n  shared: {text: {literal: x}, bogus: 1}\n", "unknown key 'bogus'"),
     ],
 )
 def test_broken_headers_fail_in_one_line(tmp_path, header, fragment):
@@ -124,20 +90,20 @@ def test_broken_headers_fail_in_one_line(tmp_path, header, fragment):
 
 
 def test_use_of_undefined_shared_evidence(tmp_path):
-    rows = ROWS.replace("python_call: {name: torch.utils.rename_privateuse1_backend}", "use: nowhere")
+    rows = TINY_ROWS.replace(TINY_CLAUSE, "use: nowhere")
     assert "no shared evidence named 'nowhere'" in load_error(write_pack(tmp_path, rows=rows))
 
 
 def test_cyclic_extends(tmp_path):
-    write_pack(tmp_path, header=HEADER + "extends: ../two\n", name="one")
-    write_pack(tmp_path, header=HEADER + "extends: ../one\n", name="two")
+    write_pack(tmp_path, header=TINY_HEADER + "extends: ../two\n", name="one")
+    write_pack(tmp_path, header=TINY_HEADER + "extends: ../one\n", name="two")
     assert "forms a cycle" in load_error(tmp_path / "one")
 
 
 def test_extends_overrides_rows_by_id(tmp_path):
     write_pack(tmp_path, name="base")
-    child_rows = ROWS.replace("title: A row", "title: A better row")
-    child = write_pack(tmp_path, header=HEADER + "extends: ../base\n", rows=child_rows, name="child")
+    child_rows = TINY_ROWS.replace("title: A row", "title: A better row")
+    child = write_pack(tmp_path, header=TINY_HEADER + "extends: ../base\n", rows=child_rows, name="child")
     pack = load_pack(str(child))
     assert [row.title for row in pack.rows] == ["A better row"]
 
@@ -149,18 +115,18 @@ def test_unknown_pack_name_lists_shipped_packs():
 
 
 def test_yaml_is_loaded_safely(tmp_path):
-    rows = ROWS.replace("title: A row", "title: !!python/object/apply:os.system ['touch pwned']")
+    rows = TINY_ROWS.replace("title: A row", "title: !!python/object/apply:os.system ['touch pwned']")
     message = load_error(write_pack(tmp_path, rows=rows))
     assert "01.yaml" in message
     assert not Path("pwned").exists()
 
 
 def test_error_names_line_in_folded_file(tmp_path):
-    rows = textwrap.dedent(ROWS).replace("    docs: [https://example.org/doc]", "    docs: [ftp://nope]")
+    rows = textwrap.dedent(TINY_ROWS).replace("    docs: [https://example.org/doc]", "    docs: [ftp://nope]")
     assert "01.yaml:13" in load_error(write_pack(tmp_path, rows=rows))
 
 
 def test_a_quick_reference_entry_must_name_evidence_its_row_has(tmp_path):
-    rows = ROWS.replace("id: tiny-row", "id: dev-rename-pu1")
+    rows = TINY_ROWS.replace("id: tiny-row", "id: dev-rename-pu1")
     message = load_error(write_pack(tmp_path, rows=rows))
     assert "report.yaml" in message and "row 'dev-rename-pu1' has no evidence named 'cpp'" in message

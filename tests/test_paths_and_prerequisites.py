@@ -3,12 +3,11 @@ prerequisites of runtime rows, on small trees written here."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from air.packs import load_pack
 from air.run import check
-from test_packs import load_error, write_pack
+from helpers.packs import load_error, write_pack
+from helpers.trees import write_tree
 
 RUNTIME_ROWS = """\
 section: profiler
@@ -39,14 +38,6 @@ rows:
 """
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 def row_of(report, row_id: str):
     return next(row for row in report.rows if row.id == row_id)
 
@@ -69,7 +60,7 @@ def test_broken_prerequisites_and_remediations_fail_in_one_line(tmp_path, rows, 
 
 def test_an_absent_prerequisite_scores_zero_and_is_named(tmp_path):
     pack = load_pack(str(write_pack(tmp_path, rows=RUNTIME_ROWS)))
-    tree = write(tmp_path / "tree", {"tests/test_prof.py": "import torch\ntorch.profiler.profile()\n"})
+    tree = write_tree(tmp_path / "tree", {"tests/test_prof.py": "import torch\ntorch.profiler.profile()\n"})
     row = row_of(check(tree, pack), "timing")
     assert (row.outcome, row.points) == ("scored", 0)
     assert "cannot work without its static prerequisite (`hook`)" in row.reason
@@ -79,12 +70,12 @@ def test_an_absent_prerequisite_scores_zero_and_is_named(tmp_path):
 
 def test_a_present_prerequisite_leaves_the_runtime_check_to_decide(tmp_path):
     pack = load_pack(str(write_pack(tmp_path, rows=RUNTIME_ROWS)))
-    tree = write(tmp_path / "tree", {"csrc/stubs.cpp": "struct S : torch::profiler::impl::ProfilerStubs {};\n"})
+    tree = write_tree(tmp_path / "tree", {"csrc/stubs.cpp": "struct S : torch::profiler::impl::ProfilerStubs {};\n"})
     row = row_of(check(tree, pack), "timing")
     assert row.outcome == "unknown" and "needs a runtime check" in row.reason
     assert row.remediation == "Add a profiler hook and tests."
-    tested = write(tmp_path / "tested", {"csrc/stubs.cpp": "struct S : torch::profiler::impl::ProfilerStubs {};\n",
-                                         "tests/test_prof.py": "import torch\ntorch.profiler.profile()\n"})
+    tested = write_tree(tmp_path / "tested", {"csrc/stubs.cpp": "struct S : torch::profiler::impl::ProfilerStubs {};\n",
+                                              "tests/test_prof.py": "import torch\ntorch.profiler.profile()\n"})
     assert row_of(check(tested, pack), "timing").points == 1
 
 
@@ -93,12 +84,12 @@ def test_a_prerequisite_that_cannot_be_decided_is_not_a_zero(tmp_path, monkeypat
         "text: {literal: never_here}", "semgrep: {rule: {pattern: never_here(), languages: [python]}}")
     pack = load_pack(str(write_pack(tmp_path, rows=rows)))
     monkeypatch.setattr("air.evidence.semgrep.executable", lambda: None)
-    row = row_of(check(write(tmp_path / "tree", {"a.py": "never_here()\n"}), pack), "timing")
+    row = row_of(check(write_tree(tmp_path / "tree", {"a.py": "never_here()\n"}), pack), "timing")
     assert row.outcome == "unknown" and "semgrep is not installed" in row.reason
 
 
 def test_an_autoload_entry_point_alone_never_decides_privateuse1(tmp_path, pack):
-    only_entry = write(tmp_path / "entry", {
+    only_entry = write_tree(tmp_path / "entry", {
         "pyproject.toml": '[project]\nname = "foo"\n[project.entry-points."torch.backends"]\nfoo = "foo:_autoload"\n',
         "foo/__init__.py": "def _autoload():\n    pass\n",
     })
@@ -108,7 +99,7 @@ def test_an_autoload_entry_point_alone_never_decides_privateuse1(tmp_path, pack)
 
 
 def test_in_tree_registrations_decide_over_an_entry_point(tmp_path, pack):
-    tree = write(tmp_path / "xla", {
+    tree = write_tree(tmp_path / "xla", {
         "setup.py": "from setuptools import setup\nsetup(name='bar', entry_points={'torch.backends': ['bar = bar:load']})\n",
         "csrc/ops.cc": "TORCH_LIBRARY_IMPL(aten, XLA, m) {\n  m.impl(\"mm\", mm);\n}\n",
     })
@@ -131,7 +122,7 @@ PU1 = "import torch\ntorch.utils.rename_privateuse1_backend('hx')\n"
     ],
 )
 def test_fork_rows_of_a_hybrid_apply_only_when_its_patches_add_a_key(tmp_path, pack, patch, fork_rows_apply):
-    tree = write(tmp_path / "hybrid", {"hx/__init__.py": PU1, "patches/core.patch": patch})
+    tree = write_tree(tmp_path / "hybrid", {"hx/__init__.py": PU1, "patches/core.patch": patch})
     report = check(tree, pack)
     assert report.integration_path.id == "hybrid"
     assert report.integration_path.note.startswith("requires a patched PyTorch: 1 patch")
@@ -143,7 +134,7 @@ def test_fork_rows_of_a_hybrid_apply_only_when_its_patches_add_a_key(tmp_path, p
 
 
 def test_a_hybrid_registering_its_guard_as_cudas_gets_the_fork_rows(tmp_path, pack):
-    tree = write(tmp_path / "imp", {
+    tree = write_tree(tmp_path / "imp", {
         "hx/__init__.py": PU1,
         "csrc/guard.cpp": ("struct G : c10::impl::DeviceGuardImplInterface {\n"
                              "  c10::DeviceIndex deviceCount() const noexcept override { return hx_count(); }\n};\n"
@@ -168,8 +159,8 @@ KERNELS = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl(\"add.Tensor\", 
 )
 def test_rows_reading_kernels_are_unknown_when_an_empty_submodule_holds_code_the_product_uses(tmp_path, pack, uses,
                                                                                                 hidden):
-    tree = write(tmp_path / "tree", {".gitmodules": '[submodule "k"]\n  path = ext-kernels\n', "csrc/ops.cpp": KERNELS,
-                                     "hx/__init__.py": PU1, **uses})
+    tree = write_tree(tmp_path / "tree", {".gitmodules": '[submodule "k"]\n  path = ext-kernels\n',
+                                          "csrc/ops.cpp": KERNELS, "hx/__init__.py": PU1, **uses})
     (tree / "ext-kernels").mkdir()
     report = check(tree, pack)
     binary, methods = row_of(report, "opcat-binary"), row_of(report, "dev-generate-methods")

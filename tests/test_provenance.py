@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-
 from air.provenance import local_source
-
-
-def git(root, *args):
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                   check=True, capture_output=True)
+from helpers.git import git
 
 
 def repository(root):
@@ -30,7 +24,7 @@ def test_plain_directory(tmp_path):
 def test_clean_and_dirty_checkout(tmp_path):
     root = repository(tmp_path / "repo")
     source = local_source(root)
-    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    head = git(root, "rev-parse", "HEAD")
     assert (source.commit, source.branch, source.dirty, source.describe) == (head, "main", False, "v1.0")
     (root / "a.py").write_text("x = 2\n")
     dirty = local_source(root)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from air.run import check
-from test_graph_and_kinds import tree
+from helpers.trees import write_tree
 
 BACKEND = {
     "torch_qr/__init__.py": (
@@ -28,7 +28,7 @@ BACKEND = {
 
 
 def test_an_entry_ticks_only_where_product_code_uses_it(tmp_path, pack):
-    report = check(tree(tmp_path, BACKEND), pack)
+    report = check(write_tree(tmp_path, BACKEND), pack)
     entries = {entry.entry: entry for entry in report.quick_reference}
     renamed = entries["torch.utils.rename_privateuse1_backend / c10::register_privateuse1_backend"]
     assert (renamed.status, renamed.location) == ("used", "torch_qr/__init__.py:4")

@@ -4,16 +4,13 @@ exactly the matches `re` gives either way."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
-from air.regex import GuardedPattern, UnsafePattern, compile_guarded, sre_parse
+from air.regex import UnsafePattern, compile_guarded
+from helpers.paths import FIXTURES, SHIPPED_PACK_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-PACK = Path(__file__).resolve().parents[1] / "rulepacks" / "pytorch-2.x"
-ROWS = PACK / "rows"
 
 
 def _patterns(data) -> list[str]:
@@ -25,8 +22,9 @@ def _patterns(data) -> list[str]:
     return []
 
 
-PACK_PATTERNS = sorted({p for path in sorted(ROWS.glob("*.yaml")) for p in _patterns(yaml.safe_load(path.read_text()))})
-FIXTURE_TEXTS = [path.read_text() for path in sorted((PACK / "fixtures").rglob("*")) if path.is_file()]
+ROW_FILES = sorted((SHIPPED_PACK_DIR / "rows").glob("*.yaml"))
+PACK_PATTERNS = sorted({p for path in ROW_FILES for p in _patterns(yaml.safe_load(path.read_text()))})
+FIXTURE_TEXTS = [path.read_text() for path in sorted(FIXTURES.rglob("*")) if path.is_file()]
 FIXTURE_LINES = sorted({line for text in FIXTURE_TEXTS for line in text.splitlines()})
 
 
@@ -34,42 +32,30 @@ def spans(pattern, text: str) -> list[tuple[tuple[int, int], dict]]:
     return [(match.span(), match.groupdict()) for match in pattern.finditer(text)]
 
 
-def test_the_pack_has_patterns_of_each_search_mode():
-    modes = {p: compile_guarded(p) for p in PACK_PATTERNS}
-    assert any(m._starts for m in modes.values())
-    assert any(m._line_literals for m in modes.values())
-    assert any(not m._starts and not m._line_literals for m in modes.values())
-
-
+@pytest.mark.parametrize("native", [True, False], ids=["pcre2", "re"])
 @pytest.mark.parametrize(
-    ("pattern", "starts", "line_literals"),
+    ("pattern", "text"),
     [
-        (r"\bassert\w*\(|\ballclose\(", ["allclose(", "assert"], None),
-        (r"(?<!def )\bregister_\w+\(", ["register_"], None),
-        (r"\b(?:self_)?device_time\b", ["device_time", "self_device_time"], None),
-        (r"^(?=[^\n]*?bfloat16)(?![^\n]*skip)[^\n]*torch\.\w+", None, ["bfloat16"]),
-        (r"^[ \t]*@(?=[\w.]*?skip)[^\n]*\n[ \t]*def", None, ["skip"]),
-        (r"literal_first\w*", None, None),  # re finds a leading literal fast by itself
-        (r"(?i)\bfloat16\b", None, None),  # case-insensitive: literals do not say where
-        (r"\s*\bfloat16\b", None, None),
-        (r"^(?=[\s\S]*?bfloat16)\w+", None, None),  # the lookahead may leave the line
+        (r"\bassert\w*\(|\ballclose\(", "assertEqual(x)\nnot_assert(y) allclose(a, b)\nassert_close(\n"),
+        (r"(?<!def )\bregister_\w+\(", "def register_x(\nregister_y(1)\nx.register_z(2) unregister_w(\n"),
+        (r"\b(?:self_)?device_time\b", "self_device_time device_time my_device_time device_timer\n"),
+        (r"^(?=[^\n]*?bfloat16)(?![^\n]*skip)[^\n]*torch\.\w+",
+         "x = torch.ones(dtype=torch.bfloat16)\nskip torch.bfloat16\nbfloat16\ny = torch.zeros(1)\n"),
+        (r"^[ \t]*@(?=[\w.]*?skip)[^\n]*\n[ \t]*def",
+         "@unittest.skipIf(x)\ndef f(): pass\n  @skip\n  def g(): pass\n@dec\ndef h(): pass\n"),
+        (r"literal_first\w*", "literal_first literal_firstly not_literal_first\n"),
+        (r"(?i)\bfloat16\b", "Float16 FLOAT16 float16x bfloat16\n"),
+        (r"\s*\bfloat16\b", "  float16\n\tfloat16 xfloat16\n"),
+        (r"^(?=[\s\S]*?bfloat16)\w+", "first line\nsecond\nbfloat16 last\n"),  # the lookahead may leave the line
+        (r"^(?=[^\n]*?\d{4}|[ \t]*@)(?![^\n]*skip)\w+", "x = 1\nyear 2024\n@dec\nskip 2024\n  @y\n"),
+        # `|` and `)` in a class or escaped
+        (r"^(?=[^\n]*?[|)\]]x|[^\n]*?\(y\|)\w", "a |x\nb )x\nc ]x\nd (y|\ne (y\nf x\n"),
+        (r"^(?=[\s\S]*?\d{4})\w+", "a\nb 2024\n"),
+        (r"^(?=[^\n]*?torch)\w+", "import torch\nx = 1\n"),
     ],
 )
-def test_where_a_pattern_is_searched_from(pattern, starts, line_literals):
-    compiled = compile_guarded(pattern)
-    assert compiled._starts == starts
-    assert compiled._line_literals == line_literals
-
-
-def test_a_line_test_is_searched_for_instead_of_tried_at_every_line():
-    compiled = compile_guarded(r"^(?=[^\n]*?\d{4}|[ \t]*@)(?![^\n]*skip)\w+")
-    assert compiled._line_test.pattern == r"(?:\d{4})|^(?:[ \t]*@)"
-    text = "x = 1\nyear 2024\n@dec\nskip 2024\n  @y\n"
-    assert spans(compiled, text) == spans(re.compile(compiled.pattern, re.M), text) != []
-    tricky = compile_guarded(r"^(?=[^\n]*?[|)\]]x|[^\n]*?\(y\|)\w")  # `|` and `)` in a class or escaped
-    assert tricky._line_test.pattern == r"(?:[|)\]]x)|(?:\(y\|)"
-    assert compile_guarded(r"^(?=[\s\S]*?\d{4})\w+")._line_test is None  # the test may leave the line
-    assert compile_guarded(r"^(?=[^\n]*?torch)\w+")._line_test is None  # a literal says where already
+def test_searching_only_where_a_match_can_start_finds_what_re_finds(pattern, text, native):
+    assert spans(compile_guarded(pattern, native), text) == spans(re.compile(pattern, re.M), text) != []
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["pcre2", "re"])
@@ -89,12 +75,6 @@ def test_search_finds_the_first_match(native):
 def test_nested_unbounded_repeats_are_refused():
     with pytest.raises(UnsafePattern):
         compile_guarded(r"(?:\w+\s*)+;")
-
-
-def test_most_pack_patterns_are_matched_natively(monkeypatch):
-    monkeypatch.setattr("air.regex._DISTRUSTED", set())  # as in a check of the shipped pack alone
-    native = [p for p in PACK_PATTERNS if GuardedPattern(p, sre_parse.parse(p, re.M))._native is not None]
-    assert len(native) > 0.9 * len(PACK_PATTERNS)
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["pcre2", "re"])

@@ -7,7 +7,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,12 +28,10 @@ from air.report.model import (
     Source,
     Terms,
 )
+from helpers.reports import REPORT_VALIDATOR
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "report.schema.json"
-VALIDATOR = Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 SNIPPET_WITH_MARKUP = "REGISTER(Key, a | b, `tick`)"
 REPOSITORY = "https://example.org/flux_widget.git"
@@ -123,11 +120,11 @@ def markdown(report: Report) -> str:
 
 
 def test_schema_is_a_valid_draft_2020_12_schema() -> None:
-    Draft202012Validator.check_schema(VALIDATOR.schema)
+    Draft202012Validator.check_schema(REPORT_VALIDATOR.schema)
 
 
 def test_json_validates_against_the_schema(report: Report) -> None:
-    VALIDATOR.validate(json.loads(render_json(report)))
+    REPORT_VALIDATOR.validate(json.loads(render_json(report)))
 
 
 def test_json_round_trips_to_an_equal_model(report: Report) -> None:
@@ -212,7 +209,7 @@ def _set(path: tuple[str | int, ...], value: Any) -> Callable[[dict[str, Any]], 
 def test_invalid_reports_fail_validation(report: Report, mutate: Callable[[dict[str, Any]], None]) -> None:
     data = copy.deepcopy(to_dict(report))
     mutate(data)
-    assert not VALIDATOR.is_valid(data)
+    assert not REPORT_VALIDATOR.is_valid(data)
 
 
 # --- Markdown ---------------------------------------------------------------------
@@ -411,6 +408,6 @@ def _rows(draw: st.DrawFn) -> RowResult:
 def test_generated_rows_round_trip_through_json(rows: tuple[RowResult, ...]) -> None:
     report = replace(make_report(), rows=rows)
     data = json.loads(json.dumps(to_dict(report), ensure_ascii=False))
-    VALIDATOR.validate(data)
+    REPORT_VALIDATOR.validate(data)
     assert from_dict(data) == report
     render_markdown(report)

@@ -11,9 +11,9 @@ from air.errors import PackError
 from air.packs import _score_levels_as_text
 from air.schemas import _natively_valid, validate_document, validator
 from air.yamldoc import load_yaml
+from helpers.paths import SHIPPED_PACK_DIR
 
-ROOT = Path(__file__).resolve().parents[1]
-ROWS = sorted((ROOT / "rulepacks" / "pytorch-2.x" / "rows").glob("*.yaml"))
+ROWS = sorted((SHIPPED_PACK_DIR / "rows").glob("*.yaml"))
 
 
 def rows_document(path: Path):

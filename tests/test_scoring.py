@@ -6,6 +6,7 @@ import pytest
 from air.framework import Section
 from air.report.model import RowResult
 from air.scoring import score
+from helpers.packs import declared_rows
 
 
 def row(section: str, priority: int, outcome: str = "scored", points: int | None = 0, paths=()) -> RowResult:
@@ -36,19 +37,20 @@ def test_check_figure_fork(pack):
     assert round(result.readiness, 1) == 45.5
 
 
-def test_section_max_points_match_the_checklist(pack):
-    result = score(pack.framework.sections, as_if(pack, "privateuse1", full_tier=0))
-    maxima = {s.number: round(s.max_pts, 2) for s in result.sections}
-    assert maxima[1] == 18.00 and maxima[2] == 22.33 and maxima[8] == 50.00 and maxima[18] == 18.67
-    fork = score(pack.framework.sections, as_if(pack, "fork", full_tier=0))
-    fork_maxima = {s.number: s.max_pts for s in fork.sections}
-    assert fork_maxima[1] == 17.00 and fork_maxima[2] == 0 and round(fork_maxima[15], 2) == 4.00
+@pytest.mark.parametrize("path", ["privateuse1", "fork"])
+def test_a_sections_max_points_are_two_per_priority_over_the_rows_of_the_path(pack, path):
+    declared = [r for r in declared_rows() if not r.get("paths") or path in r["paths"]]
+    result = score(pack.framework.sections, as_if(pack, path, full_tier=0))
+    maxima = {s.id: s.max_pts for s in result.sections}
+    assert maxima == pytest.approx({s.id: sum(2 / r["priority"] for r in declared if r["section"] == s.id)
+                                    for s in pack.framework.sections})
 
 
-def test_rows_and_section_counts(pack):
-    assert len(pack.rows) == 225
-    assert sum(1 for r in pack.rows if r.paths == ("privateuse1",)) == 28
-    assert sum(1 for r in pack.rows if r.paths == ("fork",)) == 3
+def test_rows_keep_the_sections_and_paths_their_files_declare(pack):
+    loaded = {r.id: (r.section, r.priority, r.paths) for r in pack.rows}
+    declared = {r["id"]: (r["section"], r["priority"], tuple(r.get("paths", ()))) for r in declared_rows()}
+    assert loaded == declared
+    assert any(paths for _section, _priority, paths in loaded.values())  # some rows apply on one path only
 
 
 def test_weights_na_and_unknown():

@@ -22,21 +22,16 @@ import pytest
 from air.distribution import Distribution, materialised
 from air.index import files
 from air.index.files import IndexOptions, read_files
-from conftest import FIXTURES
+from helpers.git import git
+from helpers.paths import FIXTURES, SHIPPED_PACK_DIR
 
 SECRET = "the secret outside the tree"
-SHIPPED_PACK = Path(__file__).parent.parent / "rulepacks" / "pytorch-2.x"
 
 
 def air(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600"}
     return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd,
                           env=environment, timeout=300)
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                   check=True, capture_output=True)
 
 
 def outside(tmp_path: Path) -> Path:
@@ -253,7 +248,7 @@ def test_an_unreadable_directory_is_counted(tmp_path, monkeypatch):
 def copied_pack(tmp_path: Path, edit) -> Path:
     """The shipped pack copied (without its fixtures) with `edit(directory)` applied."""
     directory = tmp_path / "pack"
-    shutil.copytree(SHIPPED_PACK, directory, ignore=shutil.ignore_patterns("fixtures"))
+    shutil.copytree(SHIPPED_PACK_DIR, directory, ignore=shutil.ignore_patterns("fixtures"))
     (directory / "fixtures").mkdir()
     edit(directory)
     return directory
@@ -298,7 +293,8 @@ BROKEN_KEYS = {
                               "fixtures"),
     "fixtures linked out": (lambda d: (d / "fixtures").rmdir() or (d / "fixtures").symlink_to(d.parent),
                             "fixtures"),
-    "extends absolute": (lambda d: set_key(d, "requires_air:", f"extends: {SHIPPED_PACK}\nrequires_air:"), "extends"),
+    "extends absolute": (lambda d: set_key(d, "requires_air:", f"extends: {SHIPPED_PACK_DIR}\nrequires_air:"),
+                         "extends"),
     "extends climbing far out": (extend_outside, "extends"),
     "framework climbing out": (lambda d: set_key(d, "framework: pytorch", "framework: ../frameworks/pytorch"),
                                "framework"),

@@ -17,23 +17,18 @@ from air.gitdir import find_repository
 from air.index.files import list_paths
 from air.locate import locate
 from air.provenance import local_source
+from helpers.git import git
+from helpers.trees import write_tree
 
 AIR = Path(sys.executable).parent / "air"
 CHECK_TIMEOUT = 60  # a tree of two files is checked in about a second; a blocked git waits minutes
-
-
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          check=True, capture_output=True, text=True, env=env).stdout.strip()
 
 
 def repository(root: Path, files: dict[str, str] | None = None) -> Path:
     """A checkout on `main` with one commit tagged v1.0."""
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
-    for name, text in (files or {"a.py": "import torch\n"}).items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    write_tree(root, files or {"a.py": "import torch\n"})
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "one")
     git(root, "tag", "v1.0")

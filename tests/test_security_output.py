@@ -25,10 +25,11 @@ from air.report.json_report import render_json
 from air.report.output import write_atomic
 from air.run import check_tree
 from air.yamldoc import parse_yaml
-from conftest import FIXTURES
+from helpers.cache import cache_entries
+from helpers.paths import FIXTURES, REPO_ROOT
 
 FULL = FIXTURES / "pu1_full"
-TOY = Path(__file__).parent.parent / "examples" / "torch_toy"
+TOY = REPO_ROOT / "examples" / "torch_toy"
 EVIL_NAME = "evil\x1b]0;pwned\x07.py"
 TIMEOUT = 120  # generous: the cases this bounds used to hang forever
 
@@ -232,10 +233,6 @@ def private_cache(tmp_path: Path, name: str = "cache") -> Path:
     return directory
 
 
-def entries(directory: Path) -> list[Path]:
-    return sorted((directory / cache.ENTRY_DIR).glob("*/*.json"))
-
-
 def test_a_cache_directory_writable_by_others_is_refused(tmp_path):
     directory = private_cache(tmp_path)
     directory.chmod(0o777)
@@ -278,11 +275,11 @@ def test_the_cache_air_creates_is_user_only(tmp_path, monkeypatch):
     directory = tmp_path / "fresh" / "cache"
     monkeypatch.setenv("AIR_CACHE", str(directory))
     check_tree(FULL, "pytorch-2.x")
-    for created in (directory, directory / cache.ENTRY_DIR, entries(directory)[0].parent):
+    for created in (directory, directory / cache.ENTRY_DIR, cache_entries(directory)[0].parent):
         assert stat.S_IMODE(created.stat().st_mode) & 0o077 == 0, created
     key = directory / "key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and key.stat().st_size == 32
-    assert stat.S_IMODE(entries(directory)[0].stat().st_mode) & 0o077 == 0
+    assert stat.S_IMODE(cache_entries(directory)[0].stat().st_mode) & 0o077 == 0
 
 
 def test_an_entry_written_without_the_key_is_rebuilt(tmp_path, monkeypatch):
@@ -290,12 +287,12 @@ def test_an_entry_written_without_the_key_is_rebuilt(tmp_path, monkeypatch):
     elsewhere, own = private_cache(tmp_path, "elsewhere"), private_cache(tmp_path, "own")
     monkeypatch.setenv("AIR_CACHE", str(elsewhere))
     honest = check_tree(FULL, "pytorch-2.x")
-    [entry] = entries(elsewhere)
+    [entry] = cache_entries(elsewhere)
     forged = honest.__class__(**{**honest.__dict__, "readiness": 99.9})
     assert cache.store(entry.stem, forged) is None
     monkeypatch.setenv("AIR_CACHE", str(own))
     check_tree(FULL, "pytorch-2.x")  # creates this cache's key and its entry
-    [own_entry] = entries(own)
+    [own_entry] = cache_entries(own)
     shutil.copyfile(entry, own_entry)
     messages: list[str] = []
     report = check_tree(FULL, "pytorch-2.x", progress=messages.append)
@@ -310,7 +307,7 @@ def test_a_fifo_at_an_entry_path_is_never_opened(tmp_path):
     directory = private_cache(tmp_path)
     output = ("--format", "json", "--output", str(tmp_path / "r.json"))
     assert air("check", "-q", *output, str(FULL), env={"AIR_CACHE": str(directory)}).returncode == 0
-    [entry] = entries(directory)
+    [entry] = cache_entries(directory)
     entry.unlink()
     os.mkfifo(entry)
     result = air("check", *output, str(FULL), env={"AIR_CACHE": str(directory)})
@@ -323,7 +320,7 @@ def test_a_link_at_an_entry_path_is_not_followed(tmp_path, monkeypatch):
     directory = private_cache(tmp_path)
     monkeypatch.setenv("AIR_CACHE", str(directory))
     check_tree(FULL, "pytorch-2.x")
-    [entry] = entries(directory)
+    [entry] = cache_entries(directory)
     planted = tmp_path / "planted.json"
     shutil.copyfile(entry, planted)
     entry.unlink()

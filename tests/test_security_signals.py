@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from air.errors import Terminated
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
+from helpers.trees import write_tree
 
 ENDS_WITHIN = 20  # seconds from the signal to the exit; a check that is cut short ends in well under one
 APPEARS_WITHIN = 120  # seconds for a check to reach the moment a test signals it
@@ -43,10 +44,7 @@ def write_backend(root: Path, modules: int = MODULES, functions: int = FUNCTIONS
             f'  m.impl("op{number}_{i}", TORCH_FN(op{number}_{i}));\n' for i in range(functions)) + "}\n"
         files[f"test/t{part}/test_{number}.py"] = "import torch\n\n" + "".join(
             f"def test_{i}():\n    assert torch.ones(1, device='big:1')\n\n" for i in range(functions // 2))
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    write_tree(root, files)
     return sorted(files)
 
 

@@ -6,7 +6,7 @@ from air.index import build_index
 from air.report.markdown import render_markdown
 from air.run import check
 from air.test_inventory import test_inventory as take_inventory
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
 
 SKIPS = '''\
 import pytest

@@ -5,7 +5,7 @@ from __future__ import annotations
 from air.report.markdown import render_markdown
 from air.run import check
 from air.upstream import backend_names
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
 
 
 def test_candidates_and_their_classes(pack):

@@ -1,0 +1,74 @@
+"""Packs for tests: the shipped one, what its row files declare, and a tiny one written on disk."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+import yaml
+from air.errors import PackError
+from air.packs import Pack, load_pack
+
+from helpers.paths import SHIPPED_PACK, SHIPPED_PACK_DIR
+
+TINY_HEADER = """\
+id: tiny
+version: 1.0.0
+framework: pytorch
+requires_air: ">=0.1"
+"""
+TINY_CLAUSE = "python_call: {name: torch.utils.rename_privateuse1_backend}"  # the one row's one clause
+TINY_ROWS = """\
+section: device-registration
+rows:
+  - id: tiny-row
+    item: "1.1.1"
+    title: A row
+    priority: 1
+    evidence:
+      call:
+        """ + TINY_CLAUSE + """
+    score:
+      2: call
+    remediation: Do it.
+    docs: [https://example.org/doc]
+"""
+
+
+@functools.cache
+def shipped_pack() -> Pack:
+    """The shipped pack, loaded once per test run."""
+    return load_pack(SHIPPED_PACK)
+
+
+@functools.cache
+def declared_rows(pack_directory: Path = SHIPPED_PACK_DIR) -> tuple[dict, ...]:
+    """The rows a pack's row files declare, each with its file's `section`, read as plain YAML rather
+    than through air's loader."""
+    header = _plain_yaml(pack_directory / "pack.yaml")
+    files = sorted({path for pattern in header["rows"] for path in pack_directory.glob(pattern)})
+    documents = [_plain_yaml(path) for path in files]
+    return tuple({"section": document["section"], **row} for document in documents for row in document["rows"])
+
+
+def _plain_yaml(path: Path):
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def write_pack(root: Path, header: str = TINY_HEADER, rows: str = TINY_ROWS, name: str = "tiny") -> Path:
+    """A pack directory `root/name` with `header` as its pack.yaml and `rows` as its one row file."""
+    pack = root / name
+    (pack / "rows").mkdir(parents=True)
+    (pack / "pack.yaml").write_text(header)
+    (pack / "rows" / "01.yaml").write_text(rows)
+    return pack
+
+
+def load_error(path: Path) -> str:
+    """The message of the PackError loading `path` raises, checked to be one line."""
+    with pytest.raises(PackError) as error:
+        load_pack(str(path))
+    message = str(error.value)
+    assert "\n" not in message
+    return message
