@@ -24,6 +24,7 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import Node, measured_names
+from air.families import expand_families
 from air.framework import (
     Framework,
     check_patterns,
@@ -35,7 +36,7 @@ from air.framework import (
 )
 from air.operators import OperatorSyntax
 from air.resources import data_dir
-from air.schemas import validate_document
+from air.schemas import defined_properties, validate_document
 from air.test_inventory import TestSyntax
 from air.upstream import Detector
 from air.versions import is_range, satisfies
@@ -212,7 +213,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         _check_clause(header, ("evidence", name), clause, symbols, shared)
     documents = []
     for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header):
-        document = load_yaml(row_file, _shown(row_file))
+        document = expand_families(load_yaml(row_file, _shown(row_file)), defined_properties("row", "row"))
         _score_levels_as_text(document)
         validate_document(document, "row")
         documents.append(document)
