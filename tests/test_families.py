@@ -112,3 +112,17 @@ def test_broken_families_fail_in_one_line_naming_the_entry(tmp_path, change, fra
 def test_generated_ids_must_differ(tmp_path):
     rows = FAMILY.replace("id: tiny-second", "id: tiny-first")
     assert "rows[1].foreach[1].id: duplicate row id 'tiny-first'" in load_error(family_pack(tmp_path, rows))
+
+
+def test_a_default_may_use_the_entry_parameters(tmp_path):
+    rows = FAMILY.replace('defaults: {kind: "{0,3} a mention"}', 'defaults: {kind: "{method}, by {0,3} a mention"}')
+    assert "method: second" in rows
+    pack = load_pack(str(family_pack(tmp_path, rows.replace("        kind: a call\n", ""))))
+    described = {row.id: row.evidence["call"].describe for row in pack.rows if row.id != "plain-row"}
+    assert described == {"tiny-first": "first() called (first, by {0,3} a mention)",
+                         "tiny-second": "second alone (second, by {0,3} a mention)"}
+
+
+def test_a_default_naming_a_parameter_the_entry_lacks_fails(tmp_path):
+    rows = FAMILY.replace('defaults: {kind: "{0,3} a mention"}', 'defaults: {kind: "{shade} a mention", shade: x}')
+    assert "rows[1].foreach[0]: no value for {shade}, which a default uses" in load_error(family_pack(tmp_path, rows))

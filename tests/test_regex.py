@@ -7,8 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from air.families import expand_families
 from air.regex import GuardedPattern, UnsafePattern, compile_guarded, sre_parse
+from air.schemas import defined_properties
+from air.yamldoc import load_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +27,8 @@ def _patterns(data) -> list[str]:
     return []
 
 
-PACK_PATTERNS = sorted({p for path in sorted(ROWS.glob("*.yaml")) for p in _patterns(yaml.safe_load(path.read_text()))})
+PACK_PATTERNS = sorted({p for path in sorted(ROWS.glob("*.yaml"))
+                        for p in _patterns(expand_families(load_yaml(path), defined_properties("row", "row")).data)})
 FIXTURE_TEXTS = [path.read_text() for path in sorted((PACK / "fixtures").rglob("*")) if path.is_file()]
 FIXTURE_LINES = sorted({line for text in FIXTURE_TEXTS for line in text.splitlines()})
 

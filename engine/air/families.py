@@ -10,8 +10,10 @@
 The other keys of the family are the template, a row like any other. An entry's keys that are
 row fields (`id`, `item`, `priority`, even `evidence`) are merged into the template: maps key
 by key, any other value replaced. Its other keys are parameters: `{name}` in any text of the
-row becomes the entry's value, else the value `defaults` gives. Braces around anything that is
-not a parameter of the family stay as they are (`${dispatch_key}`, `{0,40}`).
+row becomes the entry's value, else the value `defaults` gives, in which the entry's own
+parameters are substituted in turn. A parameter may be a list, which stands for a whole value
+(`of: "{operators}"`). Braces around anything that is not a parameter of the family stay as they
+are (`${dispatch_key}`, `{0,40}`).
 
 Every generated row keeps the lines of the text it came from, for error messages, and an error
 names it by its entry (`rows[1].foreach[3]`).
@@ -90,29 +92,40 @@ def _family_rows(document: YamlDocument, number: int, family: dict,
         _check_parameters(document, at, own)
         row = _merged(template, {key: value for key, value in entry.items() if key in row_fields})
         named = _placeholders(row) & declared
-        values = {**defaults, **own}
-        _check_values(document, at, named, values, own)
+        try:
+            generated.append((at, _substituted(row, _entry_values(document, at, named, defaults, own, declared))))
+        except _ListInText as embedded:
+            raise document.error(at, f"parameter {embedded.name!r} is a list: it can only stand for a whole value, "
+                                     f'"{{{embedded.name}}}"') from None
         used |= named
-        generated.append((at, _substituted(row, values)))
     for name in sorted(set(defaults) - used):
         raise document.error(where + ("defaults", name), f"parameter {name!r} is used nowhere in the family")
     return generated
 
 
-def _check_parameters(document: YamlDocument, at: YamlPath, parameters: dict) -> None:
-    for name, value in parameters.items():
-        if not isinstance(value, str):
-            raise document.error(at + (name,), f"the value of parameter {name!r} must be text (quote it)")
-
-
-def _check_values(document: YamlDocument, at: YamlPath, named: set[str], values: dict, own: dict) -> None:
-    """Every placeholder of the row has a value, and every parameter the entry gives is used."""
-    missing = sorted(named - set(values))
+def _entry_values(document: YamlDocument, at: YamlPath, named: set[str], defaults: dict, own: dict,
+                  declared: set[str]) -> dict[str, Any]:
+    """The value of each parameter the row names: the entry's, else the default, in which the
+    entry's own parameters are substituted (`call: "{method}()"`). Every name must have a value,
+    and every parameter the entry gives must be used."""
+    taken = {name for name in named if name not in own and name in defaults}
+    inner = set().union(*(_placeholders(defaults[name]) for name in taken)) & declared
+    missing = sorted(named - set(defaults) - set(own))
     if missing:
         raise document.error(at, f"no value for {{{missing[0]}}}: give it here or in the family's defaults")
-    unused = sorted(set(own) - named)
+    missing = sorted(inner - set(own))
+    if missing:
+        raise document.error(at, f"no value for {{{missing[0]}}}, which a default uses: give it here")
+    unused = sorted(set(own) - named - inner)
     if unused:
         raise document.error(at + (unused[0],), f"parameter {unused[0]!r} is used nowhere in the row")
+    return {**{name: _substituted(defaults[name], own) for name in taken}, **own}
+
+
+def _check_parameters(document: YamlDocument, at: YamlPath, parameters: dict) -> None:
+    for name, value in parameters.items():
+        if not isinstance(value, (str, list)):
+            raise document.error(at + (name,), f"the value of parameter {name!r} must be text (quote it) or a list")
 
 
 def _parameter_names(entries: Iterable[dict], row_fields: frozenset[str]) -> set[str]:
@@ -138,15 +151,33 @@ def _placeholders(value: Any) -> set[str]:
     return set()
 
 
-def _substituted(value: Any, values: dict[str, str]) -> Any:
-    """`value` with `{name}` replaced in every text (map keys aside); always a fresh copy."""
+class _ListInText(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _substituted(value: Any, values: dict[str, Any]) -> Any:
+    """`value` with `{name}` replaced in every text (map keys aside); always a fresh copy. A text
+    that is one placeholder alone becomes the parameter's value as it is, a list included."""
     if isinstance(value, str):
-        return PLACEHOLDER.sub(lambda match: values.get(match.group(1), match.group(0)), value)
+        alone = PLACEHOLDER.fullmatch(value)
+        if alone and alone.group(1) in values:
+            return _substituted(values[alone.group(1)], {})
+        return PLACEHOLDER.sub(lambda match: _as_text(match.group(1), values, match.group(0)), value)
     if isinstance(value, dict):
         return {key: _substituted(item, values) for key, item in value.items()}
     if isinstance(value, list):
         return [_substituted(item, values) for item in value]
     return value
+
+
+def _as_text(name: str, values: dict[str, Any], written: str) -> str:
+    if name not in values:
+        return written
+    if not isinstance(values[name], str):
+        raise _ListInText(name)
+    return values[name]
 
 
 def _lines_by_row(lines: dict[YamlPath, int]) -> dict[int, dict[YamlPath, int]]:
