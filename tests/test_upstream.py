@@ -16,7 +16,7 @@ def test_candidates_and_their_classes(pack):
     assert patch.classification == "needs-abstraction"  # the patching file names the backend (torch_upm, "upm")
     assert patch.files == ("torch_upm/__init__.py:14",)
     assert found["profiler-tooling"].classification == "generic"  # the profiler module names no backend
-    assert found["profiler-tooling"].files == ("torch_upm/profiler/timeline.py:1",)
+    assert found["profiler-tooling"].files == ("torch_upm/profiler/timeline.py:3",)  # its first line of code
 
 
 def test_report_lists_candidates(pack):
