@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -102,6 +102,17 @@ class Pack:
     test_syntax: TestSyntax | None
     upstream: tuple[Detector, ...]
     symbols: dict[str, tuple[str, ...]]
+    evidence: dict[str, dict] = field(default_factory=dict)  # shared definitions, as written
+    constraints: dict[str, dict] = field(default_factory=dict)  # named capture constraints, as written
+
+
+@dataclass(frozen=True)
+class _Names:
+    """What a pack's clauses may name: symbol sets, shared evidence and named constraints."""
+
+    symbols: dict[str, tuple[str, ...]]
+    evidence: dict[str, dict]
+    constraints: dict[str, dict]
 
 
 def shipped_packs() -> list[str]:
@@ -208,24 +219,14 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     symbols = {**inherited, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
     operators = _operators(header, directory, symbols) if "operators" in meta else (parent.operators if parent else None)
     test_syntax = _test_syntax(header) if "test_inventory" in meta else (parent.test_syntax if parent else None)
-    shared = dict(meta.get("evidence", {}))
-    for name, clause in shared.items():
-        _check_clause(header, ("evidence", name), clause, symbols, shared)
-    documents = []
-    for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header):
-        document = expand_families(load_yaml(row_file, _shown(row_file)), defined_properties("row", "row"))
-        _score_levels_as_text(document)
-        validate_document(document, "row")
-        documents.append(document)
+    documents = [_row_document(row_file) for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header)]
+    names = _Names(symbols, _definitions("evidence", header, documents, parent),
+                   _definitions("constraints", header, documents, parent))
+    for document in [header, *documents]:
         for name, clause in document.data.get("evidence", {}).items():
-            if name in shared:
-                raise document.error(("evidence", name), f"shared evidence {name!r} is defined twice")
-            shared[name] = clause
-    for document in documents:
-        for name, clause in document.data.get("evidence", {}).items():
-            _check_clause(document, ("evidence", name), clause, symbols, shared)
+            _check_clause(document, ("evidence", name), clause, names)
     upstream = tuple(
-        Detector.from_data(data, _check_clause(header, ("upstream", i, "evidence"), data["evidence"], symbols, shared))
+        Detector.from_data(data, _check_clause(header, ("upstream", i, "evidence"), data["evidence"], names))
         for i, data in enumerate(meta.get("upstream", []))
     ) or (parent.upstream if parent else ())
     rows: dict[str, Row] = {}
@@ -236,7 +237,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         if framework.section(section) is None:
             raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
         for number, data in enumerate(document.data["rows"]):
-            row = _row(document, ("rows", number), data, section, framework, symbols, shared, operators)
+            row = _row(document, ("rows", number), data, section, framework, names, operators)
             if row.id in rows:
                 raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")
             rows[row.id] = row
@@ -248,12 +249,35 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         framework=framework, framework_versions=meta.get("framework_versions", ""),
         fixtures=_path_in_pack(header, ("fixtures",), directory, meta.get("fixtures", DEFAULT_FIXTURES)),
         operators=operators, test_syntax=test_syntax, upstream=upstream,
-        symbols=symbols,
+        symbols=symbols, evidence=names.evidence, constraints=names.constraints,
         rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
         digest="sha256:" + hashlib.sha256(
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
         ).hexdigest(),
     )
+
+
+def _row_document(row_file: Path) -> YamlDocument:
+    """A row file, its families expanded, validated."""
+    document = expand_families(load_yaml(row_file, _shown(row_file)), defined_properties("row", "row"))
+    _score_levels_as_text(document)
+    validate_document(document, "row")
+    return document
+
+
+def _definitions(kind: str, header: YamlDocument, documents: list[YamlDocument], parent: Pack | None) -> dict:
+    """The `kind` definitions (`evidence`, `constraints`) of pack.yaml and the row files, each name
+    defined once, over those of the pack extended (which the pack's own rows may redefine)."""
+    own: dict = {}
+    for document in [header, *documents]:
+        for name, definition in document.data.get(kind, {}).items():
+            if name in own:
+                raise document.error((kind, name), f"{_KIND_NAMES[kind]} {name!r} is defined twice")
+            own[name] = definition
+    return {**(getattr(parent, kind) if parent else {}), **own}
+
+
+_KIND_NAMES = {"evidence": "shared evidence", "constraints": "constraints"}
 
 
 def _score_levels_as_text(document: YamlDocument) -> None:
@@ -337,13 +361,13 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _row(document, path, data, section, framework, symbols, shared, operators) -> Row:
+def _row(document, path, data, section, framework, names: _Names, operators) -> Row:
     for index, route in enumerate(data.get("paths", [])):
         if route not in {p.id for p in framework.paths}:
             raise document.error(path + ("paths", index), f"unknown path {route!r}")
     evidence = {}
     for name, clause in data.get("evidence", {}).items():
-        resolved = _check_clause(document, path + ("evidence", name), clause, symbols, shared)
+        resolved = _check_clause(document, path + ("evidence", name), clause, names)
         evidence[name] = clause_from_data(name, resolved)
         if evidence[name].kind == "ops":
             _check_ops(document, path + ("evidence", name), evidence[name], operators)
@@ -436,18 +460,39 @@ def _check_ops(document: YamlDocument, path: tuple, clause: Clause, operators: O
         raise document.error(path + ("ops", "of"), f"not in the operator catalog: {', '.join(unknown)}")
 
 
-def _check_clause(document, path, clause: dict, symbols, shared) -> dict:
+def _check_clause(document, path, clause: dict, names: _Names) -> dict:
+    """The clause at `path` with its shared definition (`use`) and named constraints resolved."""
     if "use" in clause:
-        if clause["use"] not in shared:
+        if clause["use"] not in names.evidence:
             raise document.error(path + ("use",), f"no shared evidence named {clause['use']!r}")
         extra = {k: v for k, v in clause.items() if k != "use"}
-        clause = {**shared[clause["use"]], **extra}
+        clause = {**names.evidence[clause["use"]], **extra}
+    if "where" in clause:
+        clause = {**clause, "where": _where(document, path + ("where",), clause["where"], names.constraints)}
     for capture, constraint in clause.get("where", {}).items():
         for operator in ("symbol", "not_symbol"):
-            if operator in constraint and constraint[operator] not in symbols:
+            if operator in constraint and constraint[operator] not in names.symbols:
                 raise document.error(path + ("where", capture, operator), f"unknown symbol set {constraint[operator]!r}")
     check_patterns(document, path, clause)
     return clause
+
+
+def _where(document, path: tuple, written: str | list | dict, constraints: dict[str, dict]) -> dict:
+    """A clause's capture constraints: a map, the name of constraints the pack defines, or a list
+    of both, merged in order."""
+    parts = written if isinstance(written, list) else [written]
+    where: dict = {}
+    for index, part in enumerate(parts):
+        at = path + (index,) if isinstance(written, list) else path
+        if isinstance(part, str):
+            if part not in constraints:
+                raise document.error(at, f"no constraints named {part!r}")
+            part = constraints[part]
+        for capture, constraint in part.items():
+            if capture in where:
+                raise document.error(at, f"capture {capture} is constrained twice")
+            where[capture] = dict(constraint)
+    return where
 
 
 def _item_key(item: str) -> tuple[int, ...]:
