@@ -260,9 +260,21 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
 def _row_document(row_file: Path) -> YamlDocument:
     """A row file, its families expanded, validated."""
     document = expand_families(load_yaml(row_file, _shown(row_file)), defined_properties("row", "row"))
+    rows = document.data.get("rows") if isinstance(document.data, dict) else None
+    for number, row in enumerate(rows if isinstance(rows, list) else []):
+        _refuse_renamed_fields(document, ("rows", number), row)
     _score_levels_as_text(document)
     validate_document(document, "row")
     return document
+
+
+RENAMED_FIELDS = {"paths": "integration_paths"}
+
+
+def _refuse_renamed_fields(document: YamlDocument, path: tuple, row) -> None:
+    for old, new in RENAMED_FIELDS.items():
+        if isinstance(row, dict) and old in row:
+            raise document.error(path + (old,), f"`{old}` is now `{new}`: rename the key")
 
 
 def _definitions(kind: str, header: YamlDocument, documents: list[YamlDocument], parent: Pack | None) -> dict:
@@ -362,9 +374,9 @@ def _shown(path: Path) -> str:
 
 
 def _row(document, path, data, section, framework, names: _Names, operators) -> Row:
-    for index, route in enumerate(data.get("paths", [])):
+    for index, route in enumerate(data.get("integration_paths", [])):
         if route not in {p.id for p in framework.paths}:
-            raise document.error(path + ("paths", index), f"unknown path {route!r}")
+            raise document.error(path + ("integration_paths", index), f"unknown integration path {route!r}")
     evidence = {}
     for name, clause in data.get("evidence", {}).items():
         resolved = _check_clause(document, path + ("evidence", name), clause, names)
@@ -393,7 +405,7 @@ def _row(document, path, data, section, framework, names: _Names, operators) -> 
     requires = checked_condition(document, path + ("requires",), data["requires"], evidence) if "requires" in data else None
     return Row(
         id=data["id"], item=data["item"], section=section, title=data["title"], priority=data["priority"],
-        paths=tuple(data.get("paths", ())), evidence=evidence, score=score, score_text=score_text, notes=notes,
+        paths=tuple(data.get("integration_paths", ())), evidence=evidence, score=score, score_text=score_text, notes=notes,
         runtime_command=data.get("runtime", {}).get("command"), remediation=remediation,
         framework_versions=data.get("framework_versions", ""),
         docs=tuple(data["docs"]), remedies=remedies, requires=requires, requires_text=data.get("requires", ""),
