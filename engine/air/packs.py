@@ -104,6 +104,10 @@ class Pack:
     symbols: dict[str, tuple[str, ...]]
     evidence: dict[str, dict] = field(default_factory=dict)  # shared definitions, as written
     constraints: dict[str, dict] = field(default_factory=dict)  # named capture constraints, as written
+    parent: Pack | None = field(default=None, repr=False)  # the pack this one extends
+    own_rows: frozenset[str] = frozenset()  # rows this pack's row files define (new, or in place of the parent's)
+    overridden: dict[str, frozenset[str]] = field(default_factory=dict)  # row id: the fields `overrides` changes
+    row_data: dict[str, dict] = field(default_factory=dict, repr=False)  # every row as written, families expanded
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         cycle = " -> ".join(str(p) for p in chain + (directory,))
         raise PackError(str(directory / "pack.yaml"), f"`extends` forms a cycle: {cycle}")
     header = load_yaml(directory / "pack.yaml")
+    _prepare_overrides(header)
     validate_document(header, "pack")
     meta = header.data
     _check_versions(header)
@@ -219,7 +224,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     symbols = {**inherited, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
     operators = _operators(header, directory, symbols) if "operators" in meta else (parent.operators if parent else None)
     test_syntax = _test_syntax(header) if "test_inventory" in meta else (parent.test_syntax if parent else None)
-    documents = [_row_document(row_file) for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header)]
+    documents = [_row_document(row_file) for row_file in _row_files(directory, header)]
     names = _Names(symbols, _definitions("evidence", header, documents, parent),
                    _definitions("constraints", header, documents, parent))
     for document in [header, *documents]:
@@ -229,10 +234,33 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         Detector.from_data(data, _check_clause(header, ("upstream", i, "evidence"), data["evidence"], names))
         for i, data in enumerate(meta.get("upstream", []))
     ) or (parent.upstream if parent else ())
-    rows: dict[str, Row] = {}
-    digest_parts = [meta, framework.data]
+    own = _own_rows(documents, framework, names, operators)
+    overridden = _overridden_rows(header, parent, set(own), framework, names, operators)
+    built = {**own, **overridden}
+    rows = {**({row.id: row for row in parent.rows} if parent else {}), **{i: row for i, (row, _) in built.items()}}
+    _check_quick_reference(framework, rows)
+    digest_parts = [meta, framework.data, *(document.data for document in documents)]
+    return Pack(
+        id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
+        framework=framework, framework_versions=meta.get("framework_versions", ""),
+        fixtures=_path_in_pack(header, ("fixtures",), directory, meta.get("fixtures", DEFAULT_FIXTURES)),
+        operators=operators, test_syntax=test_syntax, upstream=upstream,
+        symbols=symbols, evidence=names.evidence, constraints=names.constraints,
+        rows=tuple(sorted(rows.values(), key=lambda r: _item_key(r.item))),
+        digest="sha256:" + hashlib.sha256(
+            json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
+        ).hexdigest(),
+        parent=parent, own_rows=frozenset(own),
+        overridden={row_id: frozenset(meta["overrides"][row_id]) for row_id in overridden},
+        row_data={**(parent.row_data if parent else {}), **{i: data for i, (_, data) in built.items()}},
+    )
+
+
+def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names,
+              operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict]]:
+    """The rows of the pack's row files, with the data each is built from."""
+    rows: dict[str, tuple[Row, dict]] = {}
     for document in documents:
-        digest_parts.append(document.data)
         section = document.data["section"]
         if framework.section(section) is None:
             raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
@@ -240,21 +268,37 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
             row = _row(document, ("rows", number), data, section, framework, names, operators)
             if row.id in rows:
                 raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")
-            rows[row.id] = row
-    merged = dict((r.id, r) for r in parent.rows) if parent else {}
-    merged.update(rows)
-    _check_quick_reference(framework, merged)
-    return Pack(
-        id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
-        framework=framework, framework_versions=meta.get("framework_versions", ""),
-        fixtures=_path_in_pack(header, ("fixtures",), directory, meta.get("fixtures", DEFAULT_FIXTURES)),
-        operators=operators, test_syntax=test_syntax, upstream=upstream,
-        symbols=symbols, evidence=names.evidence, constraints=names.constraints,
-        rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
-        digest="sha256:" + hashlib.sha256(
-            json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
-        ).hexdigest(),
-    )
+            rows[row.id] = (row, data)
+    return rows
+
+
+def _overridden_rows(header: YamlDocument, parent: Pack | None, own: set[str], framework: Framework, names: _Names,
+                     operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict]]:
+    """The rows of the pack extended that `overrides` changes: each field given replaces the
+    parent's, and the row is built again (in this pack, with its names)."""
+    overrides = header.data.get("overrides", {})
+    if overrides and parent is None:
+        raise header.error(("overrides",), "only a pack that `extends` another overrides rows")
+    sections = {row.id: row.section for row in parent.rows} if parent else {}
+    rows: dict[str, tuple[Row, dict]] = {}
+    for row_id, changes in overrides.items():
+        at = ("overrides", row_id)
+        if row_id in own:
+            raise header.error(at, f"row {row_id!r} is defined by this pack's row files: change it there")
+        if parent is None or row_id not in parent.row_data:
+            raise header.error(at, f"no row {row_id!r} in {parent.id if parent else 'the pack extended'}, "
+                                   "the pack this one extends")
+        data = {**parent.row_data[row_id], **changes}
+        rows[row_id] = (_row(header, at, data, sections[row_id], framework, names, operators), data)
+    return rows
+
+
+def _prepare_overrides(header: YamlDocument) -> None:
+    """Each override as the schema reads a row: score levels as text, renamed fields refused."""
+    overrides = header.data.get("overrides") if isinstance(header.data, dict) else None
+    for row_id, changes in (overrides.items() if isinstance(overrides, dict) else ()):
+        _refuse_renamed_fields(header, ("overrides", row_id), changes)
+        _row_levels_as_text(header, ("overrides", row_id), changes)
 
 
 def _row_document(row_file: Path) -> YamlDocument:
@@ -296,12 +340,16 @@ def _score_levels_as_text(document: YamlDocument) -> None:
     """`score: {2: ..., 1: ...}` has integer keys in YAML; the schema (JSON) names them as text."""
     rows = document.data.get("rows") if isinstance(document.data, dict) else None
     for number, row in enumerate(rows if isinstance(rows, list) else []):
-        if isinstance(row, dict) and isinstance(row.get("score"), dict):
-            row["score"] = {str(level): text for level, text in row["score"].items()}
-            for level in row["score"]:
-                line = document.lines.get(("rows", number, "score", int(level)) if level.isdigit() else ())
-                if line:
-                    document.lines[("rows", number, "score", level)] = line
+        _row_levels_as_text(document, ("rows", number), row)
+
+
+def _row_levels_as_text(document: YamlDocument, path: tuple, row) -> None:
+    if isinstance(row, dict) and isinstance(row.get("score"), dict):
+        row["score"] = {str(level): text for level, text in row["score"].items()}
+        for level in row["score"]:
+            line = document.lines.get(path + ("score", int(level)) if level.isdigit() else ())
+            if line:
+                document.lines[path + ("score", level)] = line
 
 
 def _check_versions(header: YamlDocument) -> None:
@@ -313,14 +361,17 @@ def _check_versions(header: YamlDocument) -> None:
         raise header.error(("requires_air",), f"needs air {meta['requires_air']}, this is air {__version__}")
 
 
-def _row_files(directory: Path, globs, header: YamlDocument) -> list[Path]:
+def _row_files(directory: Path, header: YamlDocument) -> list[Path]:
+    """The row files the pack's globs match: at least one, unless the pack extends another and
+    names no globs (it may only change rows of its parent)."""
+    globs = header.data.get("rows", DEFAULT_ROW_GLOBS)
     files = set()
     for number, glob in enumerate(globs):
         _path_in_pack(header, ("rows", number), directory, glob)
         for path in directory.glob(glob):
             if path.is_file():
                 files.add(_path_in_pack(header, ("rows", number), directory, str(path.relative_to(directory))))
-    if not files:
+    if not files and ("rows" in header.data or "extends" not in header.data):
         raise header.error(("rows",), f"no row files match {', '.join(globs)}")
     return sorted(files)
 
