@@ -3,6 +3,9 @@ it inherits, and needs fixtures only for what it adds or rescores."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from air.packs import load_pack
@@ -10,6 +13,7 @@ from air.packtest import run_pack_tests
 from test_pack_test import REGISTERS, add_fixture
 from test_packs import HEADER, ROWS, write_pack
 
+ROOT = Path(__file__).resolve().parents[1]
 CHILD = HEADER.replace("id: tiny", "id: vendor") + "extends: ../tiny\n"
 ADDED_ROW = ROWS.replace("tiny-row", "vendor-row").replace('"1.1.1"', '"1.1.2"')
 
@@ -73,3 +77,11 @@ def test_one_fixture_of_the_parent_is_named_with_its_pack(tmp_path):
     result = run_pack_tests(load_pack(str(vendor(tmp_path))), only="tiny/full")
     assert [fixture.name for fixture in result.fixtures] == ["tiny/full"] and result.passed
 
+def test_the_example_vendor_pack_passes_its_tests():
+    completed = subprocess.run([sys.executable, "-m", "air", "pack", "test", "examples/vendor-pack"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=900,
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "engine")})
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    summary = completed.stdout.splitlines()[-1]
+    assert summary.endswith("fixtures, 0 failed, 0 rows untested"), summary
+    assert "ok   pytorch-2.x/pu1_full" in completed.stdout
