@@ -108,6 +108,19 @@ class Pack:
     own_rows: frozenset[str] = frozenset()  # rows this pack's row files define (new, or in place of the parent's)
     overridden: dict[str, frozenset[str]] = field(default_factory=dict)  # row id: the fields `overrides` changes
     row_data: dict[str, dict] = field(default_factory=dict, repr=False)  # every row as written, families expanded
+    redirects: dict[str, str] = field(default_factory=dict)  # an id rows no longer have: the row that has it now
+
+    def resolved(self, row_id: str) -> str:
+        """The id of the row `row_id` names: itself, or the id it was renamed to."""
+        return self.redirects.get(row_id, row_id)
+
+    def row(self, row_id: str) -> Row:
+        """The row `row_id` names, also by an id it had before (`redirects`)."""
+        wanted = self.resolved(row_id)
+        found = next((row for row in self.rows if row.id == wanted), None)
+        if found is None:
+            raise KeyError(row_id)
+        return found
 
 
 @dataclass(frozen=True)
@@ -236,7 +249,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     ) or (parent.upstream if parent else ())
     own = _own_rows(documents, framework, names, operators)
     overridden = _overridden_rows(header, parent, set(own), framework, names, operators)
-    built = {**own, **overridden}
+    built = {**own, **{row_id: (row, data) for row_id, (row, data, _) in overridden.items()}}
     rows = {**({row.id: row for row in parent.rows} if parent else {}), **{i: row for i, (row, _) in built.items()}}
     _check_quick_reference(framework, rows)
     digest_parts = [meta, framework.data, *(document.data for document in documents)]
@@ -251,8 +264,9 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
         ).hexdigest(),
         parent=parent, own_rows=frozenset(own),
-        overridden={row_id: frozenset(meta["overrides"][row_id]) for row_id in overridden},
+        overridden={row_id: frozenset(fields) for row_id, (_, _, fields) in overridden.items()},
         row_data={**(parent.row_data if parent else {}), **{i: data for i, (_, data) in built.items()}},
+        redirects=_redirects(header, parent, set(rows)),
     )
 
 
@@ -273,24 +287,39 @@ def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names
 
 
 def _overridden_rows(header: YamlDocument, parent: Pack | None, own: set[str], framework: Framework, names: _Names,
-                     operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict]]:
-    """The rows of the pack extended that `overrides` changes: each field given replaces the
+                     operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict, dict]]:
+    """The rows of the pack extended that `overrides` changes (named by their id, or an id they
+    had before), each with its data and the fields changed: each field given replaces the
     parent's, and the row is built again (in this pack, with its names)."""
     overrides = header.data.get("overrides", {})
     if overrides and parent is None:
         raise header.error(("overrides",), "only a pack that `extends` another overrides rows")
     sections = {row.id: row.section for row in parent.rows} if parent else {}
-    rows: dict[str, tuple[Row, dict]] = {}
-    for row_id, changes in overrides.items():
-        at = ("overrides", row_id)
+    rows: dict[str, tuple[Row, dict, dict]] = {}
+    for written, changes in overrides.items():
+        at = ("overrides", written)
+        row_id = parent.resolved(written) if parent else written
         if row_id in own:
             raise header.error(at, f"row {row_id!r} is defined by this pack's row files: change it there")
         if parent is None or row_id not in parent.row_data:
-            raise header.error(at, f"no row {row_id!r} in {parent.id if parent else 'the pack extended'}, "
+            raise header.error(at, f"no row {written!r} in {parent.id if parent else 'the pack extended'}, "
                                    "the pack this one extends")
         data = {**parent.row_data[row_id], **changes}
-        rows[row_id] = (_row(header, at, data, sections[row_id], framework, names, operators), data)
+        rows[row_id] = (_row(header, at, data, sections[row_id], framework, names, operators), data, changes)
     return rows
+
+
+def _redirects(header: YamlDocument, parent: Pack | None, rows: set[str]) -> dict[str, str]:
+    """Ids rows had before, each with the id of the row that has it now: the parent's (those no
+    row of this pack has taken) and this pack's `redirects`."""
+    redirects = {old: new for old, new in (parent.redirects if parent else {}).items() if old not in rows}
+    for old, new in header.data.get("redirects", {}).items():
+        if old in rows:
+            raise header.error(("redirects", old), f"{old!r} is the id of a row: only an id no row has redirects")
+        if new not in rows:
+            raise header.error(("redirects", old), f"{new!r} is not the id of a row of the pack")
+        redirects[old] = new
+    return redirects
 
 
 def _prepare_overrides(header: YamlDocument) -> None:

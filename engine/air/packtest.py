@@ -6,6 +6,7 @@ verdict, fragments of reasons and of the remediations shown) and optional inline
 the comment) must be among the row's findings; `air: first <row-id>` that it must be the first
 finding shown, the strongest; `air: reject <row-id>` says it must not count for the row (it may
 still be cited as a test). `name` in `expected.yaml` is the name the report gives the backend.
+Both may name a row by an id it had before (the pack's `redirects`).
 
 A row is tested when fixtures show both ends of its range: 2 and 0 for a row source can
 decide, 1 and unknown for a row only a runtime check can decide (and 0 when it has a static
@@ -22,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
@@ -166,33 +167,36 @@ def check_fixture(pack: Pack, directory: Path, fixture_set: FixtureSet | None = 
     result = FixtureResult(scope.label + directory.name)
     known = {row.id for row in pack.rows}
     for row_id in list(expected["rows"]) + list(expected.get("reasons", {})) + list(expected.get("remediations", {})):
-        if row_id not in known:
+        if pack.resolved(row_id) not in known:
             result.failures.append(f"{EXPECTED_FILE}: no row {row_id!r} in pack {pack.id}")
     report = check(directory, pack, IndexOptions(excludes=DEFAULT_EXCLUDES + (EXPECTED_FILE,)))
     rows = {row.id: row for row in report.rows}
     _check_backend(report, expected, result)
-    for row_id, want in _within(expected["rows"], scope.scored):
+    for row_id, want in _within(expected["rows"], scope.scored, pack):
         if row_id in rows:
             got = outcome_of(rows[row_id])
             if got == want:
                 result.outcomes[row_id] = got
             else:
                 result.failures.append(f"{row_id} ({rows[row_id].item}): expected {want}, got {got}: {rows[row_id].reason}")
-    for row_id, fragment in _within(expected.get("reasons", {}), scope.worded):
+    for row_id, fragment in _within(expected.get("reasons", {}), scope.worded, pack):
         if row_id in rows and fragment not in rows[row_id].reason:
             result.failures.append(f"{row_id}: reason lacks {fragment!r}: {rows[row_id].reason}")
-    for row_id, fragment in _within(expected.get("remediations", {}), scope.worded):
+    for row_id, fragment in _within(expected.get("remediations", {}), scope.worded, pack):
         if row_id in rows and fragment not in rows[row_id].remediation:
             result.failures.append(f"{row_id}: remediation lacks {fragment!r}: {rows[row_id].remediation}")
     for annotation in annotations(directory):
+        annotation = replace(annotation, row=pack.resolved(annotation.row))
         if scope.scored is None or annotation.row in scope.scored:
             _check_annotation(annotation, rows, result)
     result.failures.extend(_unproven(report))
     return result
 
 
-def _within(expected: dict, rows: frozenset[str] | None) -> list[tuple[str, object]]:
-    return [(row_id, value) for row_id, value in expected.items() if rows is None or row_id in rows]
+def _within(expected: dict, rows: frozenset[str] | None, pack: Pack) -> list[tuple[str, object]]:
+    """The expectations of the rows in `rows` (every row: None), by the id each row has now."""
+    named = [(pack.resolved(row_id), value) for row_id, value in expected.items()]
+    return [(row_id, value) for row_id, value in named if rows is None or row_id in rows]
 
 
 def _check_backend(report: Report, expected: dict, result: FixtureResult) -> None:
