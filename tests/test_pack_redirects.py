@@ -49,3 +49,8 @@ def test_an_override_may_name_the_old_id_and_a_pack_inherits_the_redirects(tmp_p
 )
 def test_broken_redirects_fail_in_one_line(tmp_path, redirects, fragment):
     assert fragment in load_error(write_pack(tmp_path, header=HEADER + f"redirects: {redirects}\n", rows=ROWS))
+
+
+def test_the_shipped_pack_still_answers_to_its_terse_ids(pack):
+    assert pack.row("dt-bf16").id == "dtype-bfloat16" and pack.row("opcat-unary").id == "operators-unary"
+    assert len(pack.redirects) == 129 and not set(pack.redirects) & {row.id for row in pack.rows}

@@ -161,9 +161,9 @@ def test_error_names_line_in_folded_file(tmp_path):
 
 
 def test_a_quick_reference_entry_must_name_evidence_its_row_has(tmp_path):
-    rows = ROWS.replace("id: tiny-row", "id: dev-rename-pu1")
+    rows = ROWS.replace("id: tiny-row", "id: device-rename-pu1")
     message = load_error(write_pack(tmp_path, rows=rows))
-    assert "report.yaml" in message and "row 'dev-rename-pu1' has no evidence named 'cpp'" in message
+    assert "report.yaml" in message and "row 'device-rename-pu1' has no evidence named 'cpp'" in message
 
 
 def test_the_old_paths_key_names_its_new_name(tmp_path):
