@@ -52,7 +52,8 @@ def test_a_pack_inherits_the_constraints_of_the_pack_it_extends(tmp_path):
         ("on_host_key", CONSTRAINTS, "01.yaml:10 at rows[0].evidence.call.where: no constraints named 'on_host_key'"),
         ("[on_device_key, {KEY: {in: [Meta]}}]", CONSTRAINTS, "where[1]: capture KEY is constrained twice"),
         ("[]", CONSTRAINTS, "where: [] should be non-empty"),
-        ("on_device_key", CONSTRAINTS.replace("symbol: device_key", "symbol: host_key"), "unknown symbol set 'host_key'"),
+        ("on_device_key", CONSTRAINTS.replace("symbol: device_key", "symbol: host_key"),
+         "unknown symbol set 'host_key'"),
         ("custom_namespace", CONSTRAINTS.replace("not_in:", "nto_in:"), "pack.yaml:7 at constraints.custom_namespace"),
     ],
 )

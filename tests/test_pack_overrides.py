@@ -58,7 +58,8 @@ overrides:
         ("overrides:\n  tiny-row: {}\n", "overrides.tiny-row"),
         ("overrides:\n  tiny-row: {priority: 5}\n", "at overrides.tiny-row.priority"),
         ("overrides:\n  tiny-row: {paths: [fork]}\n", "`paths` is now `integration_paths`"),
-        ("overrides:\n  tiny-row: {score: {2: missing}}\n", "overrides.tiny-row.score.2: condition refers to undefined"),
+        ("overrides:\n  tiny-row: {score: {2: missing}}\n",
+         "overrides.tiny-row.score.2: condition refers to undefined"),
     ],
 )
 def test_broken_overrides_fail_in_one_line(tmp_path, overrides, fragment):
@@ -76,7 +77,8 @@ def test_only_a_pack_that_extends_overrides(tmp_path):
 
 
 def test_a_pack_that_only_overrides_needs_no_row_files(tmp_path):
-    assert [row.priority for row in load_pack(str(child_pack(tmp_path, "overrides:\n  tiny-row: {priority: 2}\n"))).rows] == [2]
+    pack = load_pack(str(child_pack(tmp_path, "overrides:\n  tiny-row: {priority: 2}\n")))
+    assert [row.priority for row in pack.rows] == [2]
     (tmp_path / "child" / "pack.yaml").write_text(CHILD + "rows: ['rows/*.yaml']\n")
     assert "no row files match rows/*.yaml" in load_error(tmp_path / "child")
 

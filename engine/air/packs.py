@@ -1,7 +1,10 @@
 """Rule packs: load, validate, inherit (`extends`) and digest.
 
 A pack is a directory with `pack.yaml` and row files (`rows/*.yaml` by default). Every
-problem is reported as one line naming the file, the line and the YAML path.
+problem is reported as one line naming the file, the line and the YAML path. Row files may
+write families of rows once (`air.families`); clauses may name shared evidence (`use`) and
+named constraints (`where: NAME`) of the pack or of the packs it extends. A pack that extends
+another changes inherited rows with `overrides`, and `redirects` keeps old row ids working.
 
 The paths a pack names stay inside it: row globs, `fixtures` and `operators.catalog` are
 relative paths without `..` whose files, links resolved, lie in the pack directory. `extends`
@@ -45,6 +48,8 @@ from air.yamldoc import COMPOSER, YamlDocument, load_yaml, read_bounded
 DEFAULT_ROW_GLOBS = ("rows/*.yaml",)
 DEFAULT_FIXTURES = "fixtures"
 NOT_ENCODED = "not yet encoded"
+RENAMED_FIELDS = {"paths": "integration_paths"}  # a row field's old name: its new one
+_KIND_NAMES = {"evidence": "shared evidence", "constraints": "constraints"}
 
 
 @dataclass(frozen=True)
@@ -341,8 +346,6 @@ def _row_document(row_file: Path) -> YamlDocument:
     return document
 
 
-RENAMED_FIELDS = {"paths": "integration_paths"}
-
 
 def _refuse_renamed_fields(document: YamlDocument, path: tuple, row) -> None:
     for old, new in RENAMED_FIELDS.items():
@@ -361,8 +364,6 @@ def _definitions(kind: str, header: YamlDocument, documents: list[YamlDocument],
             own[name] = definition
     return {**(getattr(parent, kind) if parent else {}), **own}
 
-
-_KIND_NAMES = {"evidence": "shared evidence", "constraints": "constraints"}
 
 
 def _score_levels_as_text(document: YamlDocument) -> None:
@@ -485,7 +486,8 @@ def _row(document, path, data, section, framework, names: _Names, operators) -> 
     requires = checked_condition(document, path + ("requires",), data["requires"], evidence) if "requires" in data else None
     return Row(
         id=data["id"], item=data["item"], section=section, title=data["title"], priority=data["priority"],
-        paths=tuple(data.get("integration_paths", ())), evidence=evidence, score=score, score_text=score_text, notes=notes,
+        paths=tuple(data.get("integration_paths", ())), evidence=evidence, score=score, score_text=score_text,
+        notes=notes,
         runtime_command=data.get("runtime", {}).get("command"), remediation=remediation,
         framework_versions=data.get("framework_versions", ""),
         docs=tuple(data["docs"]), remedies=remedies, requires=requires, requires_text=data.get("requires", ""),
