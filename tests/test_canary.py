@@ -48,7 +48,7 @@ def test_checking_a_canary_runs_none_of_it(tmp_path):
     result = air("check", "-q", "--no-cache", "--format", "json", "--output", "-", str(root))
     assert result.returncode == 0, result.stderr
     rows = {row["id"]: row["points"] for row in json.loads(result.stdout)["rows"]}
-    assert rows["dev-rename-pu1"] == 2  # the canary was read
+    assert rows["device-rename-pu1"] == 2  # the canary was read
     assert ran(markers) == []
 
     index = tmp_path / "simple" / "torch-canary"

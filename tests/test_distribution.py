@@ -57,7 +57,7 @@ def test_binary_distribution_is_checked_honestly_and_never_imported(interpreter)
     assert report["backend"]["source"]["kind"] == "binary dist"
     assert (report["backend"]["name"], report["backend"]["version"]) == ("torch_fake", "1.2.3")
     rows = {row["id"]: row for row in report["rows"]}
-    assert rows["dev-rename-pu1"]["points"] == 2  # the Python part still counts
+    assert rows["device-rename-pu1"]["points"] == 2  # the Python part still counts
     assert rows["guard-register-pu1"]["outcome"] == "unknown"
     assert rows["guard-register-pu1"]["reason"] == "binary distribution: source not available"
     assert not marker.exists()

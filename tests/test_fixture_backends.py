@@ -102,5 +102,5 @@ def test_an_op_list_autograd_section_counts_alike_for_both_autograd_rows(tmp_pat
              "tpx/ops/add.cpp": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl(\"add.Tensor\", &add); }\n"}
     write_tree(tmp_path, files)
     rows = {row.id: row for row in check(tmp_path, pack).rows}
-    assert rows["ag-key-registered"].points == rows["fb-autograd-key"].points == 2
-    assert any(e.path == "tpx/ops/kernels.yaml" for e in rows["ag-key-registered"].evidence)
+    assert rows["autograd-key-registered"].points == rows["fallback-autograd-key"].points == 2
+    assert any(e.path == "tpx/ops/kernels.yaml" for e in rows["autograd-key-registered"].evidence)

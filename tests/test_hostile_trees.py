@@ -82,7 +82,7 @@ def test_directories_nested_five_hundred_deep(tmp_path, pack):
     (deepest / "bottom.py").write_text("import torch\ntorch.utils.rename_privateuse1_backend('deep')\n")
     report = checked(root, pack)
     assert report.index.files == 1
-    assert next(r for r in report.rows if r.id == "dev-rename-pu1").points == 2
+    assert next(r for r in report.rows if r.id == "device-rename-pu1").points == 2
 
 
 def test_unreadable_files_are_counted(tmp_path, pack, monkeypatch):

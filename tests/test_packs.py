@@ -127,6 +127,19 @@ def test_error_names_line_in_folded_file(tmp_path):
 
 
 def test_a_quick_reference_entry_must_name_evidence_its_row_has(tmp_path):
-    rows = TINY_ROWS.replace("id: tiny-row", "id: dev-rename-pu1")
+    rows = TINY_ROWS.replace("id: tiny-row", "id: device-rename-pu1")
     message = load_error(write_pack(tmp_path, rows=rows))
-    assert "report.yaml" in message and "row 'dev-rename-pu1' has no evidence named 'cpp'" in message
+    assert "report.yaml" in message and "row 'device-rename-pu1' has no evidence named 'cpp'" in message
+
+
+def test_the_old_paths_key_names_its_new_name(tmp_path):
+    rows = TINY_ROWS.replace("    priority: 1\n", "    priority: 1\n    paths: [privateuse1]\n")
+    message = load_error(write_pack(tmp_path, rows=rows))
+    assert "01.yaml:7 at rows[0].paths: `paths` is now `integration_paths`: rename the key" in message
+
+
+def test_integration_paths_must_be_the_frameworks(tmp_path):
+    rows = TINY_ROWS.replace("    priority: 1\n", "    priority: 1\n    integration_paths: [privateuse1]\n")
+    assert load_pack(str(write_pack(tmp_path / "a", rows=rows))).rows[0].paths == ("privateuse1",)
+    message = load_error(write_pack(tmp_path / "b", rows=rows.replace("[privateuse1]", "[sideways]")))
+    assert "rows[0].integration_paths[0]: unknown integration path 'sideways'" in message

@@ -126,11 +126,11 @@ def test_fork_rows_of_a_hybrid_apply_only_when_its_patches_add_a_key(tmp_path, p
     report = check(tree, pack)
     assert report.integration_path.id == "hybrid"
     assert report.integration_path.note.startswith("requires a patched PyTorch: 1 patch")
-    row = row_of(report, "dev-fork-devicetype")
+    row = row_of(report, "device-fork-devicetype")
     assert (row.outcome != "not_applicable") == fork_rows_apply
     if not fork_rows_apply:
         assert "its patches add no DeviceType or DispatchKey value" in row.reason
-    assert row_of(report, "dev-rename-pu1").points == 2
+    assert row_of(report, "device-rename-pu1").points == 2
 
 
 def test_a_hybrid_registering_its_guard_as_cudas_gets_the_fork_rows(tmp_path, pack):
@@ -163,7 +163,7 @@ def test_rows_reading_kernels_are_unknown_when_an_empty_submodule_holds_code_the
                                           "csrc/ops.cpp": KERNELS, "hx/__init__.py": PU1, **uses})
     (tree / "ext-kernels").mkdir()
     report = check(tree, pack)
-    binary, methods = row_of(report, "opcat-binary"), row_of(report, "dev-generate-methods")
+    binary, methods = row_of(report, "operators-binary"), row_of(report, "device-generate-methods")
     assert report.index.absent_submodules == ("ext-kernels",)
     assert (binary.outcome == "unknown") == hidden
     assert binary.reason.startswith("kernels may live in submodule ext-kernels, not present") == hidden

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
+from air.families import expand_families
 from air.regex import UnsafePattern, compile_guarded
+from air.schemas import defined_properties
+from air.yamldoc import load_yaml
 from helpers.paths import FIXTURES, SHIPPED_PACK_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +25,8 @@ def _patterns(data) -> list[str]:
 
 
 ROW_FILES = sorted((SHIPPED_PACK_DIR / "rows").glob("*.yaml"))
-PACK_PATTERNS = sorted({p for path in ROW_FILES for p in _patterns(yaml.safe_load(path.read_text()))})
+PACK_PATTERNS = sorted({p for path in ROW_FILES
+                        for p in _patterns(expand_families(load_yaml(path), defined_properties("row", "row")).data)})
 FIXTURE_TEXTS = [path.read_text() for path in sorted(FIXTURES.rglob("*")) if path.is_file()]
 FIXTURE_LINES = sorted({line for text in FIXTURE_TEXTS for line in text.splitlines()})
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from air.errors import PackError
+from air.families import expand_families
 from air.packs import _score_levels_as_text
-from air.schemas import _natively_valid, validate_document, validator
+from air.schemas import _natively_valid, defined_properties, validate_document, validator
 from air.yamldoc import load_yaml
 from helpers.paths import SHIPPED_PACK_DIR
 
@@ -17,7 +18,7 @@ ROWS = sorted((SHIPPED_PACK_DIR / "rows").glob("*.yaml"))
 
 
 def rows_document(path: Path):
-    document = load_yaml(path)
+    document = expand_families(load_yaml(path), defined_properties("row", "row"))
     _score_levels_as_text(document)
     return document
 

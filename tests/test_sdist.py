@@ -60,7 +60,7 @@ def test_check_of_an_sdist_never_runs_setup_py(index, tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["backend"]["source"]["kind"] == "sdist" and report["backend"]["source"]["version"] == "1.1"
-    assert {row["id"]: row["points"] for row in report["rows"]}["dev-rename-pu1"] == 2
+    assert {row["id"]: row["points"] for row in report["rows"]}["device-rename-pu1"] == 2
     assert not marker.exists()
 
 

@@ -198,7 +198,7 @@ def test_a_thousand_nested_directories(tmp_path, pack):
     finally:  # shutil.rmtree, which cleans temporary directories up, recurses once per level
         subprocess.run(["rm", "-rf", "--", str(root)], check=True)
     assert report.index.files == 1 and report.index.skipped == ()
-    assert next(row for row in report.rows if row.id == "dev-rename-pu1").points == 2
+    assert next(row for row in report.rows if row.id == "device-rename-pu1").points == 2
 
 
 def test_a_path_longer_than_the_system_can_name_is_a_counted_skip(tmp_path, pack):

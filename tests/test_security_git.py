@@ -98,7 +98,7 @@ def test_a_fixture_of_a_pack_runs_nothing_either(tmp_path, pack):
 
     marker = tmp_path / "ran"
     root = filtered_checkout(tmp_path / "fixture", f'[filter "x"]\n\tclean = touch {marker}\n')
-    (root / "expected.yaml").write_text("rows:\n  dev-rename-pu1: 0\n")
+    (root / "expected.yaml").write_text("rows:\n  device-rename-pu1: 0\n")
     check_fixture(pack, root)
     assert not marker.exists()
 

@@ -1,7 +1,10 @@
 """Rule packs: load, validate, inherit (`extends`) and digest.
 
 A pack is a directory with `pack.yaml` and row files (`rows/*.yaml` by default). Every
-problem is reported as one line naming the file, the line and the YAML path.
+problem is reported as one line naming the file, the line and the YAML path. Row files may
+write families of rows once (`air.families`); clauses may name shared evidence (`use`) and
+named constraints (`where: NAME`) of the pack or of the packs it extends. A pack that extends
+another changes inherited rows with `overrides`, and `redirects` keeps old row ids working.
 
 The paths a pack names stay inside it: row globs, `fixtures` and `operators.catalog` are
 relative paths without `..` whose files, links resolved, lie in the pack directory. `extends`
@@ -14,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -24,6 +27,7 @@ from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
 from air.expr import Node, measured_names
+from air.families import expand_families
 from air.framework import (
     Framework,
     check_patterns,
@@ -35,7 +39,7 @@ from air.framework import (
 )
 from air.operators import OperatorSyntax
 from air.resources import data_dir
-from air.schemas import validate_document
+from air.schemas import defined_properties, validate_document
 from air.test_inventory import TestSyntax
 from air.upstream import Detector
 from air.versions import is_range, satisfies
@@ -44,6 +48,8 @@ from air.yamldoc import COMPOSER, YamlDocument, load_yaml, read_bounded
 DEFAULT_ROW_GLOBS = ("rows/*.yaml",)
 DEFAULT_FIXTURES = "fixtures"
 NOT_ENCODED = "not yet encoded"
+RENAMED_FIELDS = {"paths": "integration_paths"}  # a row field's old name: its new one
+_KIND_NAMES = {"evidence": "shared evidence", "constraints": "constraints"}
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,34 @@ class Pack:
     test_syntax: TestSyntax | None
     upstream: tuple[Detector, ...]
     symbols: dict[str, tuple[str, ...]]
+    evidence: dict[str, dict] = field(default_factory=dict)  # shared definitions, as written
+    constraints: dict[str, dict] = field(default_factory=dict)  # named capture constraints, as written
+    parent: Pack | None = field(default=None, repr=False)  # the pack this one extends
+    own_rows: frozenset[str] = frozenset()  # rows this pack's row files define (new, or in place of the parent's)
+    overridden: dict[str, frozenset[str]] = field(default_factory=dict)  # row id: the fields `overrides` changes
+    row_data: dict[str, dict] = field(default_factory=dict, repr=False)  # every row as written, families expanded
+    redirects: dict[str, str] = field(default_factory=dict)  # an id rows no longer have: the row that has it now
+
+    def resolved(self, row_id: str) -> str:
+        """The id of the row `row_id` names: itself, or the id it was renamed to."""
+        return self.redirects.get(row_id, row_id)
+
+    def row(self, row_id: str) -> Row:
+        """The row `row_id` names, also by an id it had before (`redirects`)."""
+        wanted = self.resolved(row_id)
+        found = next((row for row in self.rows if row.id == wanted), None)
+        if found is None:
+            raise KeyError(row_id)
+        return found
+
+
+@dataclass(frozen=True)
+class _Names:
+    """What a pack's clauses may name: symbol sets, shared evidence and named constraints."""
+
+    symbols: dict[str, tuple[str, ...]]
+    evidence: dict[str, dict]
+    constraints: dict[str, dict]
 
 
 def shipped_packs() -> list[str]:
@@ -196,6 +230,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         cycle = " -> ".join(str(p) for p in chain + (directory,))
         raise PackError(str(directory / "pack.yaml"), f"`extends` forms a cycle: {cycle}")
     header = load_yaml(directory / "pack.yaml")
+    _prepare_overrides(header)
     validate_document(header, "pack")
     meta = header.data
     _check_versions(header)
@@ -207,64 +242,144 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     symbols = {**inherited, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
     operators = _operators(header, directory, symbols) if "operators" in meta else (parent.operators if parent else None)
     test_syntax = _test_syntax(header) if "test_inventory" in meta else (parent.test_syntax if parent else None)
-    shared = dict(meta.get("evidence", {}))
-    for name, clause in shared.items():
-        _check_clause(header, ("evidence", name), clause, symbols, shared)
-    documents = []
-    for row_file in _row_files(directory, meta.get("rows", DEFAULT_ROW_GLOBS), header):
-        document = load_yaml(row_file, _shown(row_file))
-        _score_levels_as_text(document)
-        validate_document(document, "row")
-        documents.append(document)
+    documents = [_row_document(row_file) for row_file in _row_files(directory, header)]
+    names = _Names(symbols, _definitions("evidence", header, documents, parent),
+                   _definitions("constraints", header, documents, parent))
+    for document in [header, *documents]:
         for name, clause in document.data.get("evidence", {}).items():
-            if name in shared:
-                raise document.error(("evidence", name), f"shared evidence {name!r} is defined twice")
-            shared[name] = clause
-    for document in documents:
-        for name, clause in document.data.get("evidence", {}).items():
-            _check_clause(document, ("evidence", name), clause, symbols, shared)
+            _check_clause(document, ("evidence", name), clause, names)
     upstream = tuple(
-        Detector.from_data(data, _check_clause(header, ("upstream", i, "evidence"), data["evidence"], symbols, shared))
+        Detector.from_data(data, _check_clause(header, ("upstream", i, "evidence"), data["evidence"], names))
         for i, data in enumerate(meta.get("upstream", []))
     ) or (parent.upstream if parent else ())
-    rows: dict[str, Row] = {}
-    digest_parts = [meta, framework.data]
-    for document in documents:
-        digest_parts.append(document.data)
-        section = document.data["section"]
-        if framework.section(section) is None:
-            raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
-        for number, data in enumerate(document.data["rows"]):
-            row = _row(document, ("rows", number), data, section, framework, symbols, shared, operators)
-            if row.id in rows:
-                raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")
-            rows[row.id] = row
-    merged = dict((r.id, r) for r in parent.rows) if parent else {}
-    merged.update(rows)
-    _check_quick_reference(framework, merged)
+    own = _own_rows(documents, framework, names, operators)
+    overridden = _overridden_rows(header, parent, set(own), framework, names, operators)
+    built = {**own, **{row_id: (row, data) for row_id, (row, data, _) in overridden.items()}}
+    rows = {**({row.id: row for row in parent.rows} if parent else {}), **{i: row for i, (row, _) in built.items()}}
+    _check_quick_reference(framework, rows)
+    digest_parts = [meta, framework.data, *(document.data for document in documents)]
     return Pack(
         id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
         framework=framework, framework_versions=meta.get("framework_versions", ""),
         fixtures=_path_in_pack(header, ("fixtures",), directory, meta.get("fixtures", DEFAULT_FIXTURES)),
         operators=operators, test_syntax=test_syntax, upstream=upstream,
-        symbols=symbols,
-        rows=tuple(sorted(merged.values(), key=lambda r: _item_key(r.item))),
+        symbols=symbols, evidence=names.evidence, constraints=names.constraints,
+        rows=tuple(sorted(rows.values(), key=lambda r: _item_key(r.item))),
         digest="sha256:" + hashlib.sha256(
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
         ).hexdigest(),
+        parent=parent, own_rows=frozenset(own),
+        overridden={row_id: frozenset(fields) for row_id, (_, _, fields) in overridden.items()},
+        row_data={**(parent.row_data if parent else {}), **{i: data for i, (_, data) in built.items()}},
+        redirects=_redirects(header, parent, set(rows)),
     )
+
+
+def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names,
+              operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict]]:
+    """The rows of the pack's row files, with the data each is built from."""
+    rows: dict[str, tuple[Row, dict]] = {}
+    for document in documents:
+        section = document.data["section"]
+        if framework.section(section) is None:
+            raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
+        for number, data in enumerate(document.data["rows"]):
+            row = _row(document, ("rows", number), data, section, framework, names, operators)
+            if row.id in rows:
+                raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")
+            rows[row.id] = (row, data)
+    return rows
+
+
+def _overridden_rows(header: YamlDocument, parent: Pack | None, own: set[str], framework: Framework, names: _Names,
+                     operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict, dict]]:
+    """The rows of the pack extended that `overrides` changes (named by their id, or an id they
+    had before), each with its data and the fields changed: each field given replaces the
+    parent's, and the row is built again (in this pack, with its names)."""
+    overrides = header.data.get("overrides", {})
+    if overrides and parent is None:
+        raise header.error(("overrides",), "only a pack that `extends` another overrides rows")
+    sections = {row.id: row.section for row in parent.rows} if parent else {}
+    rows: dict[str, tuple[Row, dict, dict]] = {}
+    for written, changes in overrides.items():
+        at = ("overrides", written)
+        row_id = parent.resolved(written) if parent else written
+        if row_id in own:
+            raise header.error(at, f"row {row_id!r} is defined by this pack's row files: change it there")
+        if parent is None or row_id not in parent.row_data:
+            raise header.error(at, f"no row {written!r} in {parent.id if parent else 'the pack extended'}, "
+                                   "the pack this one extends")
+        data = {**parent.row_data[row_id], **changes}
+        rows[row_id] = (_row(header, at, data, sections[row_id], framework, names, operators), data, changes)
+    return rows
+
+
+def _redirects(header: YamlDocument, parent: Pack | None, rows: set[str]) -> dict[str, str]:
+    """Ids rows had before, each with the id of the row that has it now: the parent's (those no
+    row of this pack has taken) and this pack's `redirects`."""
+    redirects = {old: new for old, new in (parent.redirects if parent else {}).items() if old not in rows}
+    for old, new in header.data.get("redirects", {}).items():
+        if old in rows:
+            raise header.error(("redirects", old), f"{old!r} is the id of a row: only an id no row has redirects")
+        if new not in rows:
+            raise header.error(("redirects", old), f"{new!r} is not the id of a row of the pack")
+        redirects[old] = new
+    return redirects
+
+
+def _prepare_overrides(header: YamlDocument) -> None:
+    """Each override as the schema reads a row: score levels as text, renamed fields refused."""
+    overrides = header.data.get("overrides") if isinstance(header.data, dict) else None
+    for row_id, changes in (overrides.items() if isinstance(overrides, dict) else ()):
+        _refuse_renamed_fields(header, ("overrides", row_id), changes)
+        _row_levels_as_text(header, ("overrides", row_id), changes)
+
+
+def _row_document(row_file: Path) -> YamlDocument:
+    """A row file, its families expanded, validated."""
+    document = expand_families(load_yaml(row_file, _shown(row_file)), defined_properties("row", "row"))
+    rows = document.data.get("rows") if isinstance(document.data, dict) else None
+    for number, row in enumerate(rows if isinstance(rows, list) else []):
+        _refuse_renamed_fields(document, ("rows", number), row)
+    _score_levels_as_text(document)
+    validate_document(document, "row")
+    return document
+
+
+
+def _refuse_renamed_fields(document: YamlDocument, path: tuple, row) -> None:
+    for old, new in RENAMED_FIELDS.items():
+        if isinstance(row, dict) and old in row:
+            raise document.error(path + (old,), f"`{old}` is now `{new}`: rename the key")
+
+
+def _definitions(kind: str, header: YamlDocument, documents: list[YamlDocument], parent: Pack | None) -> dict:
+    """The `kind` definitions (`evidence`, `constraints`) of pack.yaml and the row files, each name
+    defined once, over those of the pack extended (which the pack's own rows may redefine)."""
+    own: dict = {}
+    for document in [header, *documents]:
+        for name, definition in document.data.get(kind, {}).items():
+            if name in own:
+                raise document.error((kind, name), f"{_KIND_NAMES[kind]} {name!r} is defined twice")
+            own[name] = definition
+    return {**(getattr(parent, kind) if parent else {}), **own}
+
 
 
 def _score_levels_as_text(document: YamlDocument) -> None:
     """`score: {2: ..., 1: ...}` has integer keys in YAML; the schema (JSON) names them as text."""
     rows = document.data.get("rows") if isinstance(document.data, dict) else None
     for number, row in enumerate(rows if isinstance(rows, list) else []):
-        if isinstance(row, dict) and isinstance(row.get("score"), dict):
-            row["score"] = {str(level): text for level, text in row["score"].items()}
-            for level in row["score"]:
-                line = document.lines.get(("rows", number, "score", int(level)) if level.isdigit() else ())
-                if line:
-                    document.lines[("rows", number, "score", level)] = line
+        _row_levels_as_text(document, ("rows", number), row)
+
+
+def _row_levels_as_text(document: YamlDocument, path: tuple, row) -> None:
+    if isinstance(row, dict) and isinstance(row.get("score"), dict):
+        row["score"] = {str(level): text for level, text in row["score"].items()}
+        for level in row["score"]:
+            line = document.lines.get(path + ("score", int(level)) if level.isdigit() else ())
+            if line:
+                document.lines[path + ("score", level)] = line
 
 
 def _check_versions(header: YamlDocument) -> None:
@@ -276,14 +391,17 @@ def _check_versions(header: YamlDocument) -> None:
         raise header.error(("requires_air",), f"needs air {meta['requires_air']}, this is air {__version__}")
 
 
-def _row_files(directory: Path, globs, header: YamlDocument) -> list[Path]:
+def _row_files(directory: Path, header: YamlDocument) -> list[Path]:
+    """The row files the pack's globs match: at least one, unless the pack extends another and
+    names no globs (it may only change rows of its parent)."""
+    globs = header.data.get("rows", DEFAULT_ROW_GLOBS)
     files = set()
     for number, glob in enumerate(globs):
         _path_in_pack(header, ("rows", number), directory, glob)
         for path in directory.glob(glob):
             if path.is_file():
                 files.add(_path_in_pack(header, ("rows", number), directory, str(path.relative_to(directory))))
-    if not files:
+    if not files and ("rows" in header.data or "extends" not in header.data):
         raise header.error(("rows",), f"no row files match {', '.join(globs)}")
     return sorted(files)
 
@@ -336,13 +454,13 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _row(document, path, data, section, framework, symbols, shared, operators) -> Row:
-    for index, route in enumerate(data.get("paths", [])):
+def _row(document, path, data, section, framework, names: _Names, operators) -> Row:
+    for index, route in enumerate(data.get("integration_paths", [])):
         if route not in {p.id for p in framework.paths}:
-            raise document.error(path + ("paths", index), f"unknown path {route!r}")
+            raise document.error(path + ("integration_paths", index), f"unknown integration path {route!r}")
     evidence = {}
     for name, clause in data.get("evidence", {}).items():
-        resolved = _check_clause(document, path + ("evidence", name), clause, symbols, shared)
+        resolved = _check_clause(document, path + ("evidence", name), clause, names)
         evidence[name] = clause_from_data(name, resolved)
         if evidence[name].kind == "ops":
             _check_ops(document, path + ("evidence", name), evidence[name], operators)
@@ -368,7 +486,8 @@ def _row(document, path, data, section, framework, symbols, shared, operators) -
     requires = checked_condition(document, path + ("requires",), data["requires"], evidence) if "requires" in data else None
     return Row(
         id=data["id"], item=data["item"], section=section, title=data["title"], priority=data["priority"],
-        paths=tuple(data.get("paths", ())), evidence=evidence, score=score, score_text=score_text, notes=notes,
+        paths=tuple(data.get("integration_paths", ())), evidence=evidence, score=score, score_text=score_text,
+        notes=notes,
         runtime_command=data.get("runtime", {}).get("command"), remediation=remediation,
         framework_versions=data.get("framework_versions", ""),
         docs=tuple(data["docs"]), remedies=remedies, requires=requires, requires_text=data.get("requires", ""),
@@ -438,18 +557,39 @@ def _check_ops(document: YamlDocument, path: tuple, clause: Clause, operators: O
         raise document.error(path + ("ops", "of"), f"not in the operator catalog: {', '.join(unknown)}")
 
 
-def _check_clause(document, path, clause: dict, symbols, shared) -> dict:
+def _check_clause(document, path, clause: dict, names: _Names) -> dict:
+    """The clause at `path` with its shared definition (`use`) and named constraints resolved."""
     if "use" in clause:
-        if clause["use"] not in shared:
+        if clause["use"] not in names.evidence:
             raise document.error(path + ("use",), f"no shared evidence named {clause['use']!r}")
         extra = {k: v for k, v in clause.items() if k != "use"}
-        clause = {**shared[clause["use"]], **extra}
+        clause = {**names.evidence[clause["use"]], **extra}
+    if "where" in clause:
+        clause = {**clause, "where": _where(document, path + ("where",), clause["where"], names.constraints)}
     for capture, constraint in clause.get("where", {}).items():
         for operator in ("symbol", "not_symbol"):
-            if operator in constraint and constraint[operator] not in symbols:
+            if operator in constraint and constraint[operator] not in names.symbols:
                 raise document.error(path + ("where", capture, operator), f"unknown symbol set {constraint[operator]!r}")
     check_patterns(document, path, clause)
     return clause
+
+
+def _where(document, path: tuple, written: str | list | dict, constraints: dict[str, dict]) -> dict:
+    """A clause's capture constraints: a map, the name of constraints the pack defines, or a list
+    of both, merged in order."""
+    parts = written if isinstance(written, list) else [written]
+    where: dict = {}
+    for index, part in enumerate(parts):
+        at = path + (index,) if isinstance(written, list) else path
+        if isinstance(part, str):
+            if part not in constraints:
+                raise document.error(at, f"no constraints named {part!r}")
+            part = constraints[part]
+        for capture, constraint in part.items():
+            if capture in where:
+                raise document.error(at, f"capture {capture} is constrained twice")
+            where[capture] = dict(constraint)
+    return where
 
 
 def _item_key(item: str) -> tuple[int, ...]:

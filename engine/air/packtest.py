@@ -6,17 +6,23 @@ verdict, fragments of reasons and of the remediations shown) and optional inline
 the comment) must be among the row's findings; `air: first <row-id>` that it must be the first
 finding shown, the strongest; `air: reject <row-id>` says it must not count for the row (it may
 still be cited as a test). `name` in `expected.yaml` is the name the report gives the backend.
+Both may name a row by an id it had before (the pack's `redirects`).
 
 A row is tested when fixtures show both ends of its range: 2 and 0 for a row source can
 decide, 1 and unknown for a row only a runtime check can decide (and 0 when it has a static
 prerequisite). An untested row is a failure.
+
+A pack that extends another is also checked against the fixtures of the packs it extends, for
+the rows it inherits: those it neither defines again nor overrides in a field that can change
+an outcome (`OUTCOME_FIELDS`). Their reasons and remediations are checked where it leaves the
+row as it is. So a vendor pack needs fixtures only for the rows it adds or rescores.
 """
 
 # No `from __future__ import annotations` here: it would bind `annotations`, the name of a function below.
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
@@ -27,6 +33,9 @@ from air.schemas import validate_document
 from air.yamldoc import load_yaml
 
 EXPECTED_FILE = "expected.yaml"
+# The row fields whose change can change a row's outcome in a fixture.
+OUTCOME_FIELDS = frozenset({"evidence", "score", "requires", "runtime", "integration_paths", "framework_versions",
+                            "depends_on"})
 ANNOTATION = re.compile(r"\bair:\s*(expect|first|reject)\s+([a-z0-9][a-z0-9, -]*)")
 COMMENT_LEADERS = ("#", "//", "/*", "*", "<!--", "--")
 
@@ -40,6 +49,22 @@ class Annotation:
     path: str
     line: int
     written_at: int
+
+
+@dataclass(frozen=True)
+class FixtureSet:
+    """The fixture trees of one pack of a chain, and the rows whose expectations they check
+    (None: every row)."""
+
+    directory: Path
+    label: str  # put before each fixture's name: "" for the pack's own, else "<pack id>/"
+    scored: frozenset[str] | None = None  # outcomes and cited lines
+    worded: frozenset[str] | None = None  # fragments of reasons and remediations
+
+    def fixtures(self) -> list[Path]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(p for p in self.directory.iterdir() if (p / EXPECTED_FILE).is_file())
 
 
 @dataclass
@@ -81,54 +106,97 @@ def required_outcomes(row: Row) -> tuple[Outcome, ...]:
 
 
 def fixture_dirs(pack: Pack) -> list[Path]:
-    if not pack.fixtures.is_dir():
-        return []
-    return sorted(p for p in pack.fixtures.iterdir() if (p / EXPECTED_FILE).is_file())
+    """The pack's own fixture trees."""
+    return FixtureSet(pack.fixtures, "").fixtures()
+
+
+def fixture_sets(pack: Pack) -> list[FixtureSet]:
+    """The pack's own fixtures, then those of each pack it extends, nearest first, each for the
+    rows that pack's fixtures still vouch for."""
+    sets = [FixtureSet(pack.fixtures, "")]
+    scored: frozenset[str] | None = None
+    worded: frozenset[str] | None = None
+    child, parent = pack, pack.parent
+    while parent is not None:
+        scored = _narrowed(scored, _same_outcome(child, parent))
+        worded = _narrowed(worded, _as_written(child, parent))
+        sets.append(FixtureSet(parent.fixtures, f"{parent.id}/", scored, worded))
+        child, parent = parent, parent.parent
+    return sets
+
+
+def _same_outcome(pack: Pack, parent: Pack) -> frozenset[str]:
+    """The rows `pack` inherits whose outcome its parent's fixtures still decide."""
+    rescored = {row_id for row_id, fields in pack.overridden.items() if fields & OUTCOME_FIELDS}
+    return _inherited(pack, parent) - rescored
+
+
+def _as_written(pack: Pack, parent: Pack) -> frozenset[str]:
+    """The rows `pack` inherits as its parent wrote them."""
+    return _inherited(pack, parent) - set(pack.overridden)
+
+
+def _inherited(pack: Pack, parent: Pack) -> frozenset[str]:
+    return frozenset(row.id for row in parent.rows) - pack.own_rows
+
+
+def _narrowed(rows: frozenset[str] | None, kept: frozenset[str]) -> frozenset[str]:
+    return kept if rows is None else rows & kept
 
 
 def run_pack_tests(pack: Pack, only: str | None = None,
                    progress: Callable[[FixtureResult], None] | None = None) -> PackTestResult:
     results = []
-    for directory in fixture_dirs(pack):
-        if only and directory.name != only:
-            continue
-        result = check_fixture(pack, directory)
-        results.append(result)
-        if progress:
-            progress(result)
+    for fixture_set in fixture_sets(pack):
+        for directory in fixture_set.fixtures():
+            if only and only not in (directory.name, fixture_set.label + directory.name):
+                continue
+            result = check_fixture(pack, directory, fixture_set)
+            results.append(result)
+            if progress:
+                progress(result)
     untested = [] if only else untested_rows(pack, results)
     return PackTestResult(results, untested)
 
 
-def check_fixture(pack: Pack, directory: Path) -> FixtureResult:
+def check_fixture(pack: Pack, directory: Path, fixture_set: FixtureSet | None = None) -> FixtureResult:
+    scope = fixture_set or FixtureSet(directory.parent, "")
     document = load_yaml(directory / EXPECTED_FILE)
     validate_document(document, "fixture")
     expected = document.data
-    result = FixtureResult(directory.name)
+    result = FixtureResult(scope.label + directory.name)
     known = {row.id for row in pack.rows}
     for row_id in list(expected["rows"]) + list(expected.get("reasons", {})) + list(expected.get("remediations", {})):
-        if row_id not in known:
+        if pack.resolved(row_id) not in known:
             result.failures.append(f"{EXPECTED_FILE}: no row {row_id!r} in pack {pack.id}")
     report = check(directory, pack, IndexOptions(excludes=DEFAULT_EXCLUDES + (EXPECTED_FILE,)))
     rows = {row.id: row for row in report.rows}
     _check_backend(report, expected, result)
-    for row_id, want in expected["rows"].items():
+    for row_id, want in _within(expected["rows"], scope.scored, pack):
         if row_id in rows:
             got = outcome_of(rows[row_id])
             if got == want:
                 result.outcomes[row_id] = got
             else:
                 result.failures.append(f"{row_id} ({rows[row_id].item}): expected {want}, got {got}: {rows[row_id].reason}")
-    for row_id, fragment in expected.get("reasons", {}).items():
+    for row_id, fragment in _within(expected.get("reasons", {}), scope.worded, pack):
         if row_id in rows and fragment not in rows[row_id].reason:
             result.failures.append(f"{row_id}: reason lacks {fragment!r}: {rows[row_id].reason}")
-    for row_id, fragment in expected.get("remediations", {}).items():
+    for row_id, fragment in _within(expected.get("remediations", {}), scope.worded, pack):
         if row_id in rows and fragment not in rows[row_id].remediation:
             result.failures.append(f"{row_id}: remediation lacks {fragment!r}: {rows[row_id].remediation}")
     for annotation in annotations(directory):
-        _check_annotation(annotation, rows, result)
+        annotation = replace(annotation, row=pack.resolved(annotation.row))
+        if scope.scored is None or annotation.row in scope.scored:
+            _check_annotation(annotation, rows, result)
     result.failures.extend(_unproven(report))
     return result
+
+
+def _within(expected: dict, rows: frozenset[str] | None, pack: Pack) -> list[tuple[str, object]]:
+    """The expectations of the rows in `rows` (every row: None), by the id each row has now."""
+    named = [(pack.resolved(row_id), value) for row_id, value in expected.items()]
+    return [(row_id, value) for row_id, value in named if rows is None or row_id in rows]
 
 
 def _check_backend(report: Report, expected: dict, result: FixtureResult) -> None:

@@ -60,6 +60,11 @@ def _natively_valid(data: object, schema: str) -> bool:
         return False
 
 
+def defined_properties(schema: str, definition: str) -> frozenset[str]:
+    """The keys an object of `$defs/<definition>` of a schema may have (the fields of a row, say)."""
+    return frozenset(_schemas()[schema]["$defs"][definition]["properties"])
+
+
 def validator(name: str) -> Draft202012Validator:
     from jsonschema import Draft202012Validator
 

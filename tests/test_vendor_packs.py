@@ -1,0 +1,87 @@
+"""Vendor packs: a pack that extends another is tested with its parent's fixtures for the rows
+it inherits, and needs fixtures only for what it adds or rescores."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from air.packs import load_pack
+from air.packtest import run_pack_tests
+from test_pack_test import REGISTERS, add_fixture
+from test_packs import HEADER, ROWS, write_pack
+
+ROOT = Path(__file__).resolve().parents[1]
+CHILD = HEADER.replace("id: tiny", "id: vendor") + "extends: ../tiny\n"
+ADDED_ROW = ROWS.replace("tiny-row", "vendor-row").replace('"1.1.1"', '"1.1.2"')
+
+
+def base_with_fixtures(tmp_path) -> Path:
+    base = write_pack(tmp_path)
+    expected = "rows: {tiny-row: 2}\nremediations: {tiny-row: Do it}\n"
+    add_fixture(base / "fixtures", "full", expected, {"pkg/__init__.py": REGISTERS})
+    add_fixture(base / "fixtures", "bare", "rows: {tiny-row: 0}\n", {"pkg/__init__.py": "import torch\n"})
+    return base
+
+
+def vendor(tmp_path, extra: str = "", rows: str | None = None) -> Path:
+    base_with_fixtures(tmp_path)
+    child = tmp_path / "vendor"
+    child.mkdir()
+    (child / "pack.yaml").write_text(CHILD + extra)
+    if rows is not None:
+        (child / "rows").mkdir()
+        (child / "rows" / "01.yaml").write_text(rows)
+    return child
+
+
+def failures(result) -> list[str]:
+    return [failure for fixture in result.fixtures for failure in fixture.failures] + result.untested
+
+
+def test_inherited_rows_are_tested_by_the_parents_fixtures(tmp_path):
+    result = run_pack_tests(load_pack(str(vendor(tmp_path))))
+    assert result.passed, failures(result)
+    assert [fixture.name for fixture in result.fixtures] == ["tiny/bare", "tiny/full"]
+
+
+def test_an_override_that_leaves_the_outcome_keeps_the_parents_fixtures(tmp_path):
+    result = run_pack_tests(load_pack(str(vendor(tmp_path, "overrides:\n  tiny-row: {priority: 3}\n"))))
+    assert result.passed, failures(result)
+
+
+def test_an_override_of_the_wording_drops_only_the_parents_checks_of_the_words(tmp_path):
+    result = run_pack_tests(load_pack(str(vendor(tmp_path, "overrides:\n  tiny-row: {remediation: Call it.}\n"))))
+    assert result.passed, failures(result)
+
+
+def test_a_rescored_row_needs_fixtures_of_the_vendor(tmp_path):
+    child = vendor(tmp_path, "overrides:\n  tiny-row: {score: {1: call}}\n")
+    result = run_pack_tests(load_pack(str(child)))
+    assert result.untested == ["tiny-row (1.1.1): no fixture where it scores 1 or 0"]
+    add_fixture(child / "fixtures", "calls", "rows: {tiny-row: 1}\n", {"pkg/__init__.py": REGISTERS})
+    add_fixture(child / "fixtures", "silent", "rows: {tiny-row: 0}\n", {"pkg/__init__.py": "import torch\n"})
+    result = run_pack_tests(load_pack(str(child)))
+    assert result.passed, failures(result)
+    assert [fixture.name for fixture in result.fixtures] == ["calls", "silent", "tiny/bare", "tiny/full"]
+
+
+def test_an_added_row_needs_fixtures_of_the_vendor(tmp_path):
+    result = run_pack_tests(load_pack(str(vendor(tmp_path, rows=ADDED_ROW))))
+    assert result.untested == ["vendor-row (1.1.2): no fixture where it scores 2 or 0"]
+
+
+def test_one_fixture_of_the_parent_is_named_with_its_pack(tmp_path):
+    result = run_pack_tests(load_pack(str(vendor(tmp_path))), only="tiny/full")
+    assert [fixture.name for fixture in result.fixtures] == ["tiny/full"] and result.passed
+
+def test_the_example_vendor_pack_passes_its_tests():
+    completed = subprocess.run([sys.executable, "-m", "air", "pack", "test", "examples/vendor-pack"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=900,
+                               env={**os.environ, "PYTHONPATH": str(ROOT / "engine")})
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    summary = completed.stdout.splitlines()[-1]
+    assert summary.endswith("fixtures, 0 failed, 0 rows untested"), summary
+    assert "ok   pytorch-2.x/pu1_full" in completed.stdout
