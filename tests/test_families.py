@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from air.packs import load_pack
-from test_packs import load_error, write_pack
+from helpers.packs import load_error, write_pack
 
 FAMILY = """\
 section: accelerator-hooks

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from air.packs import load_pack
-from test_packs import HEADER, ROWS, load_error, write_pack
+from helpers.packs import TINY_HEADER, TINY_ROWS, load_error, write_pack
 
-CONSTRAINTS = HEADER + """\
+CONSTRAINTS = TINY_HEADER + """\
 constraints:
   on_device_key: {KEY: {symbol: device_key}}
   custom_namespace: {NAMESPACE: {not_in: [aten, _]}}
@@ -16,7 +16,7 @@ MACRO = "cpp_macro: {name: TORCH_LIBRARY_IMPL, capture: [NAMESPACE, KEY]}"
 
 
 def rows_where(where: str) -> str:
-    return ROWS.replace(CALL, f"{MACRO}\n        where: {where}")
+    return TINY_ROWS.replace(CALL, f"{MACRO}\n        where: {where}")
 
 
 def clause_where(tmp_path, where: str, header: str = CONSTRAINTS) -> dict:
@@ -42,7 +42,7 @@ def test_a_row_file_may_define_constraints_for_every_file(tmp_path):
 
 def test_a_pack_inherits_the_constraints_of_the_pack_it_extends(tmp_path):
     write_pack(tmp_path, header=CONSTRAINTS, name="base")
-    child = write_pack(tmp_path, header=HEADER + "extends: ../base\n", rows=rows_where("on_device_key"), name="child")
+    child = write_pack(tmp_path, header=TINY_HEADER + "extends: ../base\n", rows=rows_where("on_device_key"), name="child")
     assert load_pack(str(child)).rows[0].evidence["call"].where == {"KEY": {"symbol": "device_key"}}
 
 

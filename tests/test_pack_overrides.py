@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from air.packs import load_pack
-from test_packs import HEADER, ROWS, load_error, write_pack
+from helpers.packs import TINY_HEADER, TINY_ROWS, load_error, write_pack
 
 ROOT = Path(__file__).resolve().parents[1]
-CHILD = HEADER.replace("id: tiny", "id: child") + "extends: ../base\n"
+CHILD = TINY_HEADER.replace("id: tiny", "id: child") + "extends: ../base\n"
 
 
 def child_pack(tmp_path, overrides: str, rows: str | None = None) -> Path:
@@ -67,12 +67,12 @@ def test_broken_overrides_fail_in_one_line(tmp_path, overrides, fragment):
 
 
 def test_a_row_of_the_pack_itself_is_changed_where_it_is_written(tmp_path):
-    child = child_pack(tmp_path, "overrides:\n  tiny-row: {priority: 2}\n", rows=ROWS)
+    child = child_pack(tmp_path, "overrides:\n  tiny-row: {priority: 2}\n", rows=TINY_ROWS)
     assert "row 'tiny-row' is defined by this pack's row files: change it there" in load_error(child)
 
 
 def test_only_a_pack_that_extends_overrides(tmp_path):
-    message = load_error(write_pack(tmp_path, header=HEADER + "overrides:\n  tiny-row: {priority: 2}\n"))
+    message = load_error(write_pack(tmp_path, header=TINY_HEADER + "overrides:\n  tiny-row: {priority: 2}\n"))
     assert "at overrides: only a pack that `extends` another overrides rows" in message
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 from air.packs import load_pack
 from air.packtest import check_fixture
-from test_pack_test import REGISTERS, add_fixture
-from test_packs import HEADER, ROWS, load_error, write_pack
+from helpers.packs import REGISTERS, TINY_HEADER, TINY_ROWS, add_fixture, load_error, write_pack
 
-RENAMED = HEADER + "redirects: {tiny-old: tiny-row}\n"
+RENAMED = TINY_HEADER + "redirects: {tiny-old: tiny-row}\n"
 
 
 def test_a_lookup_by_the_old_id_finds_the_row(tmp_path):
@@ -34,7 +33,7 @@ def test_an_override_may_name_the_old_id_and_a_pack_inherits_the_redirects(tmp_p
     write_pack(tmp_path, header=RENAMED, name="base")
     child = tmp_path / "child"
     child.mkdir()
-    (child / "pack.yaml").write_text(HEADER + "extends: ../base\noverrides:\n  tiny-old: {priority: 2}\n")
+    (child / "pack.yaml").write_text(TINY_HEADER + "extends: ../base\noverrides:\n  tiny-old: {priority: 2}\n")
     pack = load_pack(str(child))
     assert pack.row("tiny-old").priority == 2 and pack.overridden == {"tiny-row": frozenset({"priority"})}
 
@@ -48,7 +47,7 @@ def test_an_override_may_name_the_old_id_and_a_pack_inherits_the_redirects(tmp_p
     ],
 )
 def test_broken_redirects_fail_in_one_line(tmp_path, redirects, fragment):
-    assert fragment in load_error(write_pack(tmp_path, header=HEADER + f"redirects: {redirects}\n", rows=ROWS))
+    assert fragment in load_error(write_pack(tmp_path, header=TINY_HEADER + f"redirects: {redirects}\n", rows=TINY_ROWS))
 
 
 def test_the_shipped_pack_still_answers_to_its_terse_ids(pack):

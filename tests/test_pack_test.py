@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from air.packs import load_pack
 from air.packtest import FixtureResult, annotations, check_fixture, fixture_dirs, run_pack_tests, untested_rows
-from helpers.packs import TINY_ROWS, shipped_pack, write_pack
-from helpers.trees import write_tree
+from helpers.packs import REGISTERS, TINY_ROWS, add_fixture, shipped_pack, write_pack
 
 RUNTIME_ROW = """\
   - id: tiny-runtime
@@ -28,16 +27,9 @@ RUNTIME_ROW = """\
     remediation: Test it.
     docs: [https://example.org/doc]
 """
-REGISTERS = 'import torch\n\n# air: expect tiny-row\ntorch.utils.rename_privateuse1_backend("tiny")\n'
-
-
 def tiny_pack(tmp_path, rows: str = TINY_ROWS):
     directory = write_pack(tmp_path, rows=rows)
     return directory, directory / "fixtures"
-
-
-def add_fixture(fixtures: Path, name: str, expected: str, files: dict[str, str]) -> Path:
-    return write_tree(fixtures / name, {"expected.yaml": expected, **files})
 
 
 def test_both_ends_of_a_row_pass(tmp_path):

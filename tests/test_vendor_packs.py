@@ -10,12 +10,11 @@ from pathlib import Path
 
 from air.packs import load_pack
 from air.packtest import run_pack_tests
-from test_pack_test import REGISTERS, add_fixture
-from test_packs import HEADER, ROWS, write_pack
+from helpers.packs import REGISTERS, TINY_HEADER, TINY_ROWS, add_fixture, write_pack
 
 ROOT = Path(__file__).resolve().parents[1]
-CHILD = HEADER.replace("id: tiny", "id: vendor") + "extends: ../tiny\n"
-ADDED_ROW = ROWS.replace("tiny-row", "vendor-row").replace('"1.1.1"', '"1.1.2"')
+CHILD = TINY_HEADER.replace("id: tiny", "id: vendor") + "extends: ../tiny\n"
+ADDED_ROW = TINY_ROWS.replace("tiny-row", "vendor-row").replace('"1.1.1"', '"1.1.2"')
 
 
 def base_with_fixtures(tmp_path) -> Path:

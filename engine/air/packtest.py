@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
 from air.packs import Pack, Row
@@ -193,7 +194,7 @@ def check_fixture(pack: Pack, directory: Path, fixture_set: FixtureSet | None = 
     return result
 
 
-def _within(expected: dict, rows: frozenset[str] | None, pack: Pack) -> list[tuple[str, object]]:
+def _within(expected: dict[str, Any], rows: frozenset[str] | None, pack: Pack) -> list[tuple[str, Any]]:
     """The expectations of the rows in `rows` (every row: None), by the id each row has now."""
     named = [(pack.resolved(row_id), value) for row_id, value in expected.items()]
     return [(row_id, value) for row_id, value in named if rows is None or row_id in rows]

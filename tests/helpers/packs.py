@@ -11,6 +11,7 @@ from air.errors import PackError
 from air.packs import Pack, load_pack
 
 from helpers.paths import SHIPPED_PACK, SHIPPED_PACK_DIR
+from helpers.trees import write_tree
 
 TINY_HEADER = """\
 id: tiny
@@ -72,3 +73,11 @@ def load_error(path: Path) -> str:
     message = str(error.value)
     assert "\n" not in message
     return message
+
+
+REGISTERS = 'import torch\n\n# air: expect tiny-row\ntorch.utils.rename_privateuse1_backend("tiny")\n'  # tiny-row earns 2
+
+
+def add_fixture(fixtures: Path, name: str, expected: str, files: dict[str, str]) -> Path:
+    """A fixture tree `fixtures/name` with `expected` as its expected.yaml."""
+    return write_tree(fixtures / name, {"expected.yaml": expected, **files})
