@@ -39,7 +39,7 @@ def test_check_figure_fork(pack):
 
 @pytest.mark.parametrize("path", ["privateuse1", "fork"])
 def test_a_sections_max_points_are_two_per_priority_over_the_rows_of_the_path(pack, path):
-    declared = [r for r in declared_rows() if not r.get("paths") or path in r["paths"]]
+    declared = [r for r in declared_rows() if not r.get("integration_paths") or path in r["integration_paths"]]
     result = score(pack.framework.sections, as_if(pack, path, full_tier=0))
     maxima = {s.id: s.max_pts for s in result.sections}
     assert maxima == pytest.approx({s.id: sum(2 / r["priority"] for r in declared if r["section"] == s.id)
@@ -48,7 +48,7 @@ def test_a_sections_max_points_are_two_per_priority_over_the_rows_of_the_path(pa
 
 def test_rows_keep_the_sections_and_paths_their_files_declare(pack):
     loaded = {r.id: (r.section, r.priority, r.paths) for r in pack.rows}
-    declared = {r["id"]: (r["section"], r["priority"], tuple(r.get("paths", ()))) for r in declared_rows()}
+    declared = {r["id"]: (r["section"], r["priority"], tuple(r.get("integration_paths", ()))) for r in declared_rows()}
     assert loaded == declared
     assert any(paths for _section, _priority, paths in loaded.values())  # some rows apply on one path only
 

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 from air.errors import PackError
+from air.families import expand_families
 from air.packs import Pack, load_pack
+from air.schemas import defined_properties
+from air.yamldoc import load_yaml
 
 from helpers.paths import SHIPPED_PACK, SHIPPED_PACK_DIR
 from helpers.trees import write_tree
@@ -45,11 +48,11 @@ def shipped_pack() -> Pack:
 
 @functools.cache
 def declared_rows(pack_directory: Path = SHIPPED_PACK_DIR) -> tuple[dict, ...]:
-    """The rows a pack's row files declare, each with its file's `section`, read as plain YAML rather
-    than through air's loader."""
+    """The rows a pack's row files declare, each with its file's `section`: read as YAML with only
+    their row families expanded, not through the pack loader."""
     header = _plain_yaml(pack_directory / "pack.yaml")
     files = sorted({path for pattern in header["rows"] for path in pack_directory.glob(pattern)})
-    documents = [_plain_yaml(path) for path in files]
+    documents = [expand_families(load_yaml(path), defined_properties("row", "row")).data for path in files]
     return tuple({"section": document["section"], **row} for document in documents for row in document["rows"])
 
 
