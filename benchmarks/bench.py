@@ -24,23 +24,28 @@ def generate(root: Path, modules: int = 900) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "setup.py").write_text(
         'from setuptools import setup\nsetup(name="torch_bench", version="1.0", install_requires=["torch>=2.4"],\n'
-        '      entry_points={"torch.backends": ["bench = torch_bench:_autoload"]})\n')
+        '      entry_points={"torch.backends": ["bench = torch_bench:_autoload"]})\n'
+    )
     package = root / "torch_bench"
     for number in range(modules):
         folder = package / f"sub{number % 30}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "__init__.py").touch()
         (folder / f"mod{number}.py").write_text(
-            "import torch\nimport torch.utils as tu\n\n" + "".join(
-                f"def f{i}(x):\n    return torch.add(x, {i})  # helper {i}\n\n" for i in range(40)))
+            "import torch\nimport torch.utils as tu\n\n"
+            + "".join(f"def f{i}(x):\n    return torch.add(x, {i})  # helper {i}\n\n" for i in range(40))
+        )
         (root / "csrc" / f"k{number % 30}").mkdir(parents=True, exist_ok=True)
         (root / "csrc" / f"k{number % 30}" / f"op{number}.cpp").write_text(
-            '#include <ATen/ATen.h>\n\nTORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n' + "".join(
-                f'  m.impl("op{number}_{i}", TORCH_FN(op{number}_{i}));\n' for i in range(40)) + "}\n")
+            "#include <ATen/ATen.h>\n\nTORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n"
+            + "".join(f'  m.impl("op{number}_{i}", TORCH_FN(op{number}_{i}));\n' for i in range(40))
+            + "}\n"
+        )
         (root / "test" / f"t{number % 30}").mkdir(parents=True, exist_ok=True)
         (root / "test" / f"t{number % 30}" / f"test_{number}.py").write_text(
-            "import torch\n\n" + "".join(f"def test_{i}():\n    assert torch.ones(1, device='bench:1')\n\n"
-                                         for i in range(20)))
+            "import torch\n\n"
+            + "".join(f"def test_{i}():\n    assert torch.ones(1, device='bench:1')\n\n" for i in range(20))
+        )
     (package / "__init__.py").write_text("import torch\ntorch.utils.rename_privateuse1_backend('bench')\n")
     return root
 
@@ -59,8 +64,12 @@ def plain_read(root: Path) -> float:
 
 def air_check(root: Path, output: Path, cache: Path, *flags: str) -> tuple[float, int]:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "air", "check", "-q", *flags, "--format", "json", "--output", str(output),
-                    str(root)], check=True, stdout=subprocess.DEVNULL, env={**os.environ, "AIR_CACHE": str(cache)})
+    subprocess.run(
+        [sys.executable, "-m", "air", "check", "-q", *flags, "--format", "json", "--output", str(output), str(root)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "AIR_CACHE": str(cache)},
+    )
     elapsed = time.perf_counter() - started
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return elapsed, peak_kb

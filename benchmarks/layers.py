@@ -23,14 +23,8 @@ RUNS = 3
 # Each switch is Python run before the check, in the check's own interpreter.
 LAYERS = {
     "all layers": "",
-    "no PCRE2 translation": (
-        "import air.regex as r\n"
-        "r.GuardedPattern._native = property(lambda self: None)\n"
-    ),
-    "no candidate starts": (
-        "import air.regex as r\n"
-        "r.GuardedPattern._candidates = lambda self, text: None\n"
-    ),
+    "no PCRE2 translation": ("import air.regex as r\nr.GuardedPattern._native = property(lambda self: None)\n"),
+    "no candidate starts": ("import air.regex as r\nr.GuardedPattern._candidates = lambda self, text: None\n"),
     "no lexical Python reader (tests parsed)": (
         "import air.evidence.base as b\n"
         "original = b.python_sources\n"
@@ -43,14 +37,8 @@ LAYERS = {
         "    if getattr(module, 'python_sources', None) is original:\n"
         "        module.python_sources = parsed\n"
     ),
-    "no read-ahead workers": (
-        "import air.index as i\n"
-        "i.CodeIndex.read_ahead = lambda self, alongside: alongside()\n"
-    ),
-    "no native schema validation": (
-        "import air.schemas as s\n"
-        "s._natively_valid = lambda data, schema: False\n"
-    ),
+    "no read-ahead workers": ("import air.index as i\ni.CodeIndex.read_ahead = lambda self, alongside: alongside()\n"),
+    "no native schema validation": ("import air.schemas as s\ns._natively_valid = lambda data, schema: False\n"),
 }
 
 
@@ -61,8 +49,12 @@ def timed_check(root: Path, switch: str, output: Path) -> float:
         "run()\n"
     )
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", program], check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, "SOURCE_DATE_EPOCH": "0"})
+    subprocess.run(
+        [sys.executable, "-c", program],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "SOURCE_DATE_EPOCH": "0"},
+    )
     return time.perf_counter() - started
 
 

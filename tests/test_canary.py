@@ -26,7 +26,9 @@ def canary_tree(root, marker):
         (root / path).write_text(f"open({str(marker)!r} + {path!r}.replace('/', '_'), 'w').write('ran')\n{body}")
     (root / "build.sh").write_text(f"#!/bin/sh\ntouch {marker}build.sh\n")
     (root / "build.sh").chmod(0o755)
-    (root / "CMakeLists.txt").write_text(f'cmake_minimum_required(VERSION 3.18)\nexecute_process(COMMAND touch "{marker}cmake")\n')
+    (root / "CMakeLists.txt").write_text(
+        f'cmake_minimum_required(VERSION 3.18)\nexecute_process(COMMAND touch "{marker}cmake")\n'
+    )
     (root / "Makefile").write_text(f"all:\n\ttouch {marker}make\n")
     return root
 
@@ -36,8 +38,9 @@ def ran(marker_dir):
 
 
 def air(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "air", *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
 
 
 def test_checking_a_canary_runs_none_of_it(tmp_path):
@@ -56,8 +59,18 @@ def test_checking_a_canary_runs_none_of_it(tmp_path):
     with tarfile.open(tmp_path / "torch_canary-0.1.tar.gz", "w:gz") as archive:
         archive.add(root, arcname="torch_canary-0.1")
     (index / "index.html").write_text('<a href="../../torch_canary-0.1.tar.gz">torch_canary-0.1.tar.gz</a>\n')
-    result = air("check", "-q", "--no-cache", "--sdist", "torch_canary", "--format", "json", "--output", "-",
-                 env={"PIP_INDEX_URL": f"file://{tmp_path}/simple"})
+    result = air(
+        "check",
+        "-q",
+        "--no-cache",
+        "--sdist",
+        "torch_canary",
+        "--format",
+        "json",
+        "--output",
+        "-",
+        env={"PIP_INDEX_URL": f"file://{tmp_path}/simple"},
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["backend"]["source"]["kind"] == "sdist"
     assert ran(markers) == []

@@ -24,7 +24,9 @@ FULL = FIXTURES / "pu1_full"
 
 def air(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment)
+    return subprocess.run(
+        [sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment
+    )
 
 
 def test_default_outputs_summary_and_progress(tmp_path):
@@ -59,8 +61,19 @@ def test_json_report_validates_and_recomputes(tmp_path, pack):
 
 def test_reports_are_byte_identical_across_runs(tmp_path):
     for run in ("a", "b"):
-        result = air("check", "-q", "--format", "json", "--output", str(tmp_path / f"{run}.json"),
-                     "--format", "markdown", "--output", str(tmp_path / f"{run}.md"), str(FULL))
+        result = air(
+            "check",
+            "-q",
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / f"{run}.json"),
+            "--format",
+            "markdown",
+            "--output",
+            str(tmp_path / f"{run}.md"),
+            str(FULL),
+        )
         assert result.returncode == 0, result.stderr
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
     assert (tmp_path / "a.md").read_bytes() == (tmp_path / "b.md").read_bytes()
@@ -70,8 +83,15 @@ def test_markdown_follows_the_report_layout(tmp_path):
     out = tmp_path / "r.md"
     air("check", "-q", "--format", "markdown", "--output", str(out), str(FULL))
     text = out.read_text()
-    headings = ["## Executive summary", "## Section scores", "## Upstream candidates",
-                "## Source discovery and path signals", "## Checklist", "## Registration quick reference", "## Sources"]
+    headings = [
+        "## Executive summary",
+        "## Section scores",
+        "## Upstream candidates",
+        "## Source discovery and path signals",
+        "## Checklist",
+        "## Registration quick reference",
+        "## Sources",
+    ]
     positions = [text.index(h) for h in headings]
     assert positions == sorted(positions)
     assert "`csrc/FullGuard.cpp:15`" in text
@@ -92,7 +112,10 @@ def test_fail_under(tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["check", "/no/such/backend"], "/no/such/backend: not a directory, not a git URL, and no known backend of that name (known: npu,"),
+        (
+            ["check", "/no/such/backend"],
+            "/no/such/backend: not a directory, not a git URL, and no known backend of that name (known: npu,",
+        ),
         (["check", "--pack", "no-such-pack", str(FULL)], "no such pack"),
         (["check", "--format", "json", str(FULL), "--output", "a", "--output", "b"], "one --output per --format"),
         (["check", "--format", "pdf", str(FULL)], "pdf"),
@@ -129,10 +152,13 @@ def test_unwritable_output_is_an_input_error(tmp_path):
     assert result.returncode == 2 and "cannot write report" in result.stderr
 
 
-@pytest.mark.parametrize(("raised", "code", "message"), [
-    (RuntimeError("boom"), 3, "air: internal error: RuntimeError: boom"),
-    (KeyboardInterrupt(), 130, "air: interrupted"),
-])
+@pytest.mark.parametrize(
+    ("raised", "code", "message"),
+    [
+        (RuntimeError("boom"), 3, "air: internal error: RuntimeError: boom"),
+        (KeyboardInterrupt(), 130, "air: interrupted"),
+    ],
+)
 def test_internal_errors_and_interrupts(monkeypatch, capsys, raised, code, message):
     import air.cli
 
@@ -208,9 +234,23 @@ def test_an_interrupt_while_the_cli_loads_exits_130_in_one_line():
 def test_an_interrupt_during_a_check_exits_130_and_writes_nothing(tmp_path):
     import signal
 
-    process = subprocess.Popen([sys.executable, "-m", "air", "check", "--no-cache", "--format", "json",
-                                "--output", str(tmp_path / "r.json"), str(FULL)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "air",
+            "check",
+            "--no-cache",
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / "r.json"),
+            str(FULL),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     first = process.stderr.readline()  # the check has begun: it has indexed the tree
     process.send_signal(signal.SIGINT)
     _out, rest = process.communicate(timeout=60)
@@ -236,9 +276,15 @@ def test_reports_of_two_refs_of_one_checkout_keep_their_own_files(tmp_path):
     (checkout / "torch_full" / "later.py").write_text("x = 2\n")
     assert air("check", "-q", "--format", "json", str(checkout), cwd=tmp_path).returncode == 0
     head = git(checkout, "rev-parse", "HEAD")[:12]
-    assert sorted(p.name for p in (tmp_path / "air-report").iterdir()) == sorted([
-        "torch_full@v1.0.json", "torch_full@v1.0.md", f"torch_full@{head}.json", f"torch_full@{head}.md",
-        f"torch_full@{head}-dirty.json"])
+    assert sorted(p.name for p in (tmp_path / "air-report").iterdir()) == sorted(
+        [
+            "torch_full@v1.0.json",
+            "torch_full@v1.0.md",
+            f"torch_full@{head}.json",
+            f"torch_full@{head}.md",
+            f"torch_full@{head}-dirty.json",
+        ]
+    )
     first = json.loads((tmp_path / "air-report" / "torch_full@v1.0.json").read_text())
     assert first["backend"]["source"]["describe"] == "v1.0"
 

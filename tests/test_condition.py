@@ -63,15 +63,21 @@ def test_and_binds_tighter_than_or():
 
 
 def test_referenced_names():
-    assert referenced_names(parse_condition("a and not (b or count(c) > 1) or unique(d.X) == 1")) == {"a", "b", "c", "d"}
+    assert referenced_names(parse_condition("a and not (b or count(c) > 1) or unique(d.X) == 1")) == {
+        "a",
+        "b",
+        "c",
+        "d",
+    }
 
 
 def test_affirmed_names_leave_out_what_a_condition_wants_absent():
     assert affirmed_names(parse_condition("a and not (b or count(c) > 1) or unique(d.X) == 1")) == {"a", "d"}
 
 
-@pytest.mark.parametrize("text", ["", "a and", "count(a)", "unique(a) == 1", "a >= 1", "(a", "and", "a b", "count(a) >= x",
-                                  "A", "a == 1"])
+@pytest.mark.parametrize(
+    "text", ["", "a and", "count(a)", "unique(a) == 1", "a >= 1", "(a", "and", "a b", "count(a) >= x", "A", "a == 1"]
+)
 def test_malformed_conditions_raise_one_line(text):
     with pytest.raises(ConditionError) as error:
         parse_condition(text)
@@ -96,15 +102,17 @@ def test_fuzz_parser_only_raises_condition_error(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.recursive(
-    st.sampled_from(["reg", "impl", "none", "maybe", "count(reg) >= 1", "unique(reg.IMPL) == 2"]),
-    lambda inner: st.one_of(
-        st.tuples(inner, inner).map(lambda p: f"({p[0]} and {p[1]})"),
-        st.tuples(inner, inner).map(lambda p: f"({p[0]} or {p[1]})"),
-        inner.map(lambda x: f"not {x}"),
-    ),
-    max_leaves=12,
-))
+@given(
+    st.recursive(
+        st.sampled_from(["reg", "impl", "none", "maybe", "count(reg) >= 1", "unique(reg.IMPL) == 2"]),
+        lambda inner: st.one_of(
+            st.tuples(inner, inner).map(lambda p: f"({p[0]} and {p[1]})"),
+            st.tuples(inner, inner).map(lambda p: f"({p[0]} or {p[1]})"),
+            inner.map(lambda x: f"not {x}"),
+        ),
+        max_leaves=12,
+    )
+)
 def test_fuzz_generated_conditions_follow_kleene_logic(text):
     value = parse_condition(text).evaluate(ENV)
     decided = {**ENV, "maybe": Result([])}

@@ -43,12 +43,15 @@ def classes(root: Path, spec: dict) -> list[str]:
 
 
 def test_a_class_deriving_from_an_upstream_descendant_counts(tmp_path):
-    write_tree(tmp_path, {
-        "a.h": "namespace dev {\nstruct Direct : public up::Base { void run() override; };\n"
-               "class ViaLeaf final : up::Leaf { void run() override; };\n"
-               "struct ViaTree : ViaLeaf {};\n"
-               "struct Unrelated : other::Derived { void run() override; };\n}\n",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "a.h": "namespace dev {\nstruct Direct : public up::Base { void run() override; };\n"
+            "class ViaLeaf final : up::Leaf { void run() override; };\n"
+            "struct ViaTree : ViaLeaf {};\n"
+            "struct Unrelated : other::Derived { void run() override; };\n}\n",
+        },
+    )
     assert classes(tmp_path, {"derives_from": "Base"}) == ["Direct", "Unrelated", "ViaLeaf", "ViaTree"]
     assert classes(tmp_path, {"derives_from": "up::Base"}) == ["Direct", "ViaLeaf", "ViaTree"]
     assert classes(tmp_path, {"derives_from": "up::Middle"}) == ["ViaLeaf", "ViaTree"]
@@ -64,17 +67,25 @@ def test_without_upstream_data_only_the_named_base_counts(tmp_path):
 
 
 def test_not_derives_from_leaves_out_a_branch_of_the_hierarchy(tmp_path):
-    write_tree(tmp_path, {"a.h": "struct Mine : up::Base { void f(); };\nstruct Reused : up::Sibling { void f(); };\n"
-                                 "struct ReusedAgain : Reused { void g(); };\n"})
+    write_tree(
+        tmp_path,
+        {
+            "a.h": "struct Mine : up::Base { void f(); };\nstruct Reused : up::Sibling { void f(); };\n"
+            "struct ReusedAgain : Reused { void g(); };\n"
+        },
+    )
     spec = {"derives_from": "Base", "not_derives_from": "up::Sibling"}
     assert classes(tmp_path, spec) == ["Mine"]
 
 
 def test_members_of_an_upstream_class_never_count_even_where_the_tree_holds_a_copy(tmp_path):
-    write_tree(tmp_path, {
-        "vendored/middle.h": "namespace up {\nstruct Middle : Base {\n  void run() { work(); }\n};\n}\n",
-        "mine.h": "struct Mine : up::Middle {\n  void other() { work(); }\n};\n",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "vendored/middle.h": "namespace up {\nstruct Middle : Base {\n  void run() { work(); }\n};\n}\n",
+            "mine.h": "struct Mine : up::Middle {\n  void other() { work(); }\n};\n",
+        },
+    )
     assert classes(tmp_path, {"derives_from": "up::Base", "overrides": ["run"]}) == ["Middle"]  # the copy's own
     assert classes(tmp_path, {"derives_from": "up::Base", "overrides": ["other"]}) == ["Mine"]
 
@@ -90,20 +101,30 @@ def test_the_shipped_framework_maps_upstream_classes_to_their_bases():
 
 
 def test_an_override_is_cited_at_its_definition_in_or_out_of_the_class(tmp_path):
-    write_tree(tmp_path, {
-        "g.h": "struct G : up::Base {\n  int inside() const override { return compute(); }\n"
-               "  int outside() const override;\n  int declared() const override;\n};\n",
-        "g.cpp": '#include "g.h"\n\nint G::outside() const {\n  return compute();\n}\n',
-    })
+    write_tree(
+        tmp_path,
+        {
+            "g.h": "struct G : up::Base {\n  int inside() const override { return compute(); }\n"
+            "  int outside() const override;\n  int declared() const override;\n};\n",
+            "g.cpp": '#include "g.h"\n\nint G::outside() const {\n  return compute();\n}\n',
+        },
+    )
     found = hits(tmp_path, {"cpp_class": {"derives_from": "Base", "overrides": ["inside", "outside", "declared"]}})
     assert [(h.path, h.line, h.capture("METHOD")) for h in found] == [
-        ("g.cpp", 3, "outside"), ("g.h", 2, "inside"), ("g.h", 4, "declared"),
+        ("g.cpp", 3, "outside"),
+        ("g.h", 2, "inside"),
+        ("g.h", 4, "declared"),
     ]
 
 
 def test_an_inherited_override_is_cited_where_the_tree_ancestor_defines_it(tmp_path):
-    write_tree(tmp_path, {"a.h": "struct Mid : up::Base {\n  void run() override { go(); }\n};\n"
-                                 "struct Leaf : Mid {\n  void stop() override { halt(); }\n};\n"})
+    write_tree(
+        tmp_path,
+        {
+            "a.h": "struct Mid : up::Base {\n  void run() override { go(); }\n};\n"
+            "struct Leaf : Mid {\n  void stop() override { halt(); }\n};\n"
+        },
+    )
     found = hits(tmp_path, {"cpp_class": {"derives_from": "Base", "overrides": ["run", "stop"], "name": "Leaf"}})
     assert [(h.line, h.capture("METHOD")) for h in found] == [(2, "run"), (5, "stop")]
 
@@ -135,7 +156,7 @@ RULES = StubRules(("CHECK", "CHECK_*", "WARN*"), frozenset({"defaultStream", "DE
         "{ return up::Stream(up::Stream::DEFAULT, device); }",
         "{ return defaultStream(device.index()); }",
         "{ int unused = 3; return kNoDevice; }",
-        "{ static const char *reason = \"later\"; up::Guard &g = up::Guard::none; return {}; }",
+        '{ static const char *reason = "later"; up::Guard &g = up::Guard::none; return {}; }',
     ],
 )
 def test_stub_bodies(body):
@@ -201,13 +222,16 @@ def test_bodies_option_keeps_real_or_stub_overrides_and_cites_the_stubs(tmp_path
 
 
 def test_without_overrides_a_class_is_judged_by_its_member_functions(tmp_path):
-    write_tree(tmp_path, {
-        "a.h": "struct Empty : up::Base {};\n"
-               "struct OnlyCtor : up::Base { OnlyCtor() { init(); } ~OnlyCtor() override { fini(); } };\n"
-               "struct Stubs : up::Base { int a() const override { return 0; } void b() override {} };\n"
-               "struct Real : up::Base { int a() const override { return 0; } void b() override { go(); } };\n"
-               "struct Inherits : Real {};\n",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "a.h": "struct Empty : up::Base {};\n"
+            "struct OnlyCtor : up::Base { OnlyCtor() { init(); } ~OnlyCtor() override { fini(); } };\n"
+            "struct Stubs : up::Base { int a() const override { return 0; } void b() override {} };\n"
+            "struct Real : up::Base { int a() const override { return 0; } void b() override { go(); } };\n"
+            "struct Inherits : Real {};\n",
+        },
+    )
     assert classes(tmp_path, {"derives_from": "Base"}) == ["Empty", "Inherits", "OnlyCtor", "Real", "Stubs"]
     assert classes(tmp_path, {"derives_from": "Base", "bodies": "real"}) == ["Inherits", "Real"]
     assert classes(tmp_path, {"derives_from": "Base", "bodies": "stub"}) == ["Stubs"]
@@ -235,9 +259,14 @@ REGISTRATIONS = [
 
 @pytest.mark.parametrize("registration", REGISTRATIONS)
 def test_a_registrar_object_counts_like_the_macro(tmp_path, registration):
-    write_tree(tmp_path, {"impl.h": "struct Impl : up::Base { int get() const override { return probe(); } };\n"
-                                    "extern Impl impl_instance;\n",
-                          "reg.cpp": '#include "impl.h"\n' + registration + "\n"})
+    write_tree(
+        tmp_path,
+        {
+            "impl.h": "struct Impl : up::Base { int get() const override { return probe(); } };\n"
+            "extern Impl impl_instance;\n",
+            "reg.cpp": '#include "impl.h"\n' + registration + "\n",
+        },
+    )
     found = hits(tmp_path, {"cpp_macro": {"name": ["REGISTER_IMPL", "Registrar"], "capture": ["KEY", "IMPL"]}})
     assert [h.capture("KEY").rpartition("::")[2] for h in found] == ["Dev"]
     spec = {"derives_from": "Base", "registered_by": ["REGISTER_IMPL", "Registrar"]}
@@ -245,11 +274,17 @@ def test_a_registrar_object_counts_like_the_macro(tmp_path, registration):
 
 
 def test_a_registrar_template_argument_is_captured_first(tmp_path):
-    write_tree(tmp_path, {"a.cpp": "static ns::AllocReg<Kind::Dev> installed(&the_allocator);\n"
-                                   "const ns::AllocReg<Kind::Other> other{&cpu_allocator};\n"})
+    write_tree(
+        tmp_path,
+        {
+            "a.cpp": "static ns::AllocReg<Kind::Dev> installed(&the_allocator);\n"
+            "const ns::AllocReg<Kind::Other> other{&cpu_allocator};\n"
+        },
+    )
     found = hits(tmp_path, {"cpp_macro": {"name": "AllocReg", "capture": ["KEY", "ALLOCATOR"]}})
     assert [(h.line, h.capture("KEY"), h.capture("ALLOCATOR")) for h in found] == [
-        (1, "Kind::Dev", "&the_allocator"), (2, "Kind::Other", "&cpu_allocator"),
+        (1, "Kind::Dev", "&the_allocator"),
+        (2, "Kind::Other", "&cpu_allocator"),
     ]
 
 
@@ -272,12 +307,15 @@ def test_a_registration_in_a_function_run_at_load_counts(tmp_path, initialiser):
 
 
 def test_each_registration_site_counts_even_for_one_class_name(tmp_path):
-    write_tree(tmp_path, {
-        "a.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return a(); } };\n}\n"
-                 "REGISTER_IMPL(Dev, Impl);\n",
-        "b.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return b(); } };\n"
-                 "static Registrar reg(Kind::Dev, new Impl());\n}\n",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "a.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return a(); } };\n}\n"
+            "REGISTER_IMPL(Dev, Impl);\n",
+            "b.cpp": "namespace {\nstruct Impl : up::Base { int get() const override { return b(); } };\n"
+            "static Registrar reg(Kind::Dev, new Impl());\n}\n",
+        },
+    )
     found = hits(tmp_path, {"cpp_macro": {"name": ["REGISTER_IMPL", "Registrar"], "capture": ["KEY", "IMPL"]}})
     assert [(h.path, h.line) for h in found] == [("a.cpp", 4), ("b.cpp", 3)]
     assert len({h.capture("IMPL").split()[-1].rstrip("()") for h in found}) == 1  # one class name, two sites
@@ -297,19 +335,28 @@ def load_script():
 
 def test_the_hierarchy_script_reads_qualified_classes_and_their_descendants(tmp_path):
     script = load_script()
-    write_tree(tmp_path, {
-        "c10/core/Alloc.h": "namespace c10 {\nstruct API Allocator { virtual void* get() = 0; };\n"
-                            "/* namespace fake { */\nstruct DeviceAllocator : public Allocator {};\n}\n",
-        "ATen/Host.h": 'namespace at {\nusing c10::Allocator;\nconst char* s = "namespace x {";\n'
-                       "struct HostAllocator : at::Allocator {};\n"
-                       "namespace detail {\ntemplate <class T> struct Caching : public HostAllocator {};\n}\n}\n",
-        "torch/csrc/Other.h": "namespace torch::jit {\nstruct Allocator {};\nstruct Unrelated : Allocator {};\n}\n",
-        "torch/csrc/Named.h": "namespace torch { namespace autograd {\nstruct Function {};\n}}\n"
-                              "namespace torch::jit {\nstruct Function {};\nstruct GraphFunction : Function {};\n}\n",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "c10/core/Alloc.h": "namespace c10 {\nstruct API Allocator { virtual void* get() = 0; };\n"
+            "/* namespace fake { */\nstruct DeviceAllocator : public Allocator {};\n}\n",
+            "ATen/Host.h": 'namespace at {\nusing c10::Allocator;\nconst char* s = "namespace x {";\n'
+            "struct HostAllocator : at::Allocator {};\n"
+            "namespace detail {\ntemplate <class T> struct Caching : public HostAllocator {};\n}\n}\n",
+            "torch/csrc/Other.h": "namespace torch::jit {\nstruct Allocator {};\nstruct Unrelated : Allocator {};\n}\n",
+            "torch/csrc/Named.h": "namespace torch { namespace autograd {\nstruct Function {};\n}}\n"
+            "namespace torch::jit {\nstruct Function {};\nstruct GraphFunction : Function {};\n}\n",
+        },
+    )
     headers = script.read_headers(tmp_path)
-    assert set(headers.classes) >= {"c10::Allocator", "c10::DeviceAllocator", "at::HostAllocator",
-                                    "at::detail::Caching", "torch::jit::Allocator", "torch::autograd::Function"}
+    assert set(headers.classes) >= {
+        "c10::Allocator",
+        "c10::DeviceAllocator",
+        "at::HostAllocator",
+        "at::detail::Caching",
+        "torch::jit::Allocator",
+        "torch::autograd::Function",
+    }
     assert headers.aliases["at::Allocator"] == ("c10::Allocator", "at")
     bases = script.hierarchy(headers, {"c10::Allocator", "torch::autograd::Function"})
     assert bases == {

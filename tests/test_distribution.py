@@ -21,8 +21,12 @@ def interpreter(tmp_path_factory):
     root = tmp_path_factory.mktemp("dist")
     venv.create(root / "venv", with_pip=False)
     python = root / "venv" / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     package = os.path.join(site, "torch_fake")
     info = os.path.join(site, "torch_fake-1.2.3.dist-info")
     os.makedirs(package)
@@ -50,8 +54,9 @@ def air(*args):
 
 def test_binary_distribution_is_checked_honestly_and_never_imported(interpreter):
     python, marker = interpreter
-    result = air("check", "-q", "--no-cache", "--dist", "fake", "--python", str(python),
-                 "--format", "json", "--output", "-")
+    result = air(
+        "check", "-q", "--no-cache", "--dist", "fake", "--python", str(python), "--format", "json", "--output", "-"
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["backend"]["source"]["kind"] == "binary dist"
@@ -65,8 +70,19 @@ def test_binary_distribution_is_checked_honestly_and_never_imported(interpreter)
 
 def test_the_other_interpreter_runs_no_startup_code_of_its_environment(interpreter, tmp_path):
     python, marker = interpreter
-    result = air("check", "-q", "--no-cache", "--dist", "fake", "--python", str(python), "--format", "json",
-                 "--output", str(tmp_path / "report.json"))
+    result = air(
+        "check",
+        "-q",
+        "--no-cache",
+        "--dist",
+        "fake",
+        "--python",
+        str(python),
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "report.json"),
+    )
     assert result.returncode == 0, result.stderr
     assert not (marker.parent / "started").exists()  # the environment's .pth file never ran
 
@@ -83,8 +99,10 @@ def test_missing_distribution_is_one_line(interpreter):
     result = air("check", "--dist", "nothing-here", "--python", str(python))
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
-    assert ("no installed distribution named nothing-here, torch_nothing-here, torch-nothing-here, "
-            "pytorch_nothing-here, pytorch-nothing-here") in result.stderr
+    assert (
+        "no installed distribution named nothing-here, torch_nothing-here, torch-nothing-here, "
+        "pytorch_nothing-here, pytorch-nothing-here"
+    ) in result.stderr
 
 
 def test_target_and_dist_are_exclusive():
@@ -102,7 +120,9 @@ def test_a_bare_name_resolves_to_an_installed_distribution():
 def test_an_unknown_bare_name_says_what_was_tried():
     result = air("check", "no_such_backend_anywhere")
     assert result.returncode == 2
-    assert ("not a directory, not an installed distribution (no_such_backend_anywhere, "
-            "torch_no_such_backend_anywhere, torch-no_such_backend_anywhere, pytorch_no_such_backend_anywhere, "
-            "pytorch-no_such_backend_anywhere), not a git URL, "
-            "and no known backend of that name") in result.stderr
+    assert (
+        "not a directory, not an installed distribution (no_such_backend_anywhere, "
+        "torch_no_such_backend_anywhere, torch-no_such_backend_anywhere, pytorch_no_such_backend_anywhere, "
+        "pytorch-no_such_backend_anywhere), not a git URL, "
+        "and no known backend of that name"
+    ) in result.stderr

@@ -33,8 +33,11 @@ _CODE_TOKENS = frozenset({tokenize.NAME, tokenize.STRING, getattr(tokenize, "FST
 
 
 def engine_files() -> list[Path]:
-    return sorted(path for path in ENGINE.rglob("*")
-                  if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
+    return sorted(
+        path
+        for path in ENGINE.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    )
 
 
 def framework_words(text: str) -> list[str]:
@@ -69,8 +72,11 @@ def found_in(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".py":
         return [f"{path.relative_to(ENGINE)}:{line}: {word}" for line, word in code_words(text)]
-    return [f"{path.relative_to(ENGINE)}:{number}: {word}"
-            for number, line in enumerate(text.splitlines(), 1) for word in framework_words(line)]
+    return [
+        f"{path.relative_to(ENGINE)}:{number}: {word}"
+        for number, line in enumerate(text.splitlines(), 1)
+        for word in framework_words(line)
+    ]
 
 
 def test_no_engine_file_names_a_framework_outside_comments_and_docstrings():
@@ -78,12 +84,15 @@ def test_no_engine_file_names_a_framework_outside_comments_and_docstrings():
     assert not found, "framework words in the engine's code:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("torch_version = catalog.torch_version", ["torch", "torch"]),
-    ("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)", ["TORCH", "aten", "PrivateUse1"]),
-    ("isCuda or CUDAGuard or npu0 or 'torch-npu'", ["Cuda", "CUDA", "npu", "torch", "npu"]),
-    ("InputError, concatenate, inputs, flatten, torchvision, barracuda", []),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("torch_version = catalog.torch_version", ["torch", "torch"]),
+        ("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)", ["TORCH", "aten", "PrivateUse1"]),
+        ("isCuda or CUDAGuard or npu0 or 'torch-npu'", ["Cuda", "CUDA", "npu", "torch", "npu"]),
+        ("InputError, concatenate, inputs, flatten, torchvision, barracuda", []),
+    ],
+)
 def test_a_framework_word_is_a_word_or_an_identifier_part(text, words):
     assert framework_words(text) == words
 

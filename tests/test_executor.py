@@ -136,14 +136,16 @@ rows:
 def vendor_pack(root: Path) -> Path:
     pack = root / "vendor-pack"
     (pack / "rows").mkdir(parents=True)
-    (pack / "pack.yaml").write_text(textwrap.dedent("""\
+    (pack / "pack.yaml").write_text(
+        textwrap.dedent("""\
         id: vendor
         version: 1.0.0
         framework: pytorch
         requires_air: ">=0.1"
         extends: pytorch-2.x
         rows: ["rows/*.yaml"]
-        """))
+        """)
+    )
     (pack / "rows" / "vendor.yaml").write_text(VENDOR_ROWS)
     return pack
 
@@ -152,16 +154,21 @@ def test_a_vendor_pack_with_structural_semgrep_and_ops_clauses_gives_the_same_re
     backend = tmp_path / "backend"
     for number in range(8):
         (backend / "pkg").mkdir(parents=True, exist_ok=True)
-        (backend / "pkg" / f"m{number}.py").write_text(f"import torch\ntorch.utils.rename_privateuse1_backend('d{number}')\n")
+        (backend / "pkg" / f"m{number}.py").write_text(
+            f"import torch\ntorch.utils.rename_privateuse1_backend('d{number}')\n"
+        )
     (backend / "pkg" / "__init__.py").write_text("import torch\n")
     (backend / "csrc").mkdir()
     (backend / "csrc" / "ops.cpp").write_text(
-        'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("add.Tensor", TORCH_FN(add));\n}\n')
+        'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("add.Tensor", TORCH_FN(add));\n}\n'
+    )
     monkeypatch.setattr("air.evidence.MIN_FORKED_CLAUSES", 1)
     monkeypatch.setattr("air.evidence.structural.POOL_THRESHOLD", 2)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796083200")
     pack = load_pack(str(vendor_pack(tmp_path)))
-    serial, parallel = (check(backend, pack, index=build_index(backend, executor=Executor(workers))) for workers in (1, 2))
+    serial, parallel = (
+        check(backend, pack, index=build_index(backend, executor=Executor(workers))) for workers in (1, 2)
+    )
     assert render_json(serial) == render_json(parallel)
     rows = {row.id: row for row in parallel.rows}
     assert rows["vendor-structural"].points == 2 and rows["vendor-ops"].points == 2

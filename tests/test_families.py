@@ -49,7 +49,10 @@ def family_pack(tmp_path, rows: str = FAMILY):
 def test_each_entry_generates_a_row_with_its_own_fields(tmp_path):
     rows = {row.id: row for row in load_pack(str(family_pack(tmp_path))).rows}
     assert [(row.id, row.item, row.priority) for row in rows.values()] == [
-        ("tiny-first", "2.1", 1), ("tiny-second", "2.2", 2), ("plain-row", "2.9", 3)]
+        ("tiny-first", "2.1", 1),
+        ("tiny-second", "2.2", 2),
+        ("plain-row", "2.9", 3),
+    ]
     first, second = rows["tiny-first"], rows["tiny-second"]
     assert first.title == "Method first is called"
     assert first.evidence["call"].spec == {"name": "torch.first"}
@@ -75,8 +78,12 @@ def test_a_family_is_the_rows_it_stands_for(tmp_path):
       2: call
     remediation: Call {name}() with ${{dispatch_key}}.
     docs: [https://example.org/doc]
-""" for name, item, priority, describe in (("first", "2.1", 1, "first() called ({0,3} a mention)"),
-                                          ("second", "2.2", 2, "second alone (a call)")))
+"""
+        for name, item, priority, describe in (
+            ("first", "2.1", 1, "first() called ({0,3} a mention)"),
+            ("second", "2.2", 2, "second alone (a call)"),
+        )
+    )
     generated = load_pack(str(family_pack(tmp_path / "a")))
     spelled_out = load_pack(str(family_pack(tmp_path / "b", written)))
     assert sorted(map(repr, generated.rows)) == sorted(map(repr, spelled_out.rows))
@@ -86,18 +93,26 @@ def test_a_family_is_the_rows_it_stands_for(tmp_path):
 @pytest.mark.parametrize(
     ("change", "fragments"),
     [
-        (("method: first}", "method: first, colour: red}"), ["01.yaml:15", "rows[1].foreach[0].colour",
-                                                            "parameter 'colour' is used nowhere in the row"]),
+        (
+            ("method: first}", "method: first, colour: red}"),
+            ["01.yaml:15", "rows[1].foreach[0].colour", "parameter 'colour' is used nowhere in the row"],
+        ),
         (("method: first}", "method: 1}"), ["rows[1].foreach[0].method", "must be text (quote it)"]),
         ((", method: first}", "}"), ["01.yaml:15", "rows[1].foreach[0]: no value for {method}"]),
-        (("defaults: {kind:", "defaults: {unused: x, kind:"),
-         ["rows[1].defaults.unused", "used nowhere in the family"]),
-        (("defaults: {kind:", "defaults: {priority: \"1\", kind:"), ["rows[1].defaults.priority", "is a row field"]),
-        (("      2: call\n    remediation: Call", "      2: calls\n    remediation: Call"),
-         ["01.yaml:30", "rows[1].foreach[0].score.2", "undefined evidence calls"]),
-        (("    title: Method {method} is called\n", "    title: Method {method} is called\n    colour: red\n"),
-         ["01.yaml:24", "rows[1].foreach[0].colour", "unknown key 'colour'"]),
-        (("        item: \"2.2\"\n", "        item: 2.2\n"), ["01.yaml:17", "rows[1].foreach[1].item"]),
+        (
+            ("defaults: {kind:", "defaults: {unused: x, kind:"),
+            ["rows[1].defaults.unused", "used nowhere in the family"],
+        ),
+        (("defaults: {kind:", 'defaults: {priority: "1", kind:'), ["rows[1].defaults.priority", "is a row field"]),
+        (
+            ("      2: call\n    remediation: Call", "      2: calls\n    remediation: Call"),
+            ["01.yaml:30", "rows[1].foreach[0].score.2", "undefined evidence calls"],
+        ),
+        (
+            ("    title: Method {method} is called\n", "    title: Method {method} is called\n    colour: red\n"),
+            ["01.yaml:24", "rows[1].foreach[0].colour", "unknown key 'colour'"],
+        ),
+        (('        item: "2.2"\n', "        item: 2.2\n"), ["01.yaml:17", "rows[1].foreach[1].item"]),
         (("  - foreach:\n", "  - foreach: []\n    unused:\n"), ["rows[1].foreach", "should be non-empty"]),
     ],
 )
@@ -119,8 +134,10 @@ def test_a_default_may_use_the_entry_parameters(tmp_path):
     assert "method: second" in rows
     pack = load_pack(str(family_pack(tmp_path, rows.replace("        kind: a call\n", ""))))
     described = {row.id: row.evidence["call"].describe for row in pack.rows if row.id != "plain-row"}
-    assert described == {"tiny-first": "first() called (first, by {0,3} a mention)",
-                         "tiny-second": "second alone (second, by {0,3} a mention)"}
+    assert described == {
+        "tiny-first": "first() called (first, by {0,3} a mention)",
+        "tiny-second": "second alone (second, by {0,3} a mention)",
+    }
 
 
 def test_a_default_naming_a_parameter_the_entry_lacks_fails(tmp_path):

@@ -48,13 +48,21 @@ def test_a_lone_script_that_registers_the_device_does_not_name_the_backend(tmp_p
     assert check(root, pack).backend.name == "vpu-backend"
 
 
-@pytest.mark.parametrize("helper", [
-    ("setup.py", "from setuptools import setup\nsetup(name='xpu-lint', version='1.0', packages=['xpu_lint'])\n"),
-    ("pyproject.toml", "[project]\nname = 'xpu-lint'\nversion = '1.0'\n"
-                       "[tool.setuptools.packages.find]\ninclude = ['xpu_lint*']\n"),
-    ("setup.cfg", "[metadata]\nname = xpu-lint\nversion = 1.0\n[options]\npackages = find:\n"
-                  "[options.packages.find]\ninclude = xpu_lint*\n"),
-])
+@pytest.mark.parametrize(
+    "helper",
+    [
+        ("setup.py", "from setuptools import setup\nsetup(name='xpu-lint', version='1.0', packages=['xpu_lint'])\n"),
+        (
+            "pyproject.toml",
+            "[project]\nname = 'xpu-lint'\nversion = '1.0'\n[tool.setuptools.packages.find]\ninclude = ['xpu_lint*']\n",
+        ),
+        (
+            "setup.cfg",
+            "[metadata]\nname = xpu-lint\nversion = 1.0\n[options]\npackages = find:\n"
+            "[options.packages.find]\ninclude = xpu_lint*\n",
+        ),
+    ],
+)
 def test_a_helper_distribution_at_the_top_level_does_not_name_the_backend_beside_it(tmp_path, pack, helper):
     build_file, text = helper
     files = {
@@ -93,13 +101,21 @@ def test_a_topological_sort_is_no_device_topology(pack):
 OPS = "".join(f"  - {name}\n" for name in ("add.Tensor", "mul.Tensor", "abs", "neg", "exp", "relu"))
 
 
-@pytest.mark.parametrize("op_list", [
-    "backend: Tpx\nsupported:\n" + OPS + "autograd:\n  - native_layer_norm\n",
-    "backend: Tpx\nkernels:\n  PrivateUse1:\n" + OPS.replace("  -", "    -") + "  AutogradPrivateUse1:\n    - gelu\n",
-])
+@pytest.mark.parametrize(
+    "op_list",
+    [
+        "backend: Tpx\nsupported:\n" + OPS + "autograd:\n  - native_layer_norm\n",
+        "backend: Tpx\nkernels:\n  PrivateUse1:\n"
+        + OPS.replace("  -", "    -")
+        + "  AutogradPrivateUse1:\n    - gelu\n",
+    ],
+)
 def test_an_op_list_autograd_section_counts_alike_for_both_autograd_rows(tmp_path, pack, op_list):
-    files = {"tpx/ops/kernels.yaml": op_list, "tpx/CMakeLists.txt": "set(OPS ops/kernels.yaml)\n",
-             "tpx/ops/add.cpp": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl(\"add.Tensor\", &add); }\n"}
+    files = {
+        "tpx/ops/kernels.yaml": op_list,
+        "tpx/CMakeLists.txt": "set(OPS ops/kernels.yaml)\n",
+        "tpx/ops/add.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("add.Tensor", &add); }\n',
+    }
     write_tree(tmp_path, files)
     rows = {row.id: row for row in check(tmp_path, pack).rows}
     assert rows["autograd-key-registered"].points == rows["fallback-autograd-key"].points == 2

@@ -20,8 +20,10 @@ def checked(root: Path, pack):
     started = time.perf_counter()
     report = check(root, pack)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    HOSTILE_TREES.append(f"{root.name}: {time.perf_counter() - started:.2f} s, peak RSS {peak:.0f} MB, "
-                         f"{report.index.files} files, skipped {dict(report.index.skipped)}")
+    HOSTILE_TREES.append(
+        f"{root.name}: {time.perf_counter() - started:.2f} s, peak RSS {peak:.0f} MB, "
+        f"{report.index.files} files, skipped {dict(report.index.skipped)}"
+    )
     assert len(report.rows) == len(pack.rows)
     assert peak < PEAK_LIMIT_MB
     return report
@@ -59,8 +61,13 @@ def test_sparse_binary_encodings_long_lines_and_empty_files(tmp_path, pack):
     (root / "empty.cpp").write_text("")
     report = checked(root, pack)
     assert skipped(report) == {"binary": 1, "not UTF-8": 2, "too large": 2}
-    assert dict(report.index.skipped_files) == {"blob.cpp": "binary", "huge.cpp": "too large", "latin1.py": "not UTF-8",
-                                                "minified.py": "too large", "mixed.h": "not UTF-8"}
+    assert dict(report.index.skipped_files) == {
+        "blob.cpp": "binary",
+        "huge.cpp": "too large",
+        "latin1.py": "not UTF-8",
+        "minified.py": "too large",
+        "mixed.h": "not UTF-8",
+    }
     assert report.index.files == 3
 
 

@@ -199,25 +199,52 @@ def test_setup_cfg():
 # --- declared packages --------------------------------------------------------
 
 
-@pytest.mark.parametrize(("extract", "text", "packages"), [
-    (extract_setup_py, "from setuptools import setup\nsetup(name='a', packages=['x', 'x.y'], py_modules=['m'])\n",
-     ("x", "x.y", "m")),
-    (extract_setup_py, "import setuptools as st\nPKGS = ['z']\n"
-                       "st.setup(name='a', packages=st.find_packages(include=['x*']) + PKGS)\n", ("x*", "z")),
-    (extract_setup_py, "from setuptools import setup, find_packages\nsetup(name='a', packages=find_packages())\n",
-     None),
-    (extract_setup_py, "from setuptools import setup\nsetup(name='a', packages='x')\n", None),
-    (extract_pyproject, "[project]\nname = 'a'\n[tool.setuptools]\npackages = ['x']\npy-modules = ['m']\n", ("x", "m")),
-    (extract_pyproject, "[project]\nname = 'a'\n[tool.setuptools.packages.find]\ninclude = ['x*']\n", ("x*",)),
-    (extract_pyproject, "[tool.poetry]\nname = 'a'\npackages = [{include = 'x'}, {include = 'y', from = 'src'}]\n",
-     ("x", "y")),
-    (extract_pyproject, "[project]\nname = 'a'\n[tool.hatch.build.targets.wheel]\npackages = ['src/x']\n", ("x",)),
-    (extract_pyproject, "[project]\nname = 'a'\n", None),
-    (extract_setup_cfg, "[metadata]\nname = a\n[options]\npackages = x, x.y\npy_modules =\n    m\n", ("x", "x.y", "m")),
-    (extract_setup_cfg, "[metadata]\nname = a\n[options]\npackages = find:\n[options.packages.find]\ninclude = x*\n",
-     ("x*",)),
-    (extract_setup_cfg, "[metadata]\nname = a\n[options]\npackages = find:\n", None),
-])
+@pytest.mark.parametrize(
+    ("extract", "text", "packages"),
+    [
+        (
+            extract_setup_py,
+            "from setuptools import setup\nsetup(name='a', packages=['x', 'x.y'], py_modules=['m'])\n",
+            ("x", "x.y", "m"),
+        ),
+        (
+            extract_setup_py,
+            "import setuptools as st\nPKGS = ['z']\n"
+            "st.setup(name='a', packages=st.find_packages(include=['x*']) + PKGS)\n",
+            ("x*", "z"),
+        ),
+        (
+            extract_setup_py,
+            "from setuptools import setup, find_packages\nsetup(name='a', packages=find_packages())\n",
+            None,
+        ),
+        (extract_setup_py, "from setuptools import setup\nsetup(name='a', packages='x')\n", None),
+        (
+            extract_pyproject,
+            "[project]\nname = 'a'\n[tool.setuptools]\npackages = ['x']\npy-modules = ['m']\n",
+            ("x", "m"),
+        ),
+        (extract_pyproject, "[project]\nname = 'a'\n[tool.setuptools.packages.find]\ninclude = ['x*']\n", ("x*",)),
+        (
+            extract_pyproject,
+            "[tool.poetry]\nname = 'a'\npackages = [{include = 'x'}, {include = 'y', from = 'src'}]\n",
+            ("x", "y"),
+        ),
+        (extract_pyproject, "[project]\nname = 'a'\n[tool.hatch.build.targets.wheel]\npackages = ['src/x']\n", ("x",)),
+        (extract_pyproject, "[project]\nname = 'a'\n", None),
+        (
+            extract_setup_cfg,
+            "[metadata]\nname = a\n[options]\npackages = x, x.y\npy_modules =\n    m\n",
+            ("x", "x.y", "m"),
+        ),
+        (
+            extract_setup_cfg,
+            "[metadata]\nname = a\n[options]\npackages = find:\n[options.packages.find]\ninclude = x*\n",
+            ("x*",),
+        ),
+        (extract_setup_cfg, "[metadata]\nname = a\n[options]\npackages = find:\n", None),
+    ],
+)
 def test_declared_packages(extract, text, packages):
     assert extract(text).packages == packages
 

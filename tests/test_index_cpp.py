@@ -134,7 +134,9 @@ def test_block_calls_carry_their_arguments():
     facts = extract_cpp(text)
     (block,) = find_calls(facts, {"BLOCK"})
     assert [(c.line, c.callee, c.literal, c.args) for c in calls_between(facts, *block_span(facts, block))] == [
-        (2, "m.add", "op", ('"op"', "make<&f>()", "3")), (4, "other", "", ())]
+        (2, "m.add", "op", ('"op"', "make<&f>()", "3")),
+        (4, "other", "", ()),
+    ]
 
 
 # --- find_calls ---------------------------------------------------------------
@@ -370,7 +372,8 @@ def test_an_expansion_that_grows_without_bound_gives_up():
 
 # --- constants and type aliases -------------------------------------------------
 
-CONSTANTS = """\
+CONSTANTS = (
+    """\
 #include <c10/core/DeviceType.h>
 namespace dev {
 inline constexpr ::c10::DeviceType kInline = ::c10::DeviceType::Slot1;
@@ -382,7 +385,9 @@ struct Config {
   static const auto kMember = kInline;
 };
 extern const auto kMacro = JOIN(Grad, DEVICE);
-""" + "// a long explanation\n" * 40 + """const auto kAfterComments = Slot1;
+"""
+    + "// a long explanation\n" * 40
+    + """const auto kAfterComments = Slot1;
 constexpr auto kText = "slot";
 auto kMutable = c10::DispatchKey::Slot1;
 constexpr auto kCompared = kA == kB;
@@ -392,6 +397,7 @@ constexpr auto kCall = make_key(1) + 1;
 using Key = ::c10::DispatchKey;
 typedef const c10::DeviceType Device;
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -709,7 +715,11 @@ def test_body_statements_skip_literals_comments_and_preprocessor_lines():
     )
     (definition,) = facts.method_defs
     assert body_statements(facts.stripped, definition.body) == [
-        "py::gil_scoped_acquire guard", "log(\"a; b\", ';')", "if (x) { step(); }", "else { other(); }", "return",
+        "py::gil_scoped_acquire guard",
+        "log(\"a; b\", ';')",
+        "if (x) { step(); }",
+        "else { other(); }",
+        "return",
     ]
 
 

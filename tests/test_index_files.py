@@ -35,24 +35,51 @@ def test_roles(path, role):
 
 @pytest.mark.parametrize(
     "path",
-    ["ops.inc", "ops.def", "kernels.ipp", "impl.tpp", "impl.txx", "impl.tcc", "api.hpp", "api.hh", "api.hxx",
-     "api.h++", "ops.cxx", "ops.c++", "ops.cp", "k.cu", "k.cuh", "k.hip", "k.mu", "k.muh", "bridge.mm", "ops.cc",
-     "mod.ixx", "mod.cppm", "OPS.CPP", "Ops.H", "gen/ops.cpp.inc"],
+    [
+        "ops.inc",
+        "ops.def",
+        "kernels.ipp",
+        "impl.tpp",
+        "impl.txx",
+        "impl.tcc",
+        "api.hpp",
+        "api.hh",
+        "api.hxx",
+        "api.h++",
+        "ops.cxx",
+        "ops.c++",
+        "ops.cp",
+        "k.cu",
+        "k.cuh",
+        "k.hip",
+        "k.mu",
+        "k.muh",
+        "bridge.mm",
+        "ops.cc",
+        "mod.ixx",
+        "mod.cppm",
+        "OPS.CPP",
+        "Ops.H",
+        "gen/ops.cpp.inc",
+    ],
 )
 def test_every_cpp_spelling_is_cpp(path):
     assert language_of(path) == "cpp"
 
 
 def test_walk_skips_with_counted_reasons(tmp_path):
-    write_tree(tmp_path, {
-        "ok.py": "x = 1\n",
-        "bin.cpp": b"\x00\x01\x02 binary",
-        "latin.py": b"caf\xe9 = 1\n",
-        "big.h": "x" * 200,
-        "third_party/kineto/a.cpp": "int a;\n",
-        "build/gen.cpp": "int b;\n",
-        "image.png": b"\x89PNG",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "ok.py": "x = 1\n",
+            "bin.cpp": b"\x00\x01\x02 binary",
+            "latin.py": b"caf\xe9 = 1\n",
+            "big.h": "x" * 200,
+            "third_party/kineto/a.cpp": "int a;\n",
+            "build/gen.cpp": "int b;\n",
+            "image.png": b"\x89PNG",
+        },
+    )
     (tmp_path / "outside.py").symlink_to("/etc/hostname")
     index = build_index(tmp_path, IndexOptions(max_file_bytes=100))
     assert [f.path for f in index.files] == ["ok.py"]
@@ -72,10 +99,11 @@ def test_vendored_files_are_read_on_request(tmp_path):
 
 
 VENDORING = Vendoring(
-    directories=("third_party", "3rdparty", "vendor"), upstream=("googletest", "kineto", "pybind11"),
+    directories=("third_party", "3rdparty", "vendor"),
+    upstream=("googletest", "kineto", "pybind11"),
     own_prefilter=("LIBRARY_IMPL", "REGISTER_GUARD_IMPL", "privateuseone"),
     own_pattern=r"\b\w*LIBRARY_IMPL\s*\(\s*\w+\s*,\s*PrivateUse1\b|\bC10_REGISTER_GUARD_IMPL\s*\(\s*(?:[\w:]*::)?kXPU\b"
-                r"|[\"']privateuseone[\"']",
+    r"|[\"']privateuseone[\"']",
 )
 
 
@@ -83,21 +111,43 @@ VENDORING = Vendoring(
     ("files", "read", "skipped"),
     [
         # a kernel library of the backend, registered through a macro of its own, beside an upstream copy
-        ({"3rdparty/tpu-kernels/ops.cu": "TPU_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n",
-          "3rdparty/googletest/gtest.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"},
-         ["3rdparty/tpu-kernels/ops.cu"], {"3rdparty/googletest": "vendored copy of googletest, an upstream project"}),
+        (
+            {
+                "3rdparty/tpu-kernels/ops.cu": "TPU_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n",
+                "3rdparty/googletest/gtest.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n",
+            },
+            ["3rdparty/tpu-kernels/ops.cu"],
+            {"3rdparty/googletest": "vendored copy of googletest, an upstream project"},
+        ),
         # a guard for an in-tree type; an upstream fork for the device (kineto_tpu) is still a copy
-        ({"vendor/runtime/guard.cpp": "C10_REGISTER_GUARD_IMPL(c10::DeviceType::kXPU, G);\n",
-          "vendor/kineto_tpu/k.cpp": "C10_REGISTER_GUARD_IMPL(kXPU, G);\n"},
-         ["vendor/runtime/guard.cpp"], {"vendor/kineto_tpu": "vendored copy of kineto, an upstream project"}),
+        (
+            {
+                "vendor/runtime/guard.cpp": "C10_REGISTER_GUARD_IMPL(c10::DeviceType::kXPU, G);\n",
+                "vendor/kineto_tpu/k.cpp": "C10_REGISTER_GUARD_IMPL(kXPU, G);\n",
+            },
+            ["vendor/runtime/guard.cpp"],
+            {"vendor/kineto_tpu": "vendored copy of kineto, an upstream project"},
+        ),
         # Python registering on the lowercase key string; the nested upstream copy stays out
-        ({"third_party/tpu_py/ops.py": "import torch\ntorch.library.impl('aten::add.Tensor', 'privateuseone')\n",
-          "third_party/tpu_py/third_party/pybind11/p.h": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"},
-         ["third_party/tpu_py/ops.py"], {"third_party/tpu_py/third_party/pybind11": "vendored copy of pybind11, an upstream project"}),
+        (
+            {
+                "third_party/tpu_py/ops.py": "import torch\ntorch.library.impl('aten::add.Tensor', 'privateuseone')\n",
+                "third_party/tpu_py/third_party/pybind11/p.h": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n",
+            },
+            ["third_party/tpu_py/ops.py"],
+            {"third_party/tpu_py/third_party/pybind11": "vendored copy of pybind11, an upstream project"},
+        ),
         # a registration only in a comment, or for another key, does not make a directory the backend's own
-        ({"third_party/a/x.cc": "// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)\nTORCH_LIBRARY_IMPL(aten, CUDA, m) {}\n"},
-         [], {"third_party/a": "vendored; nothing in it registers for a device key, and the product imports none "
-                               "of it as a module of its own"}),
+        (
+            {
+                "third_party/a/x.cc": "// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)\nTORCH_LIBRARY_IMPL(aten, CUDA, m) {}\n"
+            },
+            [],
+            {
+                "third_party/a": "vendored; nothing in it registers for a device key, and the product imports none "
+                "of it as a module of its own"
+            },
+        ),
     ],
 )
 def test_vendored_directories_are_read_when_they_are_the_backends_own(tmp_path, files, read, skipped):
@@ -110,22 +160,42 @@ def test_vendored_directories_are_read_when_they_are_the_backends_own(tmp_path, 
 
 @pytest.mark.parametrize("spelling", ["from torch_tpu import tpu_plugin\n", "import torch_tpu.tpu_plugin.ops as ops\n"])
 def test_a_vendored_package_the_product_imports_as_its_own_is_read(tmp_path, spelling):
-    write_tree(tmp_path, {"torch_tpu/__init__.py": spelling,
-                          "third_party/plugin/tpu_plugin/__init__.py": "def f():\n    pass\n",
-                          "third_party/other/other_pkg/__init__.py": "x = 1\n"})
+    write_tree(
+        tmp_path,
+        {
+            "torch_tpu/__init__.py": spelling,
+            "third_party/plugin/tpu_plugin/__init__.py": "def f():\n    pass\n",
+            "third_party/other/other_pkg/__init__.py": "x = 1\n",
+        },
+    )
     index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
     assert "third_party/plugin/tpu_plugin/__init__.py" in index.by_path
     assert "third_party/other/other_pkg/__init__.py" not in index.by_path
-    assert index.vendored_read == (("third_party/plugin", "the product imports it as a module of its own "
-                                    f"(torch_tpu/__init__.py:1: {'from torch_tpu import tpu_plugin' if 'from' in spelling else 'torch_tpu.tpu_plugin'})"),)
+    assert index.vendored_read == (
+        (
+            "third_party/plugin",
+            "the product imports it as a module of its own "
+            f"(torch_tpu/__init__.py:1: {'from torch_tpu import tpu_plugin' if 'from' in spelling else 'torch_tpu.tpu_plugin'})",
+        ),
+    )
 
 
 def test_excluded_directories_are_listed_with_their_reason(tmp_path):
-    write_tree(tmp_path, {"build/lib/x.py": "a = 1\n", "src/node_modules/m/i.js": "", "gen/out/a.cpp": "int a;\n",
-                          "src/ok.py": "b = 2\n"})
+    write_tree(
+        tmp_path,
+        {
+            "build/lib/x.py": "a = 1\n",
+            "src/node_modules/m/i.js": "",
+            "gen/out/a.cpp": "int a;\n",
+            "src/ok.py": "b = 2\n",
+        },
+    )
     index = build_index(tmp_path, IndexOptions(excludes=DEFAULT_EXCLUDES + ("gen/**",)))
-    assert dict(index.skipped_directories) == {"build": "build output", "gen": "excluded by gen/**",
-                                               "src/node_modules": "installed JavaScript packages"}
+    assert dict(index.skipped_directories) == {
+        "build": "build output",
+        "gen": "excluded by gen/**",
+        "src/node_modules": "installed JavaScript packages",
+    }
 
 
 def test_git_checkout_uses_git_file_list(tmp_path):
@@ -147,8 +217,9 @@ def test_missing_blob_in_git_list_is_skipped(tmp_path):
 
 
 def test_select_prefilters_literally_and_by_role(tmp_path):
-    write_tree(tmp_path, {"a.py": "import torch.utils\n", "tests/test_a.py": "torch.utils.x()\n",
-                          "docs/a.md": "torch.utils"})
+    write_tree(
+        tmp_path, {"a.py": "import torch.utils\n", "tests/test_a.py": "torch.utils.x()\n", "docs/a.md": "torch.utils"}
+    )
     index = build_index(tmp_path)
     assert [f.path for f in index.select(["utils"])] == ["a.py", "tests/test_a.py"]
     assert [f.path for f in index.select([("utils", "x(")])] == ["tests/test_a.py"]
@@ -158,8 +229,9 @@ def test_select_prefilters_literally_and_by_role(tmp_path):
 
 def test_the_literal_scan_finds_the_same_files_in_workers_and_here(tmp_path, monkeypatch):
     files = {f"pkg/m{n}.py": "import torch\n" + ("npu_format\n" if n % 3 else "") + ("x" * n) for n in range(40)}
-    write_tree(tmp_path, {**files, "tests/test_x.py": "torch.npu.synchronize()\n",
-                          "a.cpp": "TORCH_LIBRARY_IMPL(aten, X, m)"})
+    write_tree(
+        tmp_path, {**files, "tests/test_x.py": "torch.npu.synchronize()\n", "a.cpp": "TORCH_LIBRARY_IMPL(aten, X, m)"}
+    )
     literals = ["torch", "npu_format", "synchronize", "TORCH_LIBRARY_IMPL", "absent"]
 
     def scanned(workers: int) -> dict[str, list[str]]:
@@ -184,36 +256,46 @@ def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch)
     }
     write_tree(tmp_path, files)
     here = build_index(tmp_path)
-    expected = {s.path: (here.code_text(s), here.python_lexical(s).code if s.language == "python" else None)
-                for s in here.files}
+    expected = {
+        s.path: (here.code_text(s), here.python_lexical(s).code if s.language == "python" else None) for s in here.files
+    }
     monkeypatch.setattr("air.index.PARALLEL_SCAN_BYTES", 0)
     ahead = build_index(tmp_path, executor=Executor(2))
     assert ahead.read_ahead(lambda: "pack") == "pack"
-    read = {s.path: (ahead.code_text(s), ahead.python_lexical(s).code if s.language == "python" else None)
-            for s in ahead.files}
+    read = {
+        s.path: (ahead.code_text(s), ahead.python_lexical(s).code if s.language == "python" else None)
+        for s in ahead.files
+    }
     assert read == expected
     assert [ahead.cpp_facts(s) for s in ahead.files if s.path.startswith("csrc/")] == [
-        here.cpp_facts(s) for s in here.files if s.path.startswith("csrc/")]
+        here.cpp_facts(s) for s in here.files if s.path.startswith("csrc/")
+    ]
     assert expected["pkg/a.py"][0].startswith("x = 'a # not a comment'" + " " * 13 + "\n")
 
 
 def test_defines_and_modules(tmp_path):
-    write_tree(tmp_path, {
-        "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",
-        "pkg/__init__.py": "",
-        "pkg/sub/__init__.py": "",
-        "pkg/sub/mod.py": "",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "csrc/key.h": "#define TPU PrivateUse1\n#define WRAP(x) f(x)\n",
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/mod.py": "",
+        },
+    )
     index = build_index(tmp_path)
     assert sorted((name, define.body) for name, [(_, define)] in index.defines.items()) == [
-        ("TPU", "PrivateUse1"), ("WRAP", "f(x)")]
+        ("TPU", "PrivateUse1"),
+        ("WRAP", "f(x)"),
+    ]
     assert index.modules["pkg.sub.mod"] == "pkg/sub/mod.py"
     assert index.modules["pkg"] == "pkg/__init__.py"
 
 
 def test_comment_stripped_code_text(tmp_path):
-    write_tree(tmp_path, {"a.cpp": "int a; // C10_REGISTER_GUARD_IMPL(PrivateUse1, X);\n",
-                          "b.py": "x = 1  # torch.utils\n"})
+    write_tree(
+        tmp_path, {"a.cpp": "int a; // C10_REGISTER_GUARD_IMPL(PrivateUse1, X);\n", "b.py": "x = 1  # torch.utils\n"}
+    )
     index = build_index(tmp_path)
     cpp, py = index.files
     assert "C10_REGISTER" not in index.code_text(cpp)
@@ -222,10 +304,13 @@ def test_comment_stripped_code_text(tmp_path):
 
 
 def test_top_level_build_metadata_comes_first(tmp_path):
-    write_tree(tmp_path, {
-        "examples/ext/setup.py": 'from setuptools import setup\nsetup(name="an_example", version="9")\n',
-        "setup.py": 'from setuptools import setup\nsetup(name="the_backend", version="1.2")\n',
-    })
+    write_tree(
+        tmp_path,
+        {
+            "examples/ext/setup.py": 'from setuptools import setup\nsetup(name="an_example", version="9")\n',
+            "setup.py": 'from setuptools import setup\nsetup(name="the_backend", version="1.2")\n',
+        },
+    )
     assert [facts.project_name for _source, facts in build_index(tmp_path).build] == ["the_backend", "an_example"]
 
 
@@ -234,7 +319,8 @@ def test_absent_submodules_are_listed(tmp_path):
 
     (tmp_path / ".gitmodules").write_text(
         '[submodule "kernels"]\n\tpath = kernels\n[submodule "present"]\n\tpath = present\n'
-        '[submodule "empty"]\n\tpath = empty\n[submodule "out"]\n\tpath = ../outside\n')
+        '[submodule "empty"]\n\tpath = empty\n[submodule "out"]\n\tpath = ../outside\n'
+    )
     (tmp_path / "present").mkdir()
     (tmp_path / "present" / "a.cpp").write_text("int a;\n")
     (tmp_path / "empty").mkdir()
@@ -252,14 +338,19 @@ def test_a_vendored_directory_whose_search_runs_out_of_time_is_skipped_and_says_
     write_tree(tmp_path, {"third_party/lib/a.cc": "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n"})
     index = build_index(tmp_path, IndexOptions(vendoring=VENDORING))
     assert index.files == []
-    assert index.skipped_directories == (("third_party/lib", "vendored; not read: pattern timed out on third_party/lib/a.cc"),)
+    assert index.skipped_directories == (
+        ("third_party/lib", "vendored; not read: pattern timed out on third_party/lib/a.cc"),
+    )
 
 
 def test_hash_comments_of_configuration_and_scripts_are_blanked(tmp_path):
-    write_tree(tmp_path, {
-        "ci.yml": "on: [push]\n# on: {schedule: [{cron: '0 4 * * 1'}]}\nurl: https://x.org/a#frag  # note\n",
-        "run.sh": "echo $#  # arguments\n  # pip install --pre torch\n",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "ci.yml": "on: [push]\n# on: {schedule: [{cron: '0 4 * * 1'}]}\nurl: https://x.org/a#frag  # note\n",
+            "run.sh": "echo $#  # arguments\n  # pip install --pre torch\n",
+        },
+    )
     index = build_index(tmp_path)
     code = {source.path: index.code_text(source) for source in index.files}
     assert code["ci.yml"].splitlines() == ["on: [push]", " " * 39, "url: https://x.org/a#frag" + " " * 8]

@@ -341,8 +341,7 @@ def test_setattr_in_a_loop_over_literal_names_binds_each_name():
                 setattr(target, exported, getattr(impl, exported))
         """
     )
-    assert [b.target for b in found[""].bindings] == [
-        "__all__", "names", "module.is_available", "module.device_count"]
+    assert [b.target for b in found[""].bindings] == ["__all__", "names", "module.is_available", "module.device_count"]
     assert [b.target for b in found["build"].bindings] == ["target.synchronize", "target.empty_cache"]
 
 
@@ -370,7 +369,9 @@ def test_scopes_nest_and_classes_keep_decorators_and_attributes():
     device = found["Device"]
     assert [(b.target, b.value) for b in device.bindings] == [("count", "2"), ("first", "1"), ("second", "2")]
     assert [(m.name, m.decorators) for m in device.members] == [
-        ("Device.is_available", ("staticmethod",)), ("Device.cached", ("functools.lru_cache",))]
+        ("Device.is_available", ("staticmethod",)),
+        ("Device.cached", ("functools.lru_cache",)),
+    ]
     assert found["Device.cached.inner"].params == ("x", "y")
     assert found[""].members[0].bases == ("Base",)
 
@@ -406,11 +407,32 @@ def test_arbitrary_text_never_raises(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["import a.b as c\n", "from . import x\n", "c.f(x, y=1)\n", "def g(:\n",
-                                 "class K(c.B):\n", "    pass\n", "setattr(a, 'z', 1)\n", "a.q = 2\n", "#\n",
-                                 "def h(p, *q, r=1):\n", "    return p\n", "for n in ('u', 'v'):\n",
-                                 "    setattr(a, n, 3)\n", "vars(a).update({'w': 4}, k=5)\n", "a.__dict__['y'] = 6\n",
-                                 "    @staticmethod\n", "    def s():\n", "        pass\n"])))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "import a.b as c\n",
+                "from . import x\n",
+                "c.f(x, y=1)\n",
+                "def g(:\n",
+                "class K(c.B):\n",
+                "    pass\n",
+                "setattr(a, 'z', 1)\n",
+                "a.q = 2\n",
+                "#\n",
+                "def h(p, *q, r=1):\n",
+                "    return p\n",
+                "for n in ('u', 'v'):\n",
+                "    setattr(a, n, 3)\n",
+                "vars(a).update({'w': 4}, k=5)\n",
+                "a.__dict__['y'] = 6\n",
+                "    @staticmethod\n",
+                "    def s():\n",
+                "        pass\n",
+            ]
+        )
+    )
+)
 def test_python_like_text_never_raises(lines):
     extract_python("".join(lines), "pkg.mod", is_package=True)
     extract_scopes("".join(lines), "pkg.mod", is_package=True)
@@ -472,9 +494,12 @@ def test_leading_byte_order_mark_is_ignored():
 
 def test_bare_decorator_is_recorded_as_a_call_on_the_definition():
     facts = extract_python(
-        "from torch._dynamo import register_backend\n\n@register_backend\ndef my_backend(gm, inputs):\n    return gm\n", "m"
+        "from torch._dynamo import register_backend\n\n@register_backend\ndef my_backend(gm, inputs):\n    return gm\n",
+        "m",
     )
-    assert [(c.line, c.qualname, c.args) for c in facts.calls] == [(3, "torch._dynamo.register_backend", ("my_backend",))]
+    assert [(c.line, c.qualname, c.args) for c in facts.calls] == [
+        (3, "torch._dynamo.register_backend", ("my_backend",))
+    ]
 
 
 def without_comments(text: str) -> str:

@@ -7,7 +7,7 @@ from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-SOURCE = '''\
+SOURCE = """\
 import torch
 import torch.distributed as dist
 from torch.testing._internal.common_device_type import (
@@ -34,7 +34,7 @@ class TestThing(torch.testing._internal.common_utils.TestCase):
 
 
 instantiate_device_type_tests(TestThing, globals())
-'''
+"""
 
 
 def lexical(source: str = SOURCE) -> LexicalPython:
@@ -76,19 +76,26 @@ def test_the_first_binding_of_a_name_wins_as_in_the_parser():
 
 
 def test_calls_match_the_parser():
-    wanted = {"torch.save", "torch.load", "torch.testing._internal.common_device_type.ops",
-              "torch.distributed.all_reduce", "torch.testing._internal.common_device_type.instantiate_device_type_tests",
-              "torch.testing._internal.common_utils.skipIfTorchDynamo"}
+    wanted = {
+        "torch.save",
+        "torch.load",
+        "torch.testing._internal.common_device_type.ops",
+        "torch.distributed.all_reduce",
+        "torch.testing._internal.common_device_type.instantiate_device_type_tests",
+        "torch.testing._internal.common_utils.skipIfTorchDynamo",
+    }
     words = {"save", "load", "device_ops", "all_reduce", "instantiate_device_type_tests", "skipIfTorchDynamo"}
     found = {(c.line, c.qualname) for w in words for c in lexical().calls_of(w)}
-    parsed = {(c.line, c.qualname) for c in extract_python(SOURCE, "pkg.tests.test_thing").calls if c.qualname in wanted}
+    parsed = {
+        (c.line, c.qualname) for c in extract_python(SOURCE, "pkg.tests.test_thing").calls if c.qualname in wanted
+    }
     assert found == parsed
     assert (16, "torch.save") not in found  # commented out
     assert all(line != 17 for line, _ in found)  # inside a string
 
 
 def test_arguments_render_like_the_parser():
-    (load,) = [c for c in lexical().calls_of("load")]
+    (load,) = list(lexical().calls_of("load"))
     (parsed,) = [c for c in extract_python(SOURCE, None).calls if c.qualname == "torch.load"]
     assert load.args == parsed.args == ("w.pt",)
     assert load.kwargs == parsed.kwargs == (("map_location", "npu"), ("weights_only", "True"))
@@ -158,16 +165,16 @@ def test_strings_that_stand_as_statements_are_blanked_and_other_strings_kept():
     source = (
         "'''Example: torch.Event() in a docstring'''\n"
         "def sync(stream):\n"
-        "    r\"\"\"\n"
+        '    r"""\n'
         "    old = stream.record_event()  # disabled code kept in a string\n"
-        "    \"\"\"\n"
+        '    """\n'
         "    label = register(\n"
-        "        \"\"\"an argument on its own line\"\"\"\n"
+        '        """an argument on its own line"""\n'
         "    )\n"
         "    text = \\\n"
         "        'a continued assignment'\n"
         "    'disabled(call)'; # trailing comment\n"
-        "    return \"kept\"\n"
+        '    return "kept"\n'
     )
     text = LexicalPython(source, None, False).without_comments
     assert len(text) == len(source) and text.count("\n") == source.count("\n")

@@ -26,7 +26,7 @@ def running(tests: LiveTests, path: str) -> list[int]:
     return [int(match[1]) for n, line in enumerate(lines, 1) if (match := USE.search(line)) and tests.runs(path, n)]
 
 
-DECORATED = '''import unittest
+DECORATED = """import unittest
 import pytest
 import torch_zz
 
@@ -68,7 +68,7 @@ class TestZz(unittest.TestCase):
 
     def test_i(self):
         use(9)
-'''
+"""
 
 
 def test_decorators_that_keep_a_test_off_the_device(tmp_path, pack):
@@ -76,7 +76,7 @@ def test_decorators_that_keep_a_test_off_the_device(tmp_path, pack):
     assert running(tests, "tests/test_zz.py") == [3, 7, 9]  # test_c and test_g decide at run time
 
 
-STATEMENTS = '''import pytest
+STATEMENTS = """import pytest
 import torch_zz
 
 def test_a():
@@ -103,7 +103,7 @@ class TestD:
 
     def test_e(self):
         use(5)
-'''
+"""
 
 
 def test_skip_statements_at_the_top_of_a_body(tmp_path, pack):
@@ -112,15 +112,18 @@ def test_skip_statements_at_the_top_of_a_body(tmp_path, pack):
 
 
 def test_a_module_that_skips_itself(tmp_path, pack):
-    source = ("import unittest\nimport torch_zz\n\nraise unittest.SkipTest('zz tests need a board')\n\n"
-              "def test_a():\n    use(1)\n")
-    marked = ("import pytest\nimport torch_zz\npytestmark = [pytest.mark.skip(reason='later')]\n\n"
-              "def test_a():\n    use(1)\n")
+    source = (
+        "import unittest\nimport torch_zz\n\nraise unittest.SkipTest('zz tests need a board')\n\n"
+        "def test_a():\n    use(1)\n"
+    )
+    marked = (
+        "import pytest\nimport torch_zz\npytestmark = [pytest.mark.skip(reason='later')]\n\ndef test_a():\n    use(1)\n"
+    )
     tests = live(tmp_path, pack, {"tests/test_a.py": source, "tests/test_b.py": marked})
     assert running(tests, "tests/test_a.py") == running(tests, "tests/test_b.py") == []
 
 
-SUITE = '''import torch_zz
+SUITE = """import torch_zz
 
 class TestOps:
     def test_add(self):
@@ -141,13 +144,16 @@ class TestOther:
 
 def test_pow():
     use(6)
-'''
+"""
 
 
-@pytest.mark.parametrize("listing", [
-    ("test/skipped_tests.txt", "test/test_ops.py::TestOps::test_add\ntest_pow\ntest_file_io.py\n"),
-    ("test/disabled_tests.yaml", "- TestOps.test_add\n- test_pow\n- test_file_io.py\n"),
-])
+@pytest.mark.parametrize(
+    "listing",
+    [
+        ("test/skipped_tests.txt", "test/test_ops.py::TestOps::test_add\ntest_pow\ntest_file_io.py\n"),
+        ("test/disabled_tests.yaml", "- TestOps.test_add\n- test_pow\n- test_file_io.py\n"),
+    ],
+)
 def test_skip_lists_name_tests_and_files(tmp_path, pack, listing):
     path, text = listing
     files = {
@@ -155,7 +161,7 @@ def test_skip_lists_name_tests_and_files(tmp_path, pack, listing):
         "test/test_ops.py": SUITE,
         "test/test_file_io.py": "import torch_zz\n\ndef test_io():\n    use(0)\n",
         "test/unsupported_test_cases.json": '{"test_mul_zz (__main__.TestOpsPRIVATEUSE1)": "no kernel",'
-                                            ' "test_div_zz_float16 (__main__.TestOpsPRIVATEUSE1)": "fp16 only"}',
+        ' "test_div_zz_float16 (__main__.TestOpsPRIVATEUSE1)": "fp16 only"}',
     }
     tests = live(tmp_path, pack, files)
     # test_add and test_pow are listed; test_mul only in TestOps (instantiated for the device); one
@@ -181,8 +187,10 @@ def test_only_test_files_that_name_the_backend_count(tmp_path, pack):
 
 
 def test_disabled_cpp_tests(tmp_path, pack):
-    source = ('#include "zz/device.h"\n\nTEST(ZzMemory, Allocates) {\n  use(1);\n}\n\n'
-              'TEST(ZzMemory, DISABLED_Frees) {\n  use(2);\n}\n\nTEST_F(DISABLED_ZzStream, Waits) {\n  use(3);\n}\n')
+    source = (
+        '#include "zz/device.h"\n\nTEST(ZzMemory, Allocates) {\n  use(1);\n}\n\n'
+        "TEST(ZzMemory, DISABLED_Frees) {\n  use(2);\n}\n\nTEST_F(DISABLED_ZzStream, Waits) {\n  use(3);\n}\n"
+    )
     tests = live(tmp_path, pack, {"tests/zz_test.cpp": source})
     assert running(tests, "tests/zz_test.cpp") == [1]
 

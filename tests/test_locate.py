@@ -61,12 +61,15 @@ def test_second_run_reuses_the_fetched_copy(bare):
     assert again.root == first.root and any("fetched before" in m for m in messages)
 
 
-@pytest.mark.parametrize(("target", "fragment"), [
-    ("ext::sh -c touch% /tmp/pwned", "refusing the 'ext::' transport"),
-    ("fd::17", "refusing the 'fd::' transport"),
-    ("--upload-pack=touch /tmp/pwned", "refusing a target that starts with '-'"),
-    ("no-such-name", r"not a directory, not a git URL, and no known backend of that name \(known: none\)"),
-])
+@pytest.mark.parametrize(
+    ("target", "fragment"),
+    [
+        ("ext::sh -c touch% /tmp/pwned", "refusing the 'ext::' transport"),
+        ("fd::17", "refusing the 'fd::' transport"),
+        ("--upload-pack=touch /tmp/pwned", "refusing a target that starts with '-'"),
+        ("no-such-name", r"not a directory, not a git URL, and no known backend of that name \(known: none\)"),
+    ],
+)
 def test_refusals(target, fragment):
     with pytest.raises(InputError, match=fragment):
         locate(target)
@@ -87,14 +90,17 @@ def test_unknown_ref_fails_in_one_line(bare):
     assert "\n" not in str(error.value)
 
 
-@pytest.mark.parametrize(("target", "split"), [
-    ("https://github.com/org/repo@v2.1", ("https://github.com/org/repo", "v2.1")),
-    ("https://github.com/org/repo", ("https://github.com/org/repo", None)),
-    ("ssh://git@host/org/repo.git@main", ("ssh://git@host/org/repo.git", "main")),
-    ("ssh://git@host/org/repo.git", ("ssh://git@host/org/repo.git", None)),
-    ("git@github.com:org/repo.git", ("git@github.com:org/repo.git", None)),
-    ("git@github.com:org/repo.git@feature/x", ("git@github.com:org/repo.git", "feature/x")),
-])
+@pytest.mark.parametrize(
+    ("target", "split"),
+    [
+        ("https://github.com/org/repo@v2.1", ("https://github.com/org/repo", "v2.1")),
+        ("https://github.com/org/repo", ("https://github.com/org/repo", None)),
+        ("ssh://git@host/org/repo.git@main", ("ssh://git@host/org/repo.git", "main")),
+        ("ssh://git@host/org/repo.git", ("ssh://git@host/org/repo.git", None)),
+        ("git@github.com:org/repo.git", ("git@github.com:org/repo.git", None)),
+        ("git@github.com:org/repo.git@feature/x", ("git@github.com:org/repo.git", "feature/x")),
+    ],
+)
 def test_ref_splitting(target, split):
     assert _split_ref(target) == split
 
@@ -104,9 +110,25 @@ def test_check_of_a_git_url_records_url_and_commit(bare, tmp_path):
     import os
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "air", "check", "-q", "--format", "json", "--output", "-",
-                             f"file://{bare}", "--ref", "v1"], capture_output=True, text=True,
-                            env={**os.environ, "AIR_CACHE": str(tmp_path / "cache")})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "air",
+            "check",
+            "-q",
+            "--format",
+            "json",
+            "--output",
+            "-",
+            f"file://{bare}",
+            "--ref",
+            "v1",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AIR_CACHE": str(tmp_path / "cache")},
+    )
     assert result.returncode == 0, result.stderr
     source = json.loads(result.stdout)["backend"]["source"]
     assert (source["kind"], source["location"], source["branch"]) == ("git", f"file://{bare}", "v1")

@@ -96,4 +96,3 @@ def test_a_pcre2_limit_falls_back_to_re():
     guarded = compile_guarded(pattern)
     assert [m.span() for m in guarded.finditer(text)] == [(0, len(text))]
     assert guarded.search(text).span() == (0, len(text))
-

@@ -78,8 +78,13 @@ def registered(tmp_path, syntax, files: dict[str, str]):
 def test_cpp_blocks_through_aliases_and_wrappers(tmp_path, syntax):
     found = registered(tmp_path, syntax, {"csrc/ops.cpp": BLOCKS})
     ops = {(r.op, r.key, r.line) for r in found.ops}
-    assert ops == {("add.Tensor", "MY_KEY", 7), ("mul.Tensor", "MY_KEY", 9), ("abs.out", "PrivateUse1", 11),
-                   ("relu", "XPU", 12), ("topk", "CPU", 13)}
+    assert ops == {
+        ("add.Tensor", "MY_KEY", 7),
+        ("mul.Tensor", "MY_KEY", 9),
+        ("abs.out", "PrivateUse1", 11),
+        ("relu", "XPU", 12),
+        ("topk", "CPU", 13),
+    }
     assert [(r.key, r.line) for r in found.fallbacks] == [("PrivateUse1", 15)]
 
 
@@ -158,29 +163,52 @@ def test_the_key_a_registration_names_decides_whether_it_is_a_device_kernel(tmp_
 
 def test_fragments_that_include_themselves_and_expansions_that_fan_out_end(tmp_path, syntax, monkeypatch):
     fan_out = "".join(f"#define LEVEL{n}(x) " + " ".join([f"LEVEL{n + 1}(x)"] * 5) + "\n" for n in range(2))
-    found = registered(tmp_path, syntax, {
-        "csrc/loop.inc": '#include "loop.inc"\n' * 20 + 'm.impl("abs", &abs);\n',
-        "csrc/ops.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n#include "loop.inc"\n#include "loop.inc"\n}\n',
-    })
+    found = registered(
+        tmp_path,
+        syntax,
+        {
+            "csrc/loop.inc": '#include "loop.inc"\n' * 20 + 'm.impl("abs", &abs);\n',
+            "csrc/ops.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n#include "loop.inc"\n#include "loop.inc"\n}\n',
+        },
+    )
     assert [(r.op, r.source.path) for r in found.ops] == [("abs", "csrc/loop.inc")]  # read once
     monkeypatch.setattr(operators, "MAX_BLOCK_STATEMENTS", 10)
-    found = registered(tmp_path / "fan", syntax, {
-        "csrc/fan.cpp": fan_out + '#define LEVEL2(x) m.impl(#x, &x);\nTORCH_LIBRARY_IMPL(aten, XPU, m) { LEVEL0(neg) }\n',
-    })
+    found = registered(
+        tmp_path / "fan",
+        syntax,
+        {
+            "csrc/fan.cpp": fan_out
+            + "#define LEVEL2(x) m.impl(#x, &x);\nTORCH_LIBRARY_IMPL(aten, XPU, m) { LEVEL0(neg) }\n",
+        },
+    )
     assert len(found.ops) == 10  # of the 25 the macros write, the first MAX_BLOCK_STATEMENTS
 
 
 def test_python_registrations(tmp_path, syntax):
     found = registered(tmp_path, syntax, {"pkg/ops.py": PYTHON})
-    assert {(r.op, r.key, r.how) for r in found.ops} == {("neg", "PrivateUse1", "python"), ("exp", "privateuseone", "python")}
+    assert {(r.op, r.key, r.how) for r in found.ops} == {
+        ("neg", "PrivateUse1", "python"),
+        ("exp", "privateuseone", "python"),
+    }
 
 
 def test_codegen_op_lists(tmp_path, syntax):
-    found = registered(tmp_path, syntax, {"codegen/dev_functions.yaml": OP_LIST, "config/other.yaml": "supported:\n  - x\n",
-                                          "CMakeLists.txt": "set(OP_LIST codegen/dev_functions.yaml)\n"})
+    found = registered(
+        tmp_path,
+        syntax,
+        {
+            "codegen/dev_functions.yaml": OP_LIST,
+            "config/other.yaml": "supported:\n  - x\n",
+            "CMakeLists.txt": "set(OP_LIST codegen/dev_functions.yaml)\n",
+        },
+    )
     assert {(r.op, r.key) for r in found.ops} == {  # `backend: Dev` names the backend, not a key
-        ("sqrt", "PrivateUse1"), ("sin", "PrivateUse1"), ("cos", "PrivateUse1"), ("tan", "PrivateUse1"),
-        ("log", "SparsePrivateUse1"), ("cat.out", "PrivateUse1"),
+        ("sqrt", "PrivateUse1"),
+        ("sin", "PrivateUse1"),
+        ("cos", "PrivateUse1"),
+        ("tan", "PrivateUse1"),
+        ("log", "SparsePrivateUse1"),
+        ("cat.out", "PrivateUse1"),
     }
     assert all(r.source.path == "codegen/dev_functions.yaml" for r in found.ops)
 
@@ -189,29 +217,43 @@ UNARY_LIST = "supported:\n" + "".join(f"  - {op}\n" for op in ("abs", "neg", "ex
 
 
 def test_op_lists_count_only_when_the_build_or_a_codegen_script_names_them(tmp_path, syntax):
-    lists = {f"codegen/{name}.yaml": UNARY_LIST for name in ("by_bazel", "by_pyproject", "by_script", "unused",
-                                                             "by_docs", "by_test")}
-    found = registered(tmp_path, syntax, {
-        **lists,
-        "codegen/quantized.yaml": "backend: QuantizedPrivateUse1\n" + UNARY_LIST,
-        "BUILD.bazel": 'genrule(name = "ops", srcs = ["codegen/by_bazel.yaml", "codegen/quantized.yaml"])\n',
-        "pyproject.toml": '[tool.devgen]\nop_lists = ["codegen/by_pyproject.yaml"]\n',
-        "tools/regen.py": 'SOURCE = "by_script.yaml"\n',
-        "docs/ops.md": "The kernels are listed in codegen/by_docs.yaml.\n",
-        "tests/test_lists.py": 'LIST = "codegen/by_test.yaml"\n',
-    })
-    assert {(r.source.path, r.key) for r in found.ops} == {
-        ("codegen/by_bazel.yaml", "PrivateUse1"), ("codegen/by_pyproject.yaml", "PrivateUse1"),
-        ("codegen/by_script.yaml", "PrivateUse1"), ("codegen/quantized.yaml", "QuantizedPrivateUse1"),
+    lists = {
+        f"codegen/{name}.yaml": UNARY_LIST
+        for name in ("by_bazel", "by_pyproject", "by_script", "unused", "by_docs", "by_test")
     }
-    assert {r.source.path for r in found.unused} == {"codegen/unused.yaml", "codegen/by_docs.yaml",
-                                                      "codegen/by_test.yaml"}
+    found = registered(
+        tmp_path,
+        syntax,
+        {
+            **lists,
+            "codegen/quantized.yaml": "backend: QuantizedPrivateUse1\n" + UNARY_LIST,
+            "BUILD.bazel": 'genrule(name = "ops", srcs = ["codegen/by_bazel.yaml", "codegen/quantized.yaml"])\n',
+            "pyproject.toml": '[tool.devgen]\nop_lists = ["codegen/by_pyproject.yaml"]\n',
+            "tools/regen.py": 'SOURCE = "by_script.yaml"\n',
+            "docs/ops.md": "The kernels are listed in codegen/by_docs.yaml.\n",
+            "tests/test_lists.py": 'LIST = "codegen/by_test.yaml"\n',
+        },
+    )
+    assert {(r.source.path, r.key) for r in found.ops} == {
+        ("codegen/by_bazel.yaml", "PrivateUse1"),
+        ("codegen/by_pyproject.yaml", "PrivateUse1"),
+        ("codegen/by_script.yaml", "PrivateUse1"),
+        ("codegen/quantized.yaml", "QuantizedPrivateUse1"),
+    }
+    assert {r.source.path for r in found.unused} == {
+        "codegen/unused.yaml",
+        "codegen/by_docs.yaml",
+        "codegen/by_test.yaml",
+    }
 
 
 def test_yaml_that_is_not_an_op_list_or_is_hostile_gives_nothing(tmp_path, syntax):
     recursive = "supported: &a\n  - func: x\n  - *a\n"
-    found = registered(tmp_path, syntax, {"a.yaml": "supported:\n  - apples\n  - pears\n", "b.yaml": recursive,
-                                          "c.yaml": "supported: [unclosed\n"})
+    found = registered(
+        tmp_path,
+        syntax,
+        {"a.yaml": "supported:\n  - apples\n  - pears\n", "b.yaml": recursive, "c.yaml": "supported: [unclosed\n"},
+    )
     assert found.ops == ()
 
 
@@ -226,7 +268,10 @@ def test_coverage_counts_families_and_alternatives_and_leaves_out_composites(tmp
     (tmp_path / "ops.cpp").write_text(BLOCKS)
     index = build_index(tmp_path)
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
-    data = {"ops": {"of": ["add.Tensor", "abs", "sub.Tensor", "relu|gelu", "matmul"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    data = {
+        "ops": {"of": ["add.Tensor", "abs", "sub.Tensor", "relu|gelu", "matmul"]},
+        "where": {"KEY": {"symbol": "kernel_key"}},
+    }
     result = evaluator.result(clause_from_data("native", data))
     assert result.coverage.covered == ("add.Tensor", "abs", "relu|gelu")
     assert result.coverage.missing == ("sub.Tensor",)
@@ -237,7 +282,9 @@ def test_coverage_counts_families_and_alternatives_and_leaves_out_composites(tmp
 
 
 CATALOG = SHIPPED_PACK_DIR / "data" / "aten-ops.json"
-OPS_HEADER = TINY_HEADER + """\
+OPS_HEADER = (
+    TINY_HEADER
+    + """\
 operators:
   catalog: data/aten-ops.json
   namespace: aten
@@ -255,6 +302,7 @@ operators:
   op_list_default_key: PrivateUse1
   kernel_keys: device_key
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -262,8 +310,11 @@ operators:
     [
         (TINY_HEADER, TINY_ROWS.replace(TINY_CLAUSE, "ops: {of: [add]}"), "needs an `operators` section"),
         (OPS_HEADER, TINY_ROWS.replace(TINY_CLAUSE, "ops: {of: [addd]}"), "not in the operator catalog: addd"),
-        (OPS_HEADER, TINY_ROWS.replace("      2: call", "      2: coverage(call) >= 1"),
-         "coverage(call) needs an `ops` clause"),
+        (
+            OPS_HEADER,
+            TINY_ROWS.replace("      2: call", "      2: coverage(call) >= 1"),
+            "coverage(call) needs an `ops` clause",
+        ),
         (OPS_HEADER.replace("kernel_keys: device_key", "kernel_keys: nope"), TINY_ROWS, "unknown symbol set 'nope'"),
         (OPS_HEADER.replace("aten-ops.json", "missing.json"), TINY_ROWS, "no operator catalog"),
     ],
@@ -335,9 +386,14 @@ def test_kernels_that_forward_to_the_cpu_fallback_are_fallbacks(tmp_path, syntax
     found = registered(tmp_path, syntax, {"csrc/register.cpp": FORWARDING})
     kinds = {r.op: (r.kernel, r.via) for r in found.ops}
     assert kinds == {
-        "sin": ("fallback", "host_round_trip"), "cos": ("fallback", "run_on_host"),
-        "erf": ("fallback", "erf_on_host"), "tan": ("fallback", "cpu_fallback"),
-        "topk": ("native", ""), "abs": ("native", ""), "exp": ("native", ""), "amax": ("native", ""),
+        "sin": ("fallback", "host_round_trip"),
+        "cos": ("fallback", "run_on_host"),
+        "erf": ("fallback", "erf_on_host"),
+        "tan": ("fallback", "cpu_fallback"),
+        "topk": ("native", ""),
+        "abs": ("native", ""),
+        "exp": ("native", ""),
+        "amax": ("native", ""),
         "log": ("native", ""),
     }
 
@@ -441,10 +497,15 @@ owners:
 
 def test_op_lists_in_any_shape(tmp_path, syntax):
     files = {
-        "gen/ops.json": KEYED_JSON, "gen/templates/binary.cpp.j2": "TORCH_LIBRARY_IMPL(aten, {{key}}, m) {}\n",
-        "gen/templates/unary.cpp.j2": "// unary\n", "codegen/device_ops.yml": SECTIONED_YAML,
-        "codegen/kernels/abs.cu": "", "codegen/kernels/exp.cu": "", "codegen/kernels/log.cu": "",
-        "codegen/kernels/sqrt.cu": "", "codegen/kernels/rsqrt.cu": "",
+        "gen/ops.json": KEYED_JSON,
+        "gen/templates/binary.cpp.j2": "TORCH_LIBRARY_IMPL(aten, {{key}}, m) {}\n",
+        "gen/templates/unary.cpp.j2": "// unary\n",
+        "codegen/device_ops.yml": SECTIONED_YAML,
+        "codegen/kernels/abs.cu": "",
+        "codegen/kernels/exp.cu": "",
+        "codegen/kernels/log.cu": "",
+        "codegen/kernels/sqrt.cu": "",
+        "codegen/kernels/rsqrt.cu": "",
         "Makefile": "gen: gen/ops.json codegen/device_ops.yml\n\tpython3 -m devgen $^\n",
     }
     found = registered(tmp_path, syntax, files)
@@ -469,24 +530,37 @@ def test_op_lists_in_any_shape(tmp_path, syntax):
 
 
 def test_lists_that_are_mostly_not_operators_are_not_op_lists(tmp_path, syntax):
-    words = "tasks:\n" + "".join(f"  - {word}\n" for word in ("build", "lint", "test", "view", "clone", "sort",
-                                                                "package", "upload", "notify", "publish", "tag"))
+    words = "tasks:\n" + "".join(
+        f"  - {word}\n"
+        for word in ("build", "lint", "test", "view", "clone", "sort", "package", "upload", "notify", "publish", "tag")
+    )
     people = "".join(f"- name: {name}\n  role: dev\n" for name in ("ann", "abs", "bo", "cy", "dee", "eve", "fay"))
     few = "ops: [abs, neg, exp, log]\n"
     limits = "".join(f"{name}:\n  max: {n}\n  min: 0\n  all: true\n" for n, name in enumerate(("a", "b", "c")))
-    found = registered(tmp_path, syntax, {"ci/tasks.yaml": words, "team.yaml": people, "few.yaml": few,
-                                          "limits.yaml": limits})
+    found = registered(
+        tmp_path, syntax, {"ci/tasks.yaml": words, "team.yaml": people, "few.yaml": few, "limits.yaml": limits}
+    )
     assert found.ops == ()
 
 
 def test_what_an_op_list_names_but_the_tree_lacks_leaves_coverage_undecided(tmp_path):
-    listed = "".join(f"- op: {op}\n  template: {template}\n" for op, template in
-                     (("abs", "pointwise"), ("neg", "pointwise"), ("exp", "pointwise"), ("log", "special"),
-                      ("sin", "fallback_tpl")))
-    files = {"codegen/ops.yaml": listed, "codegen/templates/pointwise.jinja": "{{ op }}\n",
-             "codegen/templates/fallback_tpl.jinja": "m.impl({{ op }}, boxed<&at::native::cpu_fallback>());\n",
-             "csrc/log.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("log", &log_kernel); }\n',
-             "codegen/generate.sh": "python3 -m devgen codegen/ops.yaml build/gen\n"}
+    listed = "".join(
+        f"- op: {op}\n  template: {template}\n"
+        for op, template in (
+            ("abs", "pointwise"),
+            ("neg", "pointwise"),
+            ("exp", "pointwise"),
+            ("log", "special"),
+            ("sin", "fallback_tpl"),
+        )
+    )
+    files = {
+        "codegen/ops.yaml": listed,
+        "codegen/templates/pointwise.jinja": "{{ op }}\n",
+        "codegen/templates/fallback_tpl.jinja": "m.impl({{ op }}, boxed<&at::native::cpu_fallback>());\n",
+        "csrc/log.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("log", &log_kernel); }\n',
+        "codegen/generate.sh": "python3 -m devgen codegen/ops.yaml build/gen\n",
+    }
     data = {"ops": {"of": ["abs", "log", "sin"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
     decided = evaluate_clause(tmp_path, files, data)
     assert decided.decided
@@ -497,14 +571,20 @@ def test_what_an_op_list_names_but_the_tree_lacks_leaves_coverage_undecided(tmp_
     undecided = evaluate_clause(tmp_path, {}, data)
     assert not undecided.decided
     assert undecided.undecided_reason == (
-        "codegen/ops.yaml names template pointwise, which is not in the tree, for abs, neg, exp")
+        "codegen/ops.yaml names template pointwise, which is not in the tree, for abs, neg, exp"
+    )
     assert undecided.coverage.unresolved == ("abs", "neg", "exp")
     assert (undecided.coverage.covered, undecided.coverage.missing, undecided.coverage.total) == (("log",), (), 5)
-    kernels = {"codegen/ops.yaml": "".join(f"- aten::{op}:\n    source: kernels/{op}.cc\n"
-                                           for op in ("abs", "neg", "exp", "log", "sin")),
-               "CMakeLists.txt": "add_custom_command(OUTPUT ops.cpp DEPENDS codegen/ops.yaml)\n"}
+    kernels = {
+        "codegen/ops.yaml": "".join(
+            f"- aten::{op}:\n    source: kernels/{op}.cc\n" for op in ("abs", "neg", "exp", "log", "sin")
+        ),
+        "CMakeLists.txt": "add_custom_command(OUTPUT ops.cpp DEPENDS codegen/ops.yaml)\n",
+    }
     missing_file = evaluate_clause(tmp_path / "files", kernels, data)
-    assert missing_file.undecided_reason.startswith("codegen/ops.yaml names file kernels/abs.cc, which is not in the tree")
+    assert missing_file.undecided_reason.startswith(
+        "codegen/ops.yaml names file kernels/abs.cc, which is not in the tree"
+    )
     present = {f"codegen/kernels/{op}.cc": "\0binary\0" if op == "abs" else "" for op in ("abs", "neg", "exp", "log")}
     present["codegen/ops.yaml"] = kernels["codegen/ops.yaml"].replace("kernels/sin.cc", "kernels/sin.mlu")
     present["CMakeLists.txt"] = kernels["CMakeLists.txt"]
@@ -557,8 +637,12 @@ unused = Library("_", "IMPL", "AutogradPrivateUse1")
 def test_python_registrations_through_library_objects_in_variables(tmp_path, syntax):
     found = registered(tmp_path, syntax, {"pkg/ops.py": PYTHON_LIBRARIES})
     assert sorted((r.op, r.key, r.line) for r in found.ops) == [
-        ("cos", "cpu", 26), ("cos", "privateuseone", 26), ("exp", "PrivateUse1", 14),
-        ("log", "AutogradPrivateUse1", 15), ("neg", "PrivateUse1", 9), ("sin", "privateuseone", 23),
+        ("cos", "cpu", 26),
+        ("cos", "privateuseone", 26),
+        ("exp", "PrivateUse1", 14),
+        ("log", "AutogradPrivateUse1", 15),
+        ("neg", "PrivateUse1", 9),
+        ("sin", "privateuseone", 23),
         ("sqrt", "PrivateUse1", 18),
     ]
     assert [(r.op, r.namespace, r.key, r.line) for r in found.fallbacks] == [("*", "_", "PrivateUse1", 35)]
@@ -572,27 +656,53 @@ def _generator():
     return module
 
 
-@pytest.mark.parametrize(("entry", "name", "flags"), [
-    ({"dispatch": {"Meta, CompositeExplicitAutogradNonFunctional": "k"}}, "fold", ["composite_explicit"]),
-    ({"dispatch": {"CPU": "a", "CompositeExplicitAutograd": "b"}, "tags": "core"}, "fold", ["composite_explicit", "core"]),
-    ({"dispatch": {"CompositeExplicitAutograd": "stub"}}, "fold_overrideable", []),
-    ({"dispatch": {"CPU, CUDA": "k"}}, "fold.out", []),
-    ({"structured_delegate": "fold.out"}, "fold", []),
-    ({}, "fold", ["composite"]),
-])
+@pytest.mark.parametrize(
+    ("entry", "name", "flags"),
+    [
+        ({"dispatch": {"Meta, CompositeExplicitAutogradNonFunctional": "k"}}, "fold", ["composite_explicit"]),
+        (
+            {"dispatch": {"CPU": "a", "CompositeExplicitAutograd": "b"}, "tags": "core"},
+            "fold",
+            ["composite_explicit", "core"],
+        ),
+        ({"dispatch": {"CompositeExplicitAutograd": "stub"}}, "fold_overrideable", []),
+        ({"dispatch": {"CPU, CUDA": "k"}}, "fold.out", []),
+        ({"structured_delegate": "fold.out"}, "fold", []),
+        ({}, "fold", ["composite"]),
+    ],
+)
 def test_generator_flags_ops_served_by_a_composite_kernel(entry, name, flags):
     assert _generator().flags_of(entry, name) == flags
 
 
 def test_explicit_composite_needs_no_kernel_only_when_its_whole_family_needs_none(tmp_path):
     path = tmp_path / "ops.json"
-    path.write_text(json.dumps({"framework_version": "0", "ops": {
-        "fold": ["composite_explicit"], "fold.out": [], "wrap": ["composite_explicit"],
-        "wrap.out": ["composite_explicit"], "unwrap": ["composite"], "unwrap.grad_input": [],
-        "hook": ["composite_explicit"], "hook_overrideable": []}}))
+    path.write_text(
+        json.dumps(
+            {
+                "framework_version": "0",
+                "ops": {
+                    "fold": ["composite_explicit"],
+                    "fold.out": [],
+                    "wrap": ["composite_explicit"],
+                    "wrap.out": ["composite_explicit"],
+                    "unwrap": ["composite"],
+                    "unwrap.grad_input": [],
+                    "hook": ["composite_explicit"],
+                    "hook_overrideable": [],
+                },
+            }
+        )
+    )
     catalog = operators.Catalog.load(path)
     assert [catalog.is_composite(name) for name in ("fold", "wrap", "wrap.out", "unwrap", "hook", "nothing")] == [
-        False, True, True, True, False, False]
+        False,
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_coverage_leaves_out_ops_served_by_an_explicit_composite(tmp_path):
@@ -643,10 +753,13 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 """
 
 
-@pytest.mark.parametrize(("source", "key", "via"), [
-    (CAPTURE_LAMBDA, "PrivateUse1", "gx::Graph::open"),
-    (CAPTURE_THROUGH_HELPER, "MTIA", "lower_into_program"),
-])
+@pytest.mark.parametrize(
+    ("source", "key", "via"),
+    [
+        (CAPTURE_LAMBDA, "PrivateUse1", "gx::Graph::open"),
+        (CAPTURE_THROUGH_HELPER, "MTIA", "lower_into_program"),
+    ],
+)
 def test_a_global_fallback_of_the_backends_own_leaves_per_op_coverage_undecided(tmp_path, syntax, source, key, via):
     found = registered(tmp_path, syntax, {"csrc/capture.cpp": source})
     assert [(r.key, r.kernel, r.via) for r in found.fallbacks if r.key == key] == [(key, "native", via)]

@@ -6,11 +6,14 @@ import pytest
 from air.packs import load_pack
 from helpers.packs import TINY_HEADER, TINY_ROWS, load_error, write_pack
 
-CONSTRAINTS = TINY_HEADER + """\
+CONSTRAINTS = (
+    TINY_HEADER
+    + """\
 constraints:
   on_device_key: {KEY: {symbol: device_key}}
   custom_namespace: {NAMESPACE: {not_in: [aten, _]}}
 """
+)
 CALL = "python_call: {name: torch.utils.rename_privateuse1_backend}"
 MACRO = "cpp_macro: {name: TORCH_LIBRARY_IMPL, capture: [NAMESPACE, KEY]}"
 
@@ -42,7 +45,9 @@ def test_a_row_file_may_define_constraints_for_every_file(tmp_path):
 
 def test_a_pack_inherits_the_constraints_of_the_pack_it_extends(tmp_path):
     write_pack(tmp_path, header=CONSTRAINTS, name="base")
-    child = write_pack(tmp_path, header=TINY_HEADER + "extends: ../base\n", rows=rows_where("on_device_key"), name="child")
+    child = write_pack(
+        tmp_path, header=TINY_HEADER + "extends: ../base\n", rows=rows_where("on_device_key"), name="child"
+    )
     assert load_pack(str(child)).rows[0].evidence["call"].where == {"KEY": {"symbol": "device_key"}}
 
 
@@ -52,8 +57,11 @@ def test_a_pack_inherits_the_constraints_of_the_pack_it_extends(tmp_path):
         ("on_host_key", CONSTRAINTS, "01.yaml:10 at rows[0].evidence.call.where: no constraints named 'on_host_key'"),
         ("[on_device_key, {KEY: {in: [Meta]}}]", CONSTRAINTS, "where[1]: capture KEY is constrained twice"),
         ("[]", CONSTRAINTS, "where: [] should be non-empty"),
-        ("on_device_key", CONSTRAINTS.replace("symbol: device_key", "symbol: host_key"),
-         "unknown symbol set 'host_key'"),
+        (
+            "on_device_key",
+            CONSTRAINTS.replace("symbol: device_key", "symbol: host_key"),
+            "unknown symbol set 'host_key'",
+        ),
         ("custom_namespace", CONSTRAINTS.replace("not_in:", "nto_in:"), "pack.yaml:7 at constraints.custom_namespace"),
     ],
 )

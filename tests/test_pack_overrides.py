@@ -58,8 +58,10 @@ overrides:
         ("overrides:\n  tiny-row: {}\n", "overrides.tiny-row"),
         ("overrides:\n  tiny-row: {priority: 5}\n", "at overrides.tiny-row.priority"),
         ("overrides:\n  tiny-row: {paths: [fork]}\n", "`paths` is now `integration_paths`"),
-        ("overrides:\n  tiny-row: {score: {2: missing}}\n",
-         "overrides.tiny-row.score.2: condition refers to undefined"),
+        (
+            "overrides:\n  tiny-row: {score: {2: missing}}\n",
+            "overrides.tiny-row.score.2: condition refers to undefined",
+        ),
     ],
 )
 def test_broken_overrides_fail_in_one_line(tmp_path, overrides, fragment):

@@ -47,7 +47,9 @@ def test_an_override_may_name_the_old_id_and_a_pack_inherits_the_redirects(tmp_p
     ],
 )
 def test_broken_redirects_fail_in_one_line(tmp_path, redirects, fragment):
-    assert fragment in load_error(write_pack(tmp_path, header=TINY_HEADER + f"redirects: {redirects}\n", rows=TINY_ROWS))
+    assert fragment in load_error(
+        write_pack(tmp_path, header=TINY_HEADER + f"redirects: {redirects}\n", rows=TINY_ROWS)
+    )
 
 
 def test_the_shipped_pack_still_answers_to_its_terse_ids(pack):

@@ -27,6 +27,8 @@ RUNTIME_ROW = """\
     remediation: Test it.
     docs: [https://example.org/doc]
 """
+
+
 def tiny_pack(tmp_path, rows: str = TINY_ROWS):
     directory = write_pack(tmp_path, rows=rows)
     return directory, directory / "fixtures"
@@ -68,12 +70,14 @@ def test_wrong_outcome_and_unknown_row_are_reported(tmp_path):
 
 def test_annotations_check_the_cited_line(tmp_path):
     directory, fixtures = tiny_pack(tmp_path)
-    source = ('import torch\n'
-              'torch.utils.rename_privateuse1_backend("a")  # air: expect tiny-row\n'
-              '# air: reject tiny-row\n'
-              'x = 1\n'
-              '# air: expect tiny-row\n'
-              'y = 2\n')
+    source = (
+        "import torch\n"
+        'torch.utils.rename_privateuse1_backend("a")  # air: expect tiny-row\n'
+        "# air: reject tiny-row\n"
+        "x = 1\n"
+        "# air: expect tiny-row\n"
+        "y = 2\n"
+    )
     root = add_fixture(fixtures, "full", "rows: {tiny-row: 2}\n", {"pkg/__init__.py": source})
     found = [(a.kind, a.row, a.line, a.written_at) for a in annotations(root)]
     assert found == [("expect", "tiny-row", 2, 2), ("reject", "tiny-row", 4, 3), ("expect", "tiny-row", 6, 5)]

@@ -44,8 +44,10 @@ def test_digest_is_stable_and_content_sensitive(tmp_path):
 @pytest.mark.parametrize(
     ("rows", "fragments"),
     [
-        (TINY_ROWS.replace("    priority: 1\n", "    priority: 1\n    prority: 2\n"),
-         ["01.yaml:7", "rows[0]", "unknown key 'prority'"]),
+        (
+            TINY_ROWS.replace("    priority: 1\n", "    priority: 1\n    prority: 2\n"),
+            ["01.yaml:7", "rows[0]", "unknown key 'prority'"],
+        ),
         (TINY_ROWS.replace("      2: call", "      2: call and"), ["01.yaml:11", "cannot parse condition"]),
         (TINY_ROWS.replace("      2: call", "      2: call and missing"), ["undefined evidence missing"]),
         (TINY_ROWS.replace("python_call:", "python_cal:"), ["01.yaml:9", "unknown key 'python_cal'"]),
@@ -53,19 +55,27 @@ def test_digest_is_stable_and_content_sensitive(tmp_path):
         (TINY_ROWS.replace("tiny-row", "Tiny_Row"), ["rows[0].id"]),
         (TINY_ROWS.replace("section: device-registration", "section: nowhere"), ["unknown section 'nowhere'"]),
         (TINY_ROWS + TINY_ROWS.split("rows:\n", 1)[1], ["duplicate row id 'tiny-row'", "01.yaml:14"]),
-        (TINY_ROWS.replace("      call:\n", "      call:\n        text: {pattern: '(a+)+b'}\n"),
-         ["needs exactly one of"]),
+        (
+            TINY_ROWS.replace("      call:\n", "      call:\n        text: {pattern: '(a+)+b'}\n"),
+            ["needs exactly one of"],
+        ),
         (TINY_ROWS.replace(TINY_CLAUSE, "text: {pattern: '(a+)+b'}"), ["backtrack catastrophically"]),
         (TINY_ROWS.replace(TINY_CLAUSE, "text: {pattern: '(unclosed'}"), ["invalid regular expression"]),
-        (TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {symbol: nope}}\n"),
-         ["unknown symbol set 'nope'"]),
-        (TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {matches: '(a*)*'}}\n"),
-         ["where.X.matches", "backtrack"]),
+        (
+            TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {symbol: nope}}\n"),
+            ["unknown symbol set 'nope'"],
+        ),
+        (
+            TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {matches: '(a*)*'}}\n"),
+            ["where.X.matches", "backtrack"],
+        ),
         ("rows: [\n", ["invalid YAML"]),
         ("section: a\nsection: b\nrows: []\n", ["01.yaml:2", "duplicate key 'section'"]),
-        ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-            f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(7)),
-         ["alias expansion bomb"]),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(7)),
+            ["alias expansion bomb"],
+        ),
     ],
 )
 def test_broken_rows_fail_in_one_line(tmp_path, rows, fragments):

@@ -17,9 +17,9 @@ BACKEND = {
     "csrc/Ops.cpp": (
         "#include <torch/library.h>\n\n"
         "/* TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { m.fallback(autograd_fallback); } */\n"
-        "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl(\"add.Tensor\", &qr_add);\n}\n"
+        'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("add.Tensor", &qr_add);\n}\n'
     ),
-    "docs/registration.md": "Call `torch._register_device_module(\"qr\", mod)` and TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m).\n",
+    "docs/registration.md": 'Call `torch._register_device_module("qr", mod)` and TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m).\n',
     "tests/test_register.py": (
         "import torch\nimport torch_qr\n\n"
         "def test_register():\n    torch._register_device_module('qr', torch_qr.device)\n"

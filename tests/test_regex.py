@@ -25,8 +25,13 @@ def _patterns(data) -> list[str]:
 
 
 ROW_FILES = sorted((SHIPPED_PACK_DIR / "rows").glob("*.yaml"))
-PACK_PATTERNS = sorted({p for path in ROW_FILES
-                        for p in _patterns(expand_families(load_yaml(path), defined_properties("row", "row")).data)})
+PACK_PATTERNS = sorted(
+    {
+        p
+        for path in ROW_FILES
+        for p in _patterns(expand_families(load_yaml(path), defined_properties("row", "row")).data)
+    }
+)
 FIXTURE_TEXTS = [path.read_text() for path in sorted(FIXTURES.rglob("*")) if path.is_file()]
 FIXTURE_LINES = sorted({line for text in FIXTURE_TEXTS for line in text.splitlines()})
 
@@ -42,10 +47,14 @@ def spans(pattern, text: str) -> list[tuple[tuple[int, int], dict]]:
         (r"\bassert\w*\(|\ballclose\(", "assertEqual(x)\nnot_assert(y) allclose(a, b)\nassert_close(\n"),
         (r"(?<!def )\bregister_\w+\(", "def register_x(\nregister_y(1)\nx.register_z(2) unregister_w(\n"),
         (r"\b(?:self_)?device_time\b", "self_device_time device_time my_device_time device_timer\n"),
-        (r"^(?=[^\n]*?bfloat16)(?![^\n]*skip)[^\n]*torch\.\w+",
-         "x = torch.ones(dtype=torch.bfloat16)\nskip torch.bfloat16\nbfloat16\ny = torch.zeros(1)\n"),
-        (r"^[ \t]*@(?=[\w.]*?skip)[^\n]*\n[ \t]*def",
-         "@unittest.skipIf(x)\ndef f(): pass\n  @skip\n  def g(): pass\n@dec\ndef h(): pass\n"),
+        (
+            r"^(?=[^\n]*?bfloat16)(?![^\n]*skip)[^\n]*torch\.\w+",
+            "x = torch.ones(dtype=torch.bfloat16)\nskip torch.bfloat16\nbfloat16\ny = torch.zeros(1)\n",
+        ),
+        (
+            r"^[ \t]*@(?=[\w.]*?skip)[^\n]*\n[ \t]*def",
+            "@unittest.skipIf(x)\ndef f(): pass\n  @skip\n  def g(): pass\n@dec\ndef h(): pass\n",
+        ),
         (r"literal_first\w*", "literal_first literal_firstly not_literal_first\n"),
         (r"(?i)\bfloat16\b", "Float16 FLOAT16 float16x bfloat16\n"),
         (r"\s*\bfloat16\b", "  float16\n\tfloat16 xfloat16\n"),

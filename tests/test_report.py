@@ -78,8 +78,14 @@ def make_report() -> Report:
     return Report(
         tool_version="0.1.0",
         date="2026-08-01",
-        pack=PackInfo("flux-1.x", "1.0.0", "sha256:" + "0123456789abcdef" * 4, "flux", "Flux",
-                      terms=Terms("widget key", "core flux operators")),
+        pack=PackInfo(
+            "flux-1.x",
+            "1.0.0",
+            "sha256:" + "0123456789abcdef" * 4,
+            "flux",
+            "Flux",
+            terms=Terms("widget key", "core flux operators"),
+        ),
         backend=Backend("flux_widget", None, Source("git", REPOSITORY, "abc123"), None),
         integration_path=IntegrationPath(
             id="fork",

@@ -19,10 +19,14 @@ def as_if(pack, path: str, full_tier: int) -> list[RowResult]:
     rows = []
     for r in pack.rows:
         if r.paths and path not in r.paths:
-            rows.append(RowResult(r.id, r.item, r.section, r.title, r.priority, r.paths, "not_applicable", None, "", (), "", ()))
+            rows.append(
+                RowResult(r.id, r.item, r.section, r.title, r.priority, r.paths, "not_applicable", None, "", (), "", ())
+            )
         else:
             points = 2 if tiers[r.section] == full_tier else 0
-            rows.append(RowResult(r.id, r.item, r.section, r.title, r.priority, r.paths, "scored", points, "", (), "", ()))
+            rows.append(
+                RowResult(r.id, r.item, r.section, r.title, r.priority, r.paths, "scored", points, "", (), "", ())
+            )
     return rows
 
 
@@ -42,8 +46,9 @@ def test_a_sections_max_points_are_two_per_priority_over_the_rows_of_the_path(pa
     declared = [r for r in declared_rows() if not r.get("integration_paths") or path in r["integration_paths"]]
     result = score(pack.framework.sections, as_if(pack, path, full_tier=0))
     maxima = {s.id: s.max_pts for s in result.sections}
-    assert maxima == pytest.approx({s.id: sum(2 / r["priority"] for r in declared if r["section"] == s.id)
-                                    for s in pack.framework.sections})
+    assert maxima == pytest.approx(
+        {s.id: sum(2 / r["priority"] for r in declared if r["section"] == s.id) for s in pack.framework.sections}
+    )
 
 
 def test_rows_keep_the_sections_and_paths_their_files_declare(pack):
@@ -56,9 +61,9 @@ def test_rows_keep_the_sections_and_paths_their_files_declare(pack):
 def test_weights_na_and_unknown():
     sections = [Section("a", 1, "A", 1), Section("b", 2, "B", 3), Section("c", 3, "C", 2)]
     rows = [
-        row("a", 1, points=2),            # 2 of 2
-        row("a", 2, points=1),            # 0.5 of 1
-        row("a", 3, "unknown", None),     # 0 of 2/3, unverified
+        row("a", 1, points=2),  # 2 of 2
+        row("a", 2, points=1),  # 0.5 of 1
+        row("a", 3, "unknown", None),  # 0 of 2/3, unverified
         row("b", 1, points=0),
         row("c", 1, "not_applicable", None),
     ]

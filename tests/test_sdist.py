@@ -32,16 +32,22 @@ def index(tmp_path, monkeypatch):
     marker = tmp_path / "setup-ran"
     setup = f"open({str(marker)!r}, 'w').write('ran')\nfrom setuptools import setup\nsetup(name='torch_fake', version='1.1')\n"
     tar_of(files / "torch_fake-1.0.tar.gz", {"torch_fake-1.0/setup.py": setup})
-    tar_of(files / "torch_fake-1.1.tar.gz", {
-        "torch_fake-1.1/setup.py": setup,
-        "torch_fake-1.1/torch_fake/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('fake')\n",
-    })
+    tar_of(
+        files / "torch_fake-1.1.tar.gz",
+        {
+            "torch_fake-1.1/setup.py": setup,
+            "torch_fake-1.1/torch_fake/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('fake')\n",
+        },
+    )
     (files / "torch_fake-1.2-py3-none-any.whl").write_bytes(b"not an sdist")
     page = tmp_path / "simple" / "torch-fake"
     page.mkdir(parents=True)
-    (page / "index.html").write_text("".join(
-        f'<a href="../../files/{name}#sha256=0">{name}</a>\n'
-        for name in ("torch_fake-1.0.tar.gz", "torch_fake-1.1.tar.gz", "torch_fake-1.2-py3-none-any.whl")))
+    (page / "index.html").write_text(
+        "".join(
+            f'<a href="../../files/{name}#sha256=0">{name}</a>\n'
+            for name in ("torch_fake-1.0.tar.gz", "torch_fake-1.1.tar.gz", "torch_fake-1.2-py3-none-any.whl")
+        )
+    )
     url = f"file://{tmp_path}/simple"
     monkeypatch.setenv("PIP_INDEX_URL", url)
     return url, marker, files
@@ -55,8 +61,24 @@ def test_newest_sdist_is_found(index):
 
 def test_check_of_an_sdist_never_runs_setup_py(index, tmp_path):
     _url, marker, _files = index
-    result = subprocess.run([sys.executable, "-m", "air", "check", "-q", "--no-cache", "--sdist", "torch_fake",
-                             "--format", "json", "--output", "-"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "air",
+            "check",
+            "-q",
+            "--no-cache",
+            "--sdist",
+            "torch_fake",
+            "--format",
+            "json",
+            "--output",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["backend"]["source"]["kind"] == "sdist" and report["backend"]["source"]["version"] == "1.1"

@@ -30,8 +30,9 @@ SECRET = "the secret outside the tree"
 
 def air(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600"}
-    return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=300
+    )
 
 
 def outside(tmp_path: Path) -> Path:
@@ -116,6 +117,7 @@ class _Blocked(Exception):
 @contextmanager
 def no_longer_than(seconds: int) -> Iterator[None]:
     """Fails what it holds when it still runs (blocked on a FIFO, say) after `seconds`."""
+
     def ring(signum, frame):
         raise _Blocked(f"still blocked after {seconds} s")
 
@@ -158,13 +160,27 @@ def test_file_names_that_are_not_utf8_are_counted_skips(tmp_path, listed_by):
         git(root, "add", ".")
     for cache in ("--no-cache", None, None):  # afresh, then stored in the cache, then read from it
         out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
-        result = air("check", "-q", *filter(None, [cache]), "--format", "json", "--output", str(out_json),
-                     "--format", "markdown", "--output", str(out_md), str(root))
+        result = air(
+            "check",
+            "-q",
+            *filter(None, [cache]),
+            "--format",
+            "json",
+            "--output",
+            str(out_json),
+            "--format",
+            "markdown",
+            "--output",
+            str(out_md),
+            str(root),
+        )
         assert result.returncode == 0, result.stderr
         index = json.loads(out_json.read_bytes().decode("utf-8"))["index"]
         assert index["skipped"] == [{"reason": "file name not UTF-8", "count": 2}]
-        assert index["skipped_files"] == [{"path": "bad\\xff.py", "reason": "file name not UTF-8"},
-                                          {"path": "bin\\xfe.cpp", "reason": "file name not UTF-8"}]
+        assert index["skipped_files"] == [
+            {"path": "bad\\xff.py", "reason": "file name not UTF-8"},
+            {"path": "bin\\xfe.cpp", "reason": "file name not UTF-8"},
+        ]
         assert index["files"] == 1
         assert "file name not UTF-8: 2" in out_md.read_bytes().decode("utf-8")
 
@@ -213,11 +229,14 @@ def test_a_path_longer_than_the_system_can_name_is_a_counted_skip(tmp_path, pack
     assert dict(report.index.skipped) == {"path too long": 1}
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    (["a" * 300], "too long to be a path"),
-    (["--subdir", "a" * 300, str(FIXTURES / "pu1_full")], "too long to be a path"),
-    (["--pack", "a" * 300, str(FIXTURES / "pu1_full")], "no such pack"),
-])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["a" * 300], "too long to be a path"),
+        (["--subdir", "a" * 300, str(FIXTURES / "pu1_full")], "too long to be a path"),
+        (["--pack", "a" * 300, str(FIXTURES / "pu1_full")], "no such pack"),
+    ],
+)
 def test_names_too_long_to_be_paths_are_one_line_errors(tmp_path, args, fragment):
     result = air("check", "-q", *args, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
@@ -282,22 +301,30 @@ BROKEN_KEYS = {
     "rows absolute": (lambda d: set_key(d, 'rows: ["rows/*.yaml"]', f'rows: ["{d}/rows/*.yaml"]'), "rows"),
     "rows climbing out": (lambda d: set_key(d, 'rows: ["rows/*.yaml"]', 'rows: ["../pack/rows/*.yaml"]'), "rows"),
     "rows linked out": (link_rows_outside, "rows"),
-    "catalog absolute": (lambda d: set_key(d, "catalog: data/aten-ops.json", f"catalog: {d}/data/aten-ops.json"),
-                         "operators.catalog"),
-    "catalog climbing out": (lambda d: set_key(d, "catalog: data/aten-ops.json", "catalog: ../pack/data/aten-ops.json"),
-                             "operators.catalog"),
+    "catalog absolute": (
+        lambda d: set_key(d, "catalog: data/aten-ops.json", f"catalog: {d}/data/aten-ops.json"),
+        "operators.catalog",
+    ),
+    "catalog climbing out": (
+        lambda d: set_key(d, "catalog: data/aten-ops.json", "catalog: ../pack/data/aten-ops.json"),
+        "operators.catalog",
+    ),
     "catalog linked out": (link_catalog_outside, "operators.catalog"),
-    "fixtures absolute": (lambda d: set_key(d, "requires_air:", f"fixtures: {d}/fixtures\nrequires_air:"),
-                          "fixtures"),
-    "fixtures climbing out": (lambda d: set_key(d, "requires_air:", "fixtures: ../pack/fixtures\nrequires_air:"),
-                              "fixtures"),
-    "fixtures linked out": (lambda d: (d / "fixtures").rmdir() or (d / "fixtures").symlink_to(d.parent),
-                            "fixtures"),
-    "extends absolute": (lambda d: set_key(d, "requires_air:", f"extends: {SHIPPED_PACK_DIR}\nrequires_air:"),
-                         "extends"),
+    "fixtures absolute": (lambda d: set_key(d, "requires_air:", f"fixtures: {d}/fixtures\nrequires_air:"), "fixtures"),
+    "fixtures climbing out": (
+        lambda d: set_key(d, "requires_air:", "fixtures: ../pack/fixtures\nrequires_air:"),
+        "fixtures",
+    ),
+    "fixtures linked out": (lambda d: (d / "fixtures").rmdir() or (d / "fixtures").symlink_to(d.parent), "fixtures"),
+    "extends absolute": (
+        lambda d: set_key(d, "requires_air:", f"extends: {SHIPPED_PACK_DIR}\nrequires_air:"),
+        "extends",
+    ),
     "extends climbing far out": (extend_outside, "extends"),
-    "framework climbing out": (lambda d: set_key(d, "framework: pytorch", "framework: ../frameworks/pytorch"),
-                               "framework"),
+    "framework climbing out": (
+        lambda d: set_key(d, "framework: pytorch", "framework: ../frameworks/pytorch"),
+        "framework",
+    ),
 }
 
 
@@ -309,8 +336,19 @@ def test_pack_paths_leaving_the_pack_are_pack_errors(tmp_path, broken, command):
     if command == "validate":
         result = air("pack", "validate", str(directory), cwd=tmp_path)
     else:
-        result = air("check", "-q", "--no-cache", "--pack", str(directory), "--format", "json", "--output",
-                     str(tmp_path / "r.json"), str(FIXTURES / "pu1_full"), cwd=tmp_path)
+        result = air(
+            "check",
+            "-q",
+            "--no-cache",
+            "--pack",
+            str(directory),
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / "r.json"),
+            str(FIXTURES / "pu1_full"),
+            cwd=tmp_path,
+        )
     assert result.returncode == 2, (result.returncode, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("air: error: "), result.stderr
@@ -333,7 +371,8 @@ def test_a_framework_named_by_a_path_is_refused_before_its_backends_are_read(tmp
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "backends.yaml").write_text(
-        "backends:\n  - {name: planted, aliases: [], vendor: Nobody, url: 'file:///nowhere/planted.git'}\n")
+        "backends:\n  - {name: planted, aliases: [], vendor: Nobody, url: 'file:///nowhere/planted.git'}\n"
+    )
     climbing = os.path.relpath(elsewhere, data_dir("frameworks"))
     directory = copied_pack(tmp_path, lambda d: set_key(d, "framework: pytorch", f"framework: {climbing}"))
     result = air("check", "-q", "--no-cache", "--pack", str(directory), "planted", cwd=tmp_path)

@@ -42,9 +42,13 @@ def head(root: Path) -> str:
 def air_check(tree: Path | str, tmp_path: Path, env: dict[str, str] | None = None) -> dict:
     """The JSON report of `air check` on `tree`, run through the real command line."""
     output = tmp_path / "report.json"
-    result = subprocess.run([str(AIR), "check", "--no-cache", "-q", "--format", "json", "--output", str(output),
-                             str(tree)], capture_output=True, text=True, timeout=CHECK_TIMEOUT,
-                            env={**os.environ, "AIR_CACHE": str(tmp_path / "cache"), **(env or {})})
+    result = subprocess.run(
+        [str(AIR), "check", "--no-cache", "-q", "--format", "json", "--output", str(output), str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=CHECK_TIMEOUT,
+        env={**os.environ, "AIR_CACHE": str(tmp_path / "cache"), **(env or {})},
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(output.read_text())
 
@@ -64,6 +68,7 @@ def filtered_checkout(root: Path, config: str) -> Path:
 
 # -- filters, includes, fsmonitor: nothing of the checkout's configuration runs ------------------------------------
 
+
 @pytest.mark.parametrize("kind", ["clean", "process", "include"])
 def test_a_filter_of_the_checkout_never_runs(tmp_path, kind):
     marker = tmp_path / "ran"
@@ -75,7 +80,11 @@ def test_a_filter_of_the_checkout_never_runs(tmp_path, kind):
     source = air_check(root, tmp_path)["backend"]["source"]
     assert not marker.exists()
     assert (source["commit"], source["branch"], source["dirty"], source["describe"]) == (
-        head(root), "main", True, "v1.0-dirty")
+        head(root),
+        "main",
+        True,
+        "v1.0-dirty",
+    )
 
 
 def test_fsmonitor_hooks_and_pager_of_the_checkout_never_run(tmp_path):
@@ -85,8 +94,11 @@ def test_fsmonitor_hooks_and_pager_of_the_checkout_never_run(tmp_path):
     for hook in ("post-checkout", "reference-transaction", "post-index-change"):
         (tmp_path / "hooks" / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
         (tmp_path / "hooks" / hook).chmod(0o755)
-    append_config(root, f'[core]\n\tfsmonitor = "touch {marker}"\n\thooksPath = {tmp_path}/hooks\n'
-                        f'\tpager = touch {marker}\n[pager]\n\tdescribe = touch {marker}\n')
+    append_config(
+        root,
+        f'[core]\n\tfsmonitor = "touch {marker}"\n\thooksPath = {tmp_path}/hooks\n'
+        f"\tpager = touch {marker}\n[pager]\n\tdescribe = touch {marker}\n",
+    )
     (root / "a.py").write_text("import torch  # changed\n")
     report = air_check(root, tmp_path)
     assert not marker.exists()
@@ -104,6 +116,7 @@ def test_a_fixture_of_a_pack_runs_nothing_either(tmp_path, pack):
 
 
 # -- repository discovery is air's: a .git file, commondir and core.worktree never lead elsewhere ------------------
+
 
 @pytest.mark.parametrize("spelling", ["absolute", "relative"])
 def test_a_git_file_pointing_at_another_repository_is_not_followed(tmp_path, spelling):
@@ -189,8 +202,11 @@ def test_inherited_git_variables_never_redirect_git(tmp_path):
 
 # -- nothing in a checkout can block air ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("member", [".git/HEAD", ".git/index", ".git/config", ".git/packed-refs",
-                                    ".git/info/exclude", ".gitignore", "excludes"])
+
+@pytest.mark.parametrize(
+    "member",
+    [".git/HEAD", ".git/index", ".git/config", ".git/packed-refs", ".git/info/exclude", ".gitignore", "excludes"],
+)
 def test_a_fifo_in_a_checkout_never_blocks(tmp_path, member):
     root = repository(tmp_path / "repo")
     (root / ".git" / "info").mkdir(exist_ok=True)
@@ -205,6 +221,7 @@ def test_a_fifo_in_a_checkout_never_blocks(tmp_path, member):
 
 
 # -- URL clones: neither the user's configuration nor the fetched tree runs anything --------------------------------
+
 
 @pytest.fixture()
 def lfs_remote(tmp_path):
@@ -228,8 +245,9 @@ def test_a_global_lfs_filter_never_runs_during_a_fetch(lfs_remote, tmp_path, mon
     marker = tmp_path / "ran"
     home = tmp_path / "home"
     home.mkdir()
-    (home / ".gitconfig").write_text(f'[filter "lfs"]\n\t{key} = sh -c \'touch {marker}; cat\'\n\trequired = true\n'
-                                     f"[core]\n\thooksPath = {home}\n")
+    (home / ".gitconfig").write_text(
+        f"[filter \"lfs\"]\n\t{key} = sh -c 'touch {marker}; cat'\n\trequired = true\n[core]\n\thooksPath = {home}\n"
+    )
     (home / "post-checkout").write_text(f"#!/bin/sh\ntouch {marker}\n")
     (home / "post-checkout").chmod(0o755)
     user = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "AIR_CACHE": str(tmp_path / "cache")}
@@ -243,6 +261,7 @@ def test_a_global_lfs_filter_never_runs_during_a_fetch(lfs_remote, tmp_path, mon
 
 
 # -- HEAD and refs, read without git -------------------------------------------------------------------------------
+
 
 def test_detached_head(tmp_path):
     root = repository(tmp_path / "repo")
@@ -292,6 +311,7 @@ def test_refs_behind_a_symbolic_link_are_not_read(tmp_path):
 
 
 # -- whether tracked files changed, computed from the index -------------------------------------------------------
+
 
 def aged(root: Path) -> Path:
     """Files dated a day back, so that no index entry is racily clean."""
@@ -419,8 +439,9 @@ def test_an_unreadable_index_means_unknown(tmp_path, damage):
     if damage == "missing":
         index.unlink()
     else:
-        index.write_bytes({"version 5": data[:4] + struct.pack(">I", 5) + data[8:], "truncated": data[:60],
-                           "empty": b""}[damage])
+        index.write_bytes(
+            {"version 5": data[:4] + struct.pack(">I", 5) + data[8:], "truncated": data[:60], "empty": b""}[damage]
+        )
     assert dirty(root) is None
 
 

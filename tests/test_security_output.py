@@ -36,8 +36,9 @@ TIMEOUT = 120  # generous: the cases this bounds used to hang forever
 
 def air(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=TIMEOUT)
+    return subprocess.run(
+        [sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=TIMEOUT
+    )
 
 
 # --- outputs ---------------------------------------------------------------------------
@@ -178,8 +179,19 @@ def evil_tree(tmp_path: Path) -> Path:
 def test_control_characters_from_the_tree_never_reach_a_report_or_the_terminal(tmp_path):
     root = evil_tree(tmp_path)
     markdown, report = tmp_path / "r.md", tmp_path / "r.json"
-    result = air("check", "--no-cache", "--format", "markdown", "--output", str(markdown),
-                 "--format", "json", "--output", str(report), str(root))
+    result = air(
+        "check",
+        "--no-cache",
+        "--format",
+        "markdown",
+        "--output",
+        str(markdown),
+        "--format",
+        "json",
+        "--output",
+        str(report),
+        str(root),
+    )
     assert result.returncode == 0, result.stderr
     for text in (markdown.read_text(), report.read_text(), result.stdout, result.stderr):
         assert "\x1b" not in text and "\x07" not in text
@@ -236,12 +248,32 @@ def private_cache(tmp_path: Path, name: str = "cache") -> Path:
 def test_a_cache_directory_writable_by_others_is_refused(tmp_path):
     directory = private_cache(tmp_path)
     directory.chmod(0o777)
-    result = air("check", "-q", "--format", "json", "--output", str(tmp_path / "r.json"), str(FULL),
-                 env={"AIR_CACHE": str(directory)})
+    result = air(
+        "check",
+        "-q",
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "r.json"),
+        str(FULL),
+        env={"AIR_CACHE": str(directory)},
+    )
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert str(directory) in result.stderr and "chmod go-w" in result.stderr and "--no-cache" in result.stderr
-    assert air("check", "-q", "--no-cache", "--format", "json", "--output", str(tmp_path / "r.json"), str(FULL),
-               env={"AIR_CACHE": str(directory)}).returncode == 0
+    assert (
+        air(
+            "check",
+            "-q",
+            "--no-cache",
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / "r.json"),
+            str(FULL),
+            env={"AIR_CACHE": str(directory)},
+        ).returncode
+        == 0
+    )
 
 
 def test_a_results_directory_writable_by_others_is_refused(tmp_path, monkeypatch):
@@ -344,7 +376,15 @@ def test_a_key_file_that_is_not_user_only_is_refused(tmp_path, spoil):
         (tmp_path / "elsewhere").write_bytes(os.urandom(32))
         (tmp_path / "elsewhere").chmod(0o600)
         key.symlink_to(tmp_path / "elsewhere")
-    result = air("check", "-q", "--format", "json", "--output", str(tmp_path / "r.json"), str(FULL),
-                 env={"AIR_CACHE": str(directory)})
+    result = air(
+        "check",
+        "-q",
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "r.json"),
+        str(FULL),
+        env={"AIR_CACHE": str(directory)},
+    )
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert str(key) in result.stderr and "--no-cache" in result.stderr

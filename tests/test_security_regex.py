@@ -71,8 +71,10 @@ def shipped_patterns() -> dict[str, tuple[GuardedPattern, str]]:
     clauses = [c for row in pack.rows for c in row.evidence.values()] + list(pack.framework.signals.values())
     clauses += [detector.clause for detector in pack.upstream]
     every_match = {c.spec.get("pattern") or re.escape(c.spec["literal"]) for c in clauses if c.kind == "text"}
-    return {pattern: (compiled, "finditer" if pattern in every_match else "search")
-            for pattern, compiled in recorded.items()}
+    return {
+        pattern: (compiled, "finditer" if pattern in every_match else "search")
+        for pattern, compiled in recorded.items()
+    }
 
 
 def engine_patterns() -> dict[str, tuple[re.Pattern | GuardedPattern, str]]:
@@ -185,7 +187,7 @@ def _sample(items: list, flags: int, text: str, found: list[str]) -> str | None:
                 return None
             if value[1] > 100:
                 found.append(once)
-            text += once[len(text):] * value[0]
+            text += once[len(text) :] * value[0]
         elif name in ("SUBPATTERN", "BRANCH", "ATOMIC_GROUP"):
             text = _sample(_children(op, value)[0], flags, text, found)
             if text is None:
@@ -291,13 +293,16 @@ def test_the_guard_refuses_ambiguous_repeats(pattern):
     assert "\n" not in str(refused.value)
 
 
-@pytest.mark.parametrize("pattern", [
-    r"(?:,[ \t]?\w)+;",  # a delimiter fixes where each turn starts
-    r"(?:\n|[ \t][^\n]*\n){0,300}?[ \t]+def",  # each turn ends at a line break
-    r"\w*\s*\(",
-    r"[^\n]*:[ \t]*\n",
-    r"\bautocast\s*\((?:(?!\bautocast\s*\()[\s\S]){0,3000}?\.backward\s*\(",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?:,[ \t]?\w)+;",  # a delimiter fixes where each turn starts
+        r"(?:\n|[ \t][^\n]*\n){0,300}?[ \t]+def",  # each turn ends at a line break
+        r"\w*\s*\(",
+        r"[^\n]*:[ \t]*\n",
+        r"\bautocast\s*\((?:(?!\bautocast\s*\()[\s\S]){0,3000}?\.backward\s*\(",
+    ],
+)
 def test_the_guard_accepts_repeats_that_split_text_one_way(pattern):
     compile_guarded(pattern)
 
@@ -390,9 +395,10 @@ def tiny_pack(root: Path, pattern: str, prefilter: str = "") -> Path:
     """A pack of one row whose only evidence is `pattern`."""
     directory = root / "pack"
     (directory / "rows").mkdir(parents=True)
-    (directory / "pack.yaml").write_text("id: tiny\nversion: 1.0.0\nframework: pytorch\nrequires_air: \">=0.1\"\n")
+    (directory / "pack.yaml").write_text('id: tiny\nversion: 1.0.0\nframework: pytorch\nrequires_air: ">=0.1"\n')
     spec = {"pattern": pattern, **({"prefilter": [prefilter]} if prefilter else {})}
-    (directory / "rows" / "01.yaml").write_text(textwrap.dedent(f"""\
+    (directory / "rows" / "01.yaml").write_text(
+        textwrap.dedent(f"""\
         section: device-registration
         rows:
           - id: slow-row
@@ -406,13 +412,27 @@ def tiny_pack(root: Path, pattern: str, prefilter: str = "") -> Path:
               2: slow
             remediation: Do it.
             docs: [https://example.org/doc]
-        """))
+        """)
+    )
     return directory
 
 
 def air_check(tree: Path, pack: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "air", "check", str(tree), "--pack", str(pack), "--no-cache", "-q",
-               "--format", "json", "--output", str(tree / "report.json")]
+    command = [
+        sys.executable,
+        "-m",
+        "air",
+        "check",
+        str(tree),
+        "--pack",
+        str(pack),
+        "--no-cache",
+        "-q",
+        "--format",
+        "json",
+        "--output",
+        str(tree / "report.json"),
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
 
 

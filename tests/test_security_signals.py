@@ -33,17 +33,24 @@ needs_workers = pytest.mark.skipif(not FORKED, reason="air shares its work with 
 def write_backend(root: Path, modules: int = MODULES, functions: int = FUNCTIONS) -> list[str]:
     """A generated backend, large enough that the evaluation of its clauses takes seconds; the
     paths of its files."""
-    files = {"setup.py": 'from setuptools import setup\nsetup(name="torch_big", version="1.0")\n',
-             "torch_big/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('big')\n"}
+    files = {
+        "setup.py": 'from setuptools import setup\nsetup(name="torch_big", version="1.0")\n',
+        "torch_big/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('big')\n",
+    }
     for number in range(modules):
         part = number % 30
         files[f"torch_big/sub{part}/__init__.py"] = ""
         files[f"torch_big/sub{part}/mod{number}.py"] = "import torch\n\n" + "".join(
-            f"def f{i}(x):\n    return torch.add(x, {i})  # helper {i}\n\n" for i in range(functions))
-        files[f"csrc/k{part}/op{number}.cpp"] = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n" + "".join(
-            f'  m.impl("op{number}_{i}", TORCH_FN(op{number}_{i}));\n' for i in range(functions)) + "}\n"
+            f"def f{i}(x):\n    return torch.add(x, {i})  # helper {i}\n\n" for i in range(functions)
+        )
+        files[f"csrc/k{part}/op{number}.cpp"] = (
+            "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n"
+            + "".join(f'  m.impl("op{number}_{i}", TORCH_FN(op{number}_{i}));\n' for i in range(functions))
+            + "}\n"
+        )
         files[f"test/t{part}/test_{number}.py"] = "import torch\n\n" + "".join(
-            f"def test_{i}():\n    assert torch.ones(1, device='big:1')\n\n" for i in range(functions // 2))
+            f"def test_{i}():\n    assert torch.ones(1, device='big:1')\n\n" for i in range(functions // 2)
+        )
     write_tree(root, files)
     return sorted(files)
 
@@ -55,8 +62,14 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("signals")
     venv.create(root / "venv", with_pip=False)
     python = root / "venv" / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     paths = write_backend(site)
     info = site / "torch_big-1.0.dist-info"
     info.mkdir()
@@ -96,15 +109,18 @@ def processes() -> dict[int, tuple[int, int, str]]:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue  # it ended meanwhile
-            state, parent, group = stat[stat.rindex(")") + 2:].split()[:3]
+            state, parent, group = stat[stat.rindex(")") + 2 :].split()[:3]
             found[int(entry)] = (int(parent), int(group), state)
     return found
 
 
 def children(pid: int) -> list[int]:
     """The processes `pid` forked (not those it ran, such as git: they run another program)."""
-    return [child for child, (parent, _group, _state) in processes().items()
-            if parent == pid and command_line(child) == command_line(pid)]
+    return [
+        child
+        for child, (parent, _group, _state) in processes().items()
+        if parent == pid and command_line(child) == command_line(pid)
+    ]
 
 
 def command_line(pid: int) -> bytes | None:
@@ -153,8 +169,14 @@ def run_air() -> Iterator[Callable[..., subprocess.Popen]]:
     started: list[subprocess.Popen] = []
 
     def start(*args: str, env: dict[str, str]) -> subprocess.Popen:
-        process = subprocess.Popen([sys.executable, "-m", "air", *args], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "air", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
         started.append(process)
         return process
 
@@ -182,8 +204,9 @@ def signalled(process: subprocess.Popen, number: int, whole_group: bool = False,
     return process.returncode, err
 
 
-def assert_ended_cleanly(process: subprocess.Popen, ended: tuple[int, str], code: int, line: str,
-                         environment: dict[str, str]) -> None:
+def assert_ended_cleanly(
+    process: subprocess.Popen, ended: tuple[int, str], code: int, line: str, environment: dict[str, str]
+) -> None:
     returncode, err = ended
     assert returncode == code, err
     assert "Traceback" not in err and "Exception ignored" not in err, err
@@ -227,10 +250,22 @@ def test_a_second_interrupt_does_not_cut_the_ending_short(backend, scratch, run_
 def test_a_signalled_check_of_an_installed_distribution_removes_its_copy(installed, scratch, run_air, ending):
     python, _site = installed
     number, code, line = ENDINGS[ending]
-    process = run_air("check", "-q", "--no-cache", "--dist", "big", "--python", str(python), "--format", "json",
-                      "--output", "-", env=scratch)
+    process = run_air(
+        "check",
+        "-q",
+        "--no-cache",
+        "--dist",
+        "big",
+        "--python",
+        str(python),
+        "--format",
+        "json",
+        "--output",
+        "-",
+        env=scratch,
+    )
     busy_workers(process)
-    assert [path.name[:len("air-dist-")] for path in Path(scratch["TMPDIR"]).iterdir()] == ["air-dist-"]
+    assert [path.name[: len("air-dist-")] for path in Path(scratch["TMPDIR"]).iterdir()] == ["air-dist-"]
     ended = signalled(process, number)
     assert_ended_cleanly(process, ended, code, line, scratch)
 
@@ -243,8 +278,9 @@ def stalling_git(tmp_path) -> dict[str, str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\ncase " $* " in\n  *" fetch "*) "{real}" "$@"; exec sleep 600 ;;\nesac\n'
-                       f'exec "{real}" "$@"\n')
+    wrapper.write_text(
+        f'#!/bin/sh\ncase " $* " in\n  *" fetch "*) "{real}" "$@"; exec sleep 600 ;;\nesac\nexec "{real}" "$@"\n'
+    )
     wrapper.chmod(0o755)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
@@ -256,8 +292,9 @@ def bare(tmp_path) -> Path:
     commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"]
     for command in (["init", "-q"], ["add", "-A"], commit):
         subprocess.run(["git", "-C", str(work), *command], check=True, capture_output=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(tmp_path / "bare.git")], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(work), str(tmp_path / "bare.git")], check=True, capture_output=True
+    )
     return tmp_path / "bare.git"
 
 
@@ -265,8 +302,9 @@ def bare(tmp_path) -> Path:
 def test_a_signalled_fetch_leaves_no_staging_clone(bare, stalling_git, scratch, run_air, ending):
     environment = {**scratch, **stalling_git}
     number, code, line = ENDINGS[ending]
-    process = run_air("check", "-q", "--no-cache", "--format", "json", "--output", "-", f"file://{bare}",
-                      env=environment)
+    process = run_air(
+        "check", "-q", "--no-cache", "--format", "json", "--output", "-", f"file://{bare}", env=environment
+    )
     clones = Path(environment["AIR_CACHE"]) / "clones"
     stalled = b"sleep\x00600\x00"
     wait_for(lambda: stalled in map(command_line, in_group(process.pid)), "stalled fetch", process)
@@ -295,8 +333,11 @@ class NeedsTwoArguments(Exception):
 
 
 @needs_workers
-@pytest.mark.parametrize("error", [HoldsALock("the child failed"), NeedsTwoArguments("the child", "failed")],
-                         ids=["unpicklable", "not-rebuildable"])
+@pytest.mark.parametrize(
+    "error",
+    [HoldsALock("the child failed"), NeedsTwoArguments("the child", "failed")],
+    ids=["unpicklable", "not-rebuildable"],
+)
 def test_an_error_in_a_worker_reaches_the_parent_in_one_line(pack, monkeypatch, capfd, error):
     import air.evidence.text as text_kind
     from air.run import check
@@ -324,11 +365,15 @@ def wrapped(ending: KeyboardInterrupt) -> RuntimeError:
         return error
 
 
-@pytest.mark.parametrize(("raised", "code", "line"), [
-    (Terminated(), 143, "air: terminated"),
-    (wrapped(Terminated()), 143, "air: terminated"),
-    (wrapped(KeyboardInterrupt()), 130, "air: interrupted"),
-], ids=["terminated", "terminated-in-another-error", "interrupted-in-another-error"])
+@pytest.mark.parametrize(
+    ("raised", "code", "line"),
+    [
+        (Terminated(), 143, "air: terminated"),
+        (wrapped(Terminated()), 143, "air: terminated"),
+        (wrapped(KeyboardInterrupt()), 130, "air: interrupted"),
+    ],
+    ids=["terminated", "terminated-in-another-error", "interrupted-in-another-error"],
+)
 def test_the_command_line_ends_in_one_line_with_the_code_of_the_signal(monkeypatch, capsys, raised, code, line):
     import air.cli
 

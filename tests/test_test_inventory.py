@@ -8,7 +8,7 @@ from air.run import check
 from air.test_inventory import test_inventory as take_inventory
 from helpers.paths import FIXTURES
 
-SKIPS = '''\
+SKIPS = """\
 import pytest
 import unittest
 
@@ -37,7 +37,7 @@ def test_d():
 
 def skip_connection(x):  # a function whose name starts with skip is not a skip
     return x
-'''
+"""
 
 
 def inventory_of(root, pack):
@@ -56,8 +56,13 @@ def test_fixture_inventory(pack):
     assert inventory.skip_total == 2
     (workflow,) = inventory.ci
     assert workflow.path == ".github/workflows/nightly.yml"
-    assert set(workflow.signals) == {"runs tests", "device-generic suite", "PyTorch nightly", "scheduled",
-                                     "pytorch-integration-tests"}
+    assert set(workflow.signals) == {
+        "runs tests",
+        "device-generic suite",
+        "PyTorch nightly",
+        "scheduled",
+        "pytorch-integration-tests",
+    }
 
 
 def test_skip_reasons(tmp_path, pack):

@@ -76,10 +76,16 @@ def test_one_fixture_of_the_parent_is_named_with_its_pack(tmp_path):
     result = run_pack_tests(load_pack(str(vendor(tmp_path))), only="tiny/full")
     assert [fixture.name for fixture in result.fixtures] == ["tiny/full"] and result.passed
 
+
 def test_the_example_vendor_pack_passes_its_tests():
-    completed = subprocess.run([sys.executable, "-m", "air", "pack", "test", "examples/vendor-pack"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=900,
-                               env={**os.environ, "PYTHONPATH": str(ROOT / "engine")})
+    completed = subprocess.run(
+        [sys.executable, "-m", "air", "pack", "test", "examples/vendor-pack"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "engine")},
+    )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     summary = completed.stdout.splitlines()[-1]
     assert summary.endswith("fixtures, 0 failed, 0 rows untested"), summary

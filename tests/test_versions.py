@@ -6,16 +6,19 @@ import pytest
 from air.versions import admits, is_release, ranges_overlap
 
 
-@pytest.mark.parametrize(("first", "second", "overlap"), [
-    (">=2.5", ">=2.1,<2.5", False),
-    (">=2.5", ">=2.1,<2.6", True),
-    (">=2.5", ">=2.1", True),
-    (">=2.6", "==2.5.1", False),
-    (">=2.6", "~=2.6", True),
-    ("<2.0", ">2.0", False),
-    ("<=2.0", ">=2.0", True),
-    (">2.5,<2.6", ">=2.5.1", True),
-])
+@pytest.mark.parametrize(
+    ("first", "second", "overlap"),
+    [
+        (">=2.5", ">=2.1,<2.5", False),
+        (">=2.5", ">=2.1,<2.6", True),
+        (">=2.5", ">=2.1", True),
+        (">=2.6", "==2.5.1", False),
+        (">=2.6", "~=2.6", True),
+        ("<2.0", ">2.0", False),
+        ("<=2.0", ">=2.0", True),
+        (">2.5,<2.6", ">=2.5.1", True),
+    ],
+)
 def test_ranges_overlap(first, second, overlap):
     assert ranges_overlap(first, second) is overlap
     assert ranges_overlap(second, first) is overlap

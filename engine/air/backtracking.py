@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache, reduce
+from functools import cache, reduce
 from operator import or_
 from typing import TYPE_CHECKING
 
@@ -103,8 +103,10 @@ def _nests_long_repeats(items: Items, inside: bool) -> bool:
                 return True
             if _nests_long_repeats(list(value[2]), inside or value[1] == MAXREPEAT):
                 return True
-        elif any(_nests_long_repeats(child, inside and str(op) not in _LOOKAROUNDS)
-                 for child, _flags in _children(op, value, 0)):
+        elif any(
+            _nests_long_repeats(child, inside and str(op) not in _LOOKAROUNDS)
+            for child, _flags in _children(op, value, 0)
+        ):
             return True
     return False
 
@@ -120,11 +122,15 @@ def _long_repeat_bodies(items: Items, flags: int) -> Iterator[tuple[Items, int]]
 # --- Character sets -------------------------------------------------------------------------
 
 
-_CATEGORIES = {"DIGIT": (r"\d", OTHER_DIGIT), "WORD": (r"\w", OTHER_DIGIT | OTHER_LETTER),
-               "SPACE": (r"\s", OTHER_SPACE), "LINEBREAK": (r"\n", 0)}
+_CATEGORIES = {
+    "DIGIT": (r"\d", OTHER_DIGIT),
+    "WORD": (r"\w", OTHER_DIGIT | OTHER_LETTER),
+    "SPACE": (r"\s", OTHER_SPACE),
+    "LINEBREAK": (r"\n", 0),
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _category(name: str) -> int:
     """The characters of a category: every character beyond Latin-1 of its kinds."""
     pattern, beyond = _CATEGORIES[name]
@@ -248,7 +254,7 @@ def _overlapping_alternatives(items: Items, flags: int) -> bool:
         if str(op) == "BRANCH":
             branches = [list(branch) for branch in value[1]]
             for index, branch in enumerate(branches):
-                if any(_may_overlap(branch, other, flags) for other in branches[index + 1:]):
+                if any(_may_overlap(branch, other, flags) for other in branches[index + 1 :]):
                     return True
         if str(op) not in _LOOKAROUNDS:
             if any(_overlapping_alternatives(child, child_flags) for child, child_flags in _children(op, value, flags)):
@@ -295,7 +301,7 @@ def _repeat_ends(items: Items, flags: int, rest: list[tuple[Items, int]], wrap: 
     """(characters a variable repeat's match can start with, characters that can follow it) for
     each variable repeat in `items`, which the sequences `rest` follow, then text starting with `wrap`."""
     for position, (op, value) in enumerate(items):
-        following = [(items[position + 1:], flags), *rest]
+        following = [(items[position + 1 :], flags), *rest]
         if str(op) in _REPEATS and value[0] < value[1]:
             yield _first(list(value[2]), flags)[0], _follow(following, wrap)
         if str(op) not in _LOOKAROUNDS:
@@ -335,8 +341,10 @@ def _adjacent_overlapping_repeats(items: Items, flags: int, tail: bool = False) 
                     break
                 between |= _all_characters([(next_op, next_value)], flags)
         followed = (position + 1 < len(sequence) or tail) and str(op) not in _LOOKAROUNDS
-        if any(_adjacent_overlapping_repeats(child, child_flags, followed)
-               for child, child_flags in _children(op, value, flags)):
+        if any(
+            _adjacent_overlapping_repeats(child, child_flags, followed)
+            for child, child_flags in _children(op, value, flags)
+        ):
             return True
     return False
 

@@ -74,11 +74,15 @@ def _ensure_private(directory: Path, bypass: str) -> None:
     if not stat.S_ISDIR(info.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(directory))
     if info.st_uid != os.geteuid():
-        raise InputError(f"{directory}: refusing a cache directory owned by another user (uid {info.st_uid}); "
-                         f"set AIR_CACHE to a directory of your own, or {bypass}")
+        raise InputError(
+            f"{directory}: refusing a cache directory owned by another user (uid {info.st_uid}); "
+            f"set AIR_CACHE to a directory of your own, or {bypass}"
+        )
     if info.st_mode & _WRITABLE_BY_OTHERS:
-        raise InputError(f"{directory}: refusing a cache directory writable by group or others; "
-                         f"run `chmod go-w {directory}`, or {bypass}")
+        raise InputError(
+            f"{directory}: refusing a cache directory writable by group or others; "
+            f"run `chmod go-w {directory}`, or {bypass}"
+        )
 
 
 def cache_key(index: CodeIndex, pack_fingerprint: str, settings: str) -> str:
@@ -182,8 +186,10 @@ def _read_key(path: Path) -> bytes:
 
 
 def _unusable_key(path: Path) -> InputError:
-    return InputError(f"{path}: the cache key must be a regular file of {KEY_BYTES} bytes that only you can read "
-                      "and write; remove it (air makes a new one and rebuilds every entry), or check with --no-cache")
+    return InputError(
+        f"{path}: the cache key must be a regular file of {KEY_BYTES} bytes that only you can read "
+        "and write; remove it (air makes a new one and rebuilds every entry), or check with --no-cache"
+    )
 
 
 def _create_key(path: Path) -> None:

@@ -58,32 +58,70 @@ def cli() -> None:
 
 @cli.command("check")
 @click.argument("target", required=False)
-@click.option("--dist", "dist_name", default=None,
-              help="Analyse an installed distribution instead (NAME, or NAME after a package prefix of the framework).")
+@click.option(
+    "--dist",
+    "dist_name",
+    default=None,
+    help="Analyse an installed distribution instead (NAME, or NAME after a package prefix of the framework).",
+)
 @click.option("--python", "python", default=None, help="With --dist: the interpreter whose distributions to search.")
-@click.option("--sdist", "sdist_name", default=None,
-              help="Analyse the newest source distribution of NAME on pip's package index, unbuilt.")
-@click.option("--pack", "pack_name", default=DEFAULT_PACK, show_default=True,
-              help="A shipped pack's name or a pack directory.")
-@click.option("--format", "formats", multiple=True, type=click.Choice(sorted(RENDERERS)),
-              help="Report format; repeat for several, each paired with an --output.")
-@click.option("--output", "outputs", multiple=True, type=click.Path(path_type=Path),
-              help="File for the matching --format ('-' for standard output).")
-@click.option("--fail-under", type=click.FloatRange(0, 100), default=None,
-              help="Exit 1 when readiness is below this percentage.")
+@click.option(
+    "--sdist",
+    "sdist_name",
+    default=None,
+    help="Analyse the newest source distribution of NAME on pip's package index, unbuilt.",
+)
+@click.option(
+    "--pack", "pack_name", default=DEFAULT_PACK, show_default=True, help="A shipped pack's name or a pack directory."
+)
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    type=click.Choice(sorted(RENDERERS)),
+    help="Report format; repeat for several, each paired with an --output.",
+)
+@click.option(
+    "--output",
+    "outputs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="File for the matching --format ('-' for standard output).",
+)
+@click.option(
+    "--fail-under", type=click.FloatRange(0, 100), default=None, help="Exit 1 when readiness is below this percentage."
+)
 @click.option("--exclude", "excludes", multiple=True, help="Extra glob of files to leave out (repeatable).")
-@click.option("--include-vendored", is_flag=True,
-              help="Also read every vendored directory (third_party/, ...) and build output.")
+@click.option(
+    "--include-vendored", is_flag=True, help="Also read every vendored directory (third_party/, ...) and build output."
+)
 @click.option("--ref", default=None, help="Branch, tag or commit of a git URL (same as TARGET@REF).")
 @click.option("--subdir", default=None, help="Analyse one folder of the repository; provenance stays the repository's.")
-@click.option(*version_option_names(), "framework_version", default=None,
-              help="The framework release the backend targets (overrides its pins); rows for other releases are N/A.")
+@click.option(
+    *version_option_names(),
+    "framework_version",
+    default=None,
+    help="The framework release the backend targets (overrides its pins); rows for other releases are N/A.",
+)
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
-def check_command(target: str | None, dist_name: str | None, python: str | None, sdist_name: str | None,
-                  pack_name: str, formats: tuple[str, ...], outputs: tuple[Path, ...], fail_under: float | None,
-                  excludes: tuple[str, ...], include_vendored: bool, ref: str | None, subdir: str | None,
-                  framework_version: str | None, no_cache: bool, quiet: bool) -> None:
+def check_command(
+    target: str | None,
+    dist_name: str | None,
+    python: str | None,
+    sdist_name: str | None,
+    pack_name: str,
+    formats: tuple[str, ...],
+    outputs: tuple[Path, ...],
+    fail_under: float | None,
+    excludes: tuple[str, ...],
+    include_vendored: bool,
+    ref: str | None,
+    subdir: str | None,
+    framework_version: str | None,
+    no_cache: bool,
+    quiet: bool,
+) -> None:
     """Evaluate the backend at TARGET (a directory, a git URL with an optional @REF, or the name of
     a known backend) against a rule pack and write its readiness report."""
     if sum(given is not None for given in (target, dist_name, sdist_name)) != 1:
@@ -97,8 +135,9 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
     if not outputs and Path(DEFAULT_OUTPUT_DIR).is_symlink():
         raise InputError(f"{DEFAULT_OUTPUT_DIR}: a symbolic link, not a directory; remove it or give --output")
     progress = None if quiet else (lambda message: _say(f"air: {message}", err=True))
-    options = IndexOptions(excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes,
-                           include_vendored=include_vendored)
+    options = IndexOptions(
+        excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes, include_vendored=include_vendored
+    )
     # Syntax trees hold no cycles; collecting over them costs more than it frees (torch_npu, cold,
     # best of five: 2.56 s without collection, 2.95 s with it).
     gc.disable()
@@ -119,8 +158,16 @@ def check_command(target: str | None, dist_name: str | None, python: str | None,
 
 
 @contextmanager
-def _located(target: str | None, dist_name: str | None, sdist_name: str | None, python: str | None,
-             ref: str | None, subdir: str | None, pack_name: str, progress) -> Iterator[Located]:
+def _located(
+    target: str | None,
+    dist_name: str | None,
+    sdist_name: str | None,
+    python: str | None,
+    ref: str | None,
+    subdir: str | None,
+    pack_name: str,
+    progress,
+) -> Iterator[Located]:
     """The tree to analyse: an installed distribution's files or an unpacked sdist (both removed
     afterwards), or TARGET."""
     from air.distribution import candidate_names, find_distribution, installed_distribution, materialised
@@ -139,7 +186,9 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
             progress(f"{target}: the installed distribution {dist.name} {dist.version}")
     if dist is not None:
         if dist.is_binary and progress:
-            progress(f"{dist.name} {dist.version} is mostly compiled code: rows whose evidence is all C/C++ are unknown")
+            progress(
+                f"{dist.name} {dist.version} is mostly compiled code: rows whose evidence is all C/C++ are unknown"
+            )
         with materialised(dist) as (root, source):
             yield Located(root, source)
         return
@@ -151,10 +200,12 @@ def _located(target: str | None, dist_name: str | None, sdist_name: str | None, 
     yield locate(target, ref, progress, known, subdir, tried)
 
 
-def _checked(located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None,
-             no_cache: bool) -> Report:
-    return check_tree(located.root, pack_name, options, progress, located.source, framework_version,
-                      use_cache=not no_cache)
+def _checked(
+    located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None, no_cache: bool
+) -> Report:
+    return check_tree(
+        located.root, pack_name, options, progress, located.source, framework_version, use_cache=not no_cache
+    )
 
 
 def _default_targets(formats: tuple[str, ...], backend: Backend) -> list[tuple[str, Path]]:
@@ -184,8 +235,10 @@ def source_ref(source: Source) -> str | None:
 
 def summary_line(report) -> str:
     unknown = sum(1 for row in report.rows if row.outcome == "unknown")
-    return (f"{report.backend.name}: readiness {report.readiness:.1f} % "
-            f"({report.integration_path.title}; evidence coverage {report.coverage:.1f} %, {unknown} rows unknown)")
+    return (
+        f"{report.backend.name}: readiness {report.readiness:.1f} % "
+        f"({report.integration_path.title}; evidence coverage {report.coverage:.1f} %, {unknown} rows unknown)"
+    )
 
 
 def _say(line: str, err: bool = False) -> None:

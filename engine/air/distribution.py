@@ -44,6 +44,7 @@ found = site.getsitepackages([os.path.dirname(bin_dir)]) if config else []
 print(json.dumps(found + (site.getsitepackages() if system else [])))
 """
 
+
 @dataclass(frozen=True)
 class Distribution:
     name: str
@@ -84,8 +85,12 @@ def installed_distribution(name: str, prefixes: Sequence[str], python: str | Non
     for candidate in candidate_names(name, prefixes):
         found = next(iter(metadata.distributions(name=candidate, path=directories)), None)
         if found is not None:
-            return Distribution(found.metadata["Name"], found.version, Path(str(found.locate_file(""))),
-                                tuple(str(file) for file in found.files or ()))
+            return Distribution(
+                found.metadata["Name"],
+                found.version,
+                Path(str(found.locate_file(""))),
+                tuple(str(file) for file in found.files or ()),
+            )
     return None
 
 

@@ -61,8 +61,9 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         return _result(row, "unknown" if hidden else "scored", None if hidden else 0, reason, findings, fix)
     if undecided or prerequisite is None:
         reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
-        return _result(row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes),
-                       findings, fix)
+        return _result(
+            row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes), findings, fix
+        )
     if points == 0 and row.runtime_command:
         reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
         reasons = [reason, _only_in_tests(results), _only_where_tests_do_not_run(results)] + notes
@@ -86,14 +87,21 @@ def _not_applicable(row: Row, setting: Setting) -> str:
 
 def _without_prerequisite(row: Row, results: Mapping[str, ClauseResult]) -> str:
     assert row.requires is not None  # asked only when the row's prerequisite is false
-    missing = [results[name].clause.description() for name in sorted(referenced_names(row.requires))
-               if results[name].decided and results[name].count() == 0]
-    return (f"cannot work without its static prerequisite (`{row.requires_text}`), which is absent; "
-            f"not found: {'; '.join(missing)}")
+    missing = [
+        results[name].clause.description()
+        for name in sorted(referenced_names(row.requires))
+        if results[name].decided and results[name].count() == 0
+    ]
+    return (
+        f"cannot work without its static prerequisite (`{row.requires_text}`), which is absent; "
+        f"not found: {'; '.join(missing)}"
+    )
 
 
 def _absent_text(kind: str, absent: tuple[str, ...]) -> str:
-    places = ", ".join(absent[:MAX_LISTED]) + (f" and {len(absent) - MAX_LISTED} more" if len(absent) > MAX_LISTED else "")
+    places = ", ".join(absent[:MAX_LISTED]) + (
+        f" and {len(absent) - MAX_LISTED} more" if len(absent) > MAX_LISTED else ""
+    )
     return f"{kind} may live in {places}, not present"
 
 
@@ -166,8 +174,10 @@ def _only_where_tests_do_not_run(results: Mapping[str, ClauseResult]) -> str:
     places = [f"{hit.path}:{hit.line}" for r in results.values() if r.count() == 0 for hit in r.not_run]
     if not places:
         return ""
-    return (f"found in tests only where no test runs on the device ({_shown(places)}): skipped, in a helper "
-            "module, or in a file that never names the backend")
+    return (
+        f"found in tests only where no test runs on the device ({_shown(places)}): skipped, in a helper "
+        "module, or in a file that never names the backend"
+    )
 
 
 def _shown(places: list[str]) -> str:
@@ -221,10 +231,20 @@ def _join(parts: list[str]) -> str:
     return "; ".join(part for part in parts if part)
 
 
-def _result(row: Row, outcome, points, reason: str, findings: tuple[Finding, ...] = (),
-            remediation: str | None = None) -> RowResult:
+def _result(
+    row: Row, outcome, points, reason: str, findings: tuple[Finding, ...] = (), remediation: str | None = None
+) -> RowResult:
     return RowResult(
-        id=row.id, item=row.item, section=row.section, title=row.title, priority=row.priority, paths=row.paths,
-        outcome=outcome, points=points, reason=reason, evidence=findings,
-        remediation=row.remediation if remediation is None else remediation, docs=row.docs,
+        id=row.id,
+        item=row.item,
+        section=row.section,
+        title=row.title,
+        priority=row.priority,
+        paths=row.paths,
+        outcome=outcome,
+        points=points,
+        reason=reason,
+        evidence=findings,
+        remediation=row.remediation if remediation is None else remediation,
+        docs=row.docs,
     )

@@ -43,15 +43,26 @@ class Executor:
         return self.workers > 1
 
     @overload
-    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
-            alongside: None = None, min_items: int = 2) -> tuple[list[Result], None]: ...
+    def map(
+        self, function: Callable[[Item], Result], items: Sequence[Item], alongside: None = None, min_items: int = 2
+    ) -> tuple[list[Result], None]: ...
 
     @overload
-    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
-            alongside: Callable[[], Extra], min_items: int = 2) -> tuple[list[Result], Extra]: ...
+    def map(
+        self,
+        function: Callable[[Item], Result],
+        items: Sequence[Item],
+        alongside: Callable[[], Extra],
+        min_items: int = 2,
+    ) -> tuple[list[Result], Extra]: ...
 
-    def map(self, function: Callable[[Item], Result], items: Sequence[Item],
-            alongside: Callable[[], Extra] | None = None, min_items: int = 2) -> tuple[list[Result], Extra | None]:
+    def map(
+        self,
+        function: Callable[[Item], Result],
+        items: Sequence[Item],
+        alongside: Callable[[], Extra] | None = None,
+        min_items: int = 2,
+    ) -> tuple[list[Result], Extra | None]:
         """`function` of each of `items`, in their order, and what `alongside` returns. Below
         `min_items` items, or without workers, all of it runs here. An error raised by
         `function` in a worker is raised here; should anything stop the map (an interrupt, an

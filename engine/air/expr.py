@@ -12,16 +12,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
-from typing import Protocol, Union
+from typing import Protocol
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, VisitError
 
 from air.versions import OPERATORS
 
-Truth = Union[bool, None]
+Truth = bool | None
 
-COMPARATORS: dict[str, Callable[[float, float], bool]] = {symbol: OPERATORS[symbol] for symbol in (">=", "<=", "==", "!=", ">", "<")}
+COMPARATORS: dict[str, Callable[[float, float], bool]] = {
+    symbol: OPERATORS[symbol] for symbol in (">=", "<=", "==", "!=", ">", "<")
+}
 
 
 class ConditionError(ValueError):
@@ -100,7 +102,7 @@ class AnyOf:
         return None if None in values else False
 
 
-Node = Union[Present, Comparison, Not, AllOf, AnyOf]
+Node = Present | Comparison | Not | AllOf | AnyOf
 
 
 class _ToNodes(Transformer):

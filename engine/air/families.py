@@ -71,12 +71,17 @@ def _is_family(row: Any) -> bool:
     if not isinstance(row, dict) or "foreach" not in row:
         return False
     entries, defaults = row["foreach"], row.get("defaults", {})
-    return (isinstance(entries, list) and bool(entries) and all(isinstance(entry, dict) for entry in entries)
-            and isinstance(defaults, dict))
+    return (
+        isinstance(entries, list)
+        and bool(entries)
+        and all(isinstance(entry, dict) for entry in entries)
+        and isinstance(defaults, dict)
+    )
 
 
-def _family_rows(document: YamlDocument, number: int, family: dict,
-                 row_fields: frozenset[str]) -> list[tuple[YamlPath, dict]]:
+def _family_rows(
+    document: YamlDocument, number: int, family: dict, row_fields: frozenset[str]
+) -> list[tuple[YamlPath, dict]]:
     """(the entry's path, its row) for each entry of the family at `rows[number]`."""
     where = ("rows", number)
     template = {key: value for key, value in family.items() if key not in FAMILY_KEYS}
@@ -95,16 +100,18 @@ def _family_rows(document: YamlDocument, number: int, family: dict,
         try:
             generated.append((at, _substituted(row, _entry_values(document, at, named, defaults, own, declared))))
         except _ListInText as embedded:
-            raise document.error(at, f"parameter {embedded.name!r} is a list: it can only stand for a whole value, "
-                                     f'"{{{embedded.name}}}"') from None
+            raise document.error(
+                at, f'parameter {embedded.name!r} is a list: it can only stand for a whole value, "{{{embedded.name}}}"'
+            ) from None
         used |= named
     for name in sorted(set(defaults) - used):
         raise document.error(where + ("defaults", name), f"parameter {name!r} is used nowhere in the family")
     return generated
 
 
-def _entry_values(document: YamlDocument, at: YamlPath, named: set[str], defaults: dict, own: dict,
-                  declared: set[str]) -> dict[str, Any]:
+def _entry_values(
+    document: YamlDocument, at: YamlPath, named: set[str], defaults: dict, own: dict, declared: set[str]
+) -> dict[str, Any]:
     """The value of each parameter the row names: the entry's, else the default, in which the
     entry's own parameters are substituted (`call: "{method}()"`). Every name must have a value,
     and every parameter the entry gives must be used."""
@@ -188,8 +195,13 @@ def _lines_by_row(lines: dict[YamlPath, int]) -> dict[int, dict[YamlPath, int]]:
     return grouped
 
 
-def _copy_lines(written: dict[YamlPath, int], source: YamlPath, target: YamlPath, row_fields: frozenset[str],
-                lines: dict[YamlPath, int]) -> None:
+def _copy_lines(
+    written: dict[YamlPath, int],
+    source: YamlPath,
+    target: YamlPath,
+    row_fields: frozenset[str],
+    lines: dict[YamlPath, int],
+) -> None:
     """The lines of a generated row at `target`: the template's, then those of the entry at `source`."""
     for path, line in written.items():
         if path[2:3] not in (("foreach",), ("defaults",)):
@@ -197,6 +209,6 @@ def _copy_lines(written: dict[YamlPath, int], source: YamlPath, target: YamlPath
     if len(source) == 2:
         return
     for path, line in written.items():
-        rest = path[len(source):]
-        if path[:len(source)] == source and (not rest or rest[0] in row_fields):
+        rest = path[len(source) :]
+        if path[: len(source)] == source and (not rest or rest[0] in row_fields):
             lines[target + rest] = line

@@ -141,7 +141,7 @@ def load_framework(name: str) -> Framework:
     document = load_yaml(main)
     if not isinstance(document.data, dict):
         raise document.error((), "must be a mapping")
-    merged, origins = dict(document.data), {key: document for key in document.data}
+    merged, origins = dict(document.data), dict.fromkeys(document.data, document)
     for include in document.data.get("include", []):
         part = load_yaml(directory / include)
         if not isinstance(part.data, dict):
@@ -186,24 +186,36 @@ def _build(document: _Combined) -> Framework:
         capture = tuple(key["capture"].split(".")) if isinstance(key, dict) else None
         if capture and capture[0] not in signals:
             raise document.error(("verdicts", number, "key"), f"unknown signal {capture[0]!r}")
-        verdicts.append(Verdict(
-            id=verdict["id"], title=verdict["title"], when=when, applies=tuple(verdict["applies"]),
-            applies_if=_conditional_paths(document, number, verdict, signals.keys(), data["paths"]),
-            key=key if isinstance(key, str) else None, key_capture=capture,
-            note=verdict.get("note", ""),
-        ))
+        verdicts.append(
+            Verdict(
+                id=verdict["id"],
+                title=verdict["title"],
+                when=when,
+                applies=tuple(verdict["applies"]),
+                applies_if=_conditional_paths(document, number, verdict, signals.keys(), data["paths"]),
+                key=key if isinstance(key, str) else None,
+                key_capture=capture,
+                note=verdict.get("note", ""),
+            )
+        )
     if verdicts[-1].when is not None:
         raise document.error(("verdicts",), "the last verdict must omit `when` (it is the fallback)")
     return Framework(
-        id=data["id"], name=data["name"], package=data.get("package"),
+        id=data["id"],
+        name=data["name"],
+        package=data.get("package"),
         package_prefixes=tuple(data.get("package_prefixes", ())),
         sections=tuple(Section(**s) for s in data["sections"]),
         paths=tuple(PathKind(**p) for p in data["paths"]),
         symbols={k: tuple(v) for k, v in data.get("symbols", {}).items()},
-        signals=signals, verdicts=tuple(verdicts),
+        signals=signals,
+        verdicts=tuple(verdicts),
         sources=tuple((s["title"], s["url"]) for s in data.get("sources", [])),
         quick_reference=_quick_reference(document),
-        data=data, document=document, vendoring=_vendoring(document), terms=Terms(**data.get("terms", {})),
+        data=data,
+        document=document,
+        vendoring=_vendoring(document),
+        terms=Terms(**data.get("terms", {})),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
@@ -281,7 +293,9 @@ def _framework_documents(name: str) -> Iterator[object]:
         yield load_yaml(directory / include).data
 
 
-def _conditional_paths(document: YamlDocument, number: int, verdict: dict, signals, paths: list) -> tuple[ConditionalPath, ...]:
+def _conditional_paths(
+    document: YamlDocument, number: int, verdict: dict, signals, paths: list
+) -> tuple[ConditionalPath, ...]:
     known = {path["id"] for path in paths}
     conditional = []
     for path_id, rule in verdict.get("applies_if", {}).items():
@@ -300,14 +314,17 @@ def _quick_reference(document: _Combined) -> tuple[QuickReference, ...]:
         unknown = sorted(set(data.get("paths", ())) - paths)
         if unknown:
             raise document.error(("quick_reference", number, "paths"), f"unknown path {unknown[0]!r}")
-        entries.append(QuickReference(data["entry"], data["row"], tuple(data["evidence"]), tuple(data.get("paths", ()))))
+        entries.append(
+            QuickReference(data["entry"], data["row"], tuple(data["evidence"]), tuple(data.get("paths", ())))
+        )
     return tuple(entries)
 
 
 def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:
     """Compile a clause's regular expressions with the backtracking guard, or fail at their line."""
     patterns: list[tuple[YamlPath, str | None]] = [
-        ((kind, key), clause[kind].get(key)) for kind, key in (("text", "pattern"), ("file", "matches"))
+        ((kind, key), clause[kind].get(key))
+        for kind, key in (("text", "pattern"), ("file", "matches"))
         if isinstance(clause.get(kind), dict)
     ]
     patterns += [(("where", capture, "matches"), c.get("matches")) for capture, c in clause.get("where", {}).items()]

@@ -31,15 +31,24 @@ GIT_TIMEOUT = 20
 FETCH_TRANSPORTS = "file:git:http:https:ssh"
 SSH_COMMAND = "ssh -o BatchMode=yes -o ConnectTimeout=20"
 SAFE_GIT = (
-    "git", "--no-pager",
-    "-c", "core.fsmonitor=",
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "core.pager=cat",
-    "-c", "core.askPass=",
-    "-c", "credential.helper=",
-    "-c", f"core.sshCommand={SSH_COMMAND}",
-    "-c", "core.excludesFile=/dev/null",
-    "-c", "submodule.recurse=false",
+    "git",
+    "--no-pager",
+    "-c",
+    "core.fsmonitor=",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.askPass=",
+    "-c",
+    "credential.helper=",
+    "-c",
+    f"core.sshCommand={SSH_COMMAND}",
+    "-c",
+    "core.excludesFile=/dev/null",
+    "-c",
+    "submodule.recurse=false",
 )
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -56,13 +65,20 @@ GIT_ENV = {
 }
 
 
-def run_git(worktree: Path, gitdir: Path, *args: str, timeout: float = GIT_TIMEOUT,
-            fetching: bool = False) -> subprocess.CompletedProcess[bytes] | None:
+def run_git(
+    worktree: Path, gitdir: Path, *args: str, timeout: float = GIT_TIMEOUT, fetching: bool = False
+) -> subprocess.CompletedProcess[bytes] | None:
     """A safe git command on the repository at `gitdir` with its work tree `worktree`, run in the
     work tree; `fetching` allows the network transports. None when git cannot be run or times out."""
     try:
-        return subprocess.run([*SAFE_GIT, *args], cwd=worktree, capture_output=True, timeout=timeout,
-                              env=git_environment(worktree, gitdir, fetching), stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [*SAFE_GIT, *args],
+            cwd=worktree,
+            capture_output=True,
+            timeout=timeout,
+            env=git_environment(worktree, gitdir, fetching),
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
 
@@ -79,7 +95,8 @@ def git_environment(worktree: Path, gitdir: Path, fetching: bool = False) -> dic
     """The caller's environment without its git variables, with air's and the repository's."""
     inherited = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
     return {
-        **inherited, **GIT_ENV,
+        **inherited,
+        **GIT_ENV,
         "GIT_DIR": str(gitdir),
         "GIT_WORK_TREE": str(worktree),
         "GIT_CEILING_DIRECTORIES": str(worktree.parent),

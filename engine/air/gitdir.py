@@ -37,8 +37,15 @@ OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 # Members git reads for the commands air runs: each must be a regular file when present, since
 # git opens them blocking (a FIFO would stop it) and follows no limit on their size.
 GITDIR_MEMBERS = ("HEAD", "index", "config.worktree", "commondir")
-COMMONDIR_MEMBERS = ("config", "packed-refs", "shallow", "info/exclude", "info/grafts", "objects/info/alternates",
-                     "objects/info/commit-graph")
+COMMONDIR_MEMBERS = (
+    "config",
+    "packed-refs",
+    "shallow",
+    "info/exclude",
+    "info/grafts",
+    "objects/info/alternates",
+    "objects/info/commit-graph",
+)
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -134,7 +141,7 @@ def read_config(data: bytes) -> dict[str, str]:
         header = re.match(r"\[\s*([A-Za-z0-9.-]+)\s*(\"[^\"]*\")?\s*\]", line)
         if header:
             section = "" if header.group(2) else header.group(1).lower()
-            line = line[header.end():].strip()
+            line = line[header.end() :].strip()
         key = re.match(r"([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$", line)
         if section and key:
             values[f"{section}.{key.group(1).lower()}"] = _config_value(key.group(2))
@@ -183,7 +190,9 @@ def _repository_at(worktree: Path, mode: int) -> Repository | None:
     if not _belongs_to(worktree, gitdir, commondir, config):
         return None
     return Repository(
-        worktree, gitdir, commondir,
+        worktree,
+        gitdir,
+        commondir,
         object_format=config.get("extensions.objectformat", "sha1").lower(),
         file_mode=config_flag(config, "core.filemode", True),
         borrows_objects=os.path.lexists(commondir / "objects" / "info" / "alternates"),
@@ -194,7 +203,7 @@ def _gitfile_target(worktree: Path) -> Path | None:
     data = read_member(worktree, ".git", 4096)
     if data is None or not data.startswith(b"gitdir:"):
         return None
-    target = (worktree / os.fsdecode(data[len(b"gitdir:"):].strip())).resolve()
+    target = (worktree / os.fsdecode(data[len(b"gitdir:") :].strip())).resolve()
     return target if target.is_dir() else None
 
 
@@ -261,8 +270,12 @@ def _is_object_id(text: str, repository: Repository) -> bool:
 def _is_ref_name(ref: str) -> bool:
     """A ref name that is also a safe relative path: `refs/...` without empty, `.` or `..` parts."""
     parts = ref.split("/")
-    return (ref.startswith("refs/") and "\\" not in ref and "\0" not in ref
-            and all(part not in ("", ".", "..") for part in parts))
+    return (
+        ref.startswith("refs/")
+        and "\\" not in ref
+        and "\0" not in ref
+        and all(part not in ("", ".", "..") for part in parts)
+    )
 
 
 def _short_name(ref: str) -> str:

@@ -106,7 +106,7 @@ def _entry(data: bytes, offset: int, hash_size: int, version: int, previous: byt
         if version == 4:
             removed, position = _varint(data, position)
             end = data.index(b"\0", position)
-            path = previous[:len(previous) - removed] + data[position:end] if removed <= len(previous) else b""
+            path = previous[: len(previous) - removed] + data[position:end] if removed <= len(previous) else b""
             following = end + 1
         else:
             length = flags & _NAME_LENGTH
@@ -205,8 +205,7 @@ class _Worktree:
     def _stat_matches(self, entry: Entry, info: os.stat_result) -> bool:
         mtime = info.st_mtime_ns
         recorded = (mtime // 1_000_000_000 & 0xFFFFFFFF) * 1_000_000_000 + mtime % 1_000_000_000
-        return (entry.size == info.st_size & 0xFFFFFFFF and entry.mtime == recorded
-                and entry.mtime < self.index_written)
+        return entry.size == info.st_size & 0xFFFFFFFF and entry.mtime == recorded and entry.mtime < self.index_written
 
 
 def _blob_id(path: bytes, info: os.stat_result, object_format: str) -> bytes:

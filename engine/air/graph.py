@@ -83,8 +83,11 @@ class DependencyGraph:
         return targets
 
     def _include_targets(self, source: SourceFile) -> set[str]:
-        return {target for include in self.index.cpp_facts(source).includes
-                for target in self.index.included(source.path, include)}
+        return {
+            target
+            for include in self.index.cpp_facts(source).includes
+            for target in self.index.included(source.path, include)
+        }
 
     # --- queries ------------------------------------------------------------
 

@@ -184,7 +184,8 @@ class LiveTests:
         ends = [line - 1 for line, _match in cases[1:]] + [code.count("\n") + 1]
         disabled = self.live.disabled_cpp_tests
         return [
-            (line, end) for (line, match), end in zip(cases, ends)
+            (line, end)
+            for (line, match), end in zip(cases, ends)
             if _matches_any(match["suite"], disabled) or _matches_any(match["name"], disabled)
         ]
 
@@ -233,7 +234,8 @@ class LiveTests:
         if match is None or match["target"] is not None and match["target"] not in self.live.skip_marks:
             return False
         return self.syntax.is_skip(match["name"]) and self._keeps_off_device(
-            match["name"], match["call"] is not None, text_lines, number)
+            match["name"], match["call"] is not None, text_lines, number
+        )
 
     def _keeps_off_device(self, name: str, called: bool, text_lines: list[str], number: int) -> bool:
         """Whether the skip or filter `name` (its arguments read from line `number` on) keeps
@@ -270,7 +272,7 @@ class LiveTests:
     def _same_class(self, listed: str, written: str) -> bool:
         """A listed class is the written one, or the written one instantiated for the device
         (`TestFoo` + `NPU`)."""
-        return listed == written or listed.startswith(written) and listed[len(written):].lower() in self.names
+        return listed == written or listed.startswith(written) and listed[len(written) :].lower() in self.names
 
     @cached_property
     def _skip_list(self) -> _SkipList:

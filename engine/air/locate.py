@@ -63,15 +63,26 @@ def known_backends(directory: Path) -> tuple[KnownBackend, ...]:
     document = load_yaml(path)
     validate_document(document, "backends")
     return tuple(
-        KnownBackend(item["name"], tuple(item.get("aliases", ())), item["vendor"], item["url"], item.get("ref"),
-                     item.get("subdir"))
+        KnownBackend(
+            item["name"],
+            tuple(item.get("aliases", ())),
+            item["vendor"],
+            item["url"],
+            item.get("ref"),
+            item.get("subdir"),
+        )
         for item in document.data["backends"]
     )
 
 
-def locate(target: str, ref: str | None = None, progress: Callable[[str], None] | None = None,
-           known: Callable[[], tuple[KnownBackend, ...]] = tuple, subdir: str | None = None,
-           also_tried: str = "") -> Located:
+def locate(
+    target: str,
+    ref: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    known: Callable[[], tuple[KnownBackend, ...]] = tuple,
+    subdir: str | None = None,
+    also_tried: str = "",
+) -> Located:
     """The directory to analyse for `target`, fetched first when it names a git repository or
     one of the `known()` backends (read only when no directory or URL matches); `subdir`
     narrows it to one folder, keeping the repository's provenance."""
@@ -149,8 +160,13 @@ def _split_ref(target: str) -> tuple[str, str | None]:
 
 
 def _is_bare_repository(path: Path) -> bool:
-    return (path_exists(str(path)) and path.is_dir() and (path / "HEAD").is_file() and (path / "objects").is_dir()
-            and (path / "refs").is_dir())
+    return (
+        path_exists(str(path))
+        and path.is_dir()
+        and (path / "HEAD").is_file()
+        and (path / "objects").is_dir()
+        and (path / "refs").is_dir()
+    )
 
 
 def _fetch(url: str, ref: str | None, say: Callable[[str], None]) -> Located:
@@ -161,8 +177,9 @@ def _fetch(url: str, ref: str | None, say: Callable[[str], None]) -> Located:
     try:
         destination = private_dir(CLONES_DIR, bypass="check a local checkout of the repository instead") / key
     except OSError as error:
-        raise InputError(f"{error.filename or cache_dir()}: cannot keep fetched repositories there "
-                         f"({error.strerror or error})") from None
+        raise InputError(
+            f"{error.filename or cache_dir()}: cannot keep fetched repositories there ({error.strerror or error})"
+        ) from None
     commit = _fetched_commit(destination)
     if commit is None:
         say(f"fetching {url}" + (f" at {ref}" if ref else ""))

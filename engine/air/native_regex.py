@@ -31,8 +31,13 @@ _CATEGORIES = {
     "CATEGORY_SPACE": [(0x09, 0x0D), (0x1C, 0x20)],
 }
 _FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
-_ANCHORS = {"AT_END": "$", "AT_BEGINNING_STRING": "\\A", "AT_END_STRING": "\\z", "AT_BOUNDARY": "\\b",
-            "AT_NON_BOUNDARY": "\\B"}
+_ANCHORS = {
+    "AT_END": "$",
+    "AT_BEGINNING_STRING": "\\A",
+    "AT_END_STRING": "\\z",
+    "AT_BOUNDARY": "\\b",
+    "AT_NON_BOUNDARY": "\\B",
+}
 _REPEATS = {"MAX_REPEAT": "", "MIN_REPEAT": "?", "POSSESSIVE_REPEAT": "+"}
 _LOOKAROUNDS = {("ASSERT", 1): "=", ("ASSERT", -1): "<=", ("ASSERT_NOT", 1): "!", ("ASSERT_NOT", -1): "<!"}
 MAX_PCRE_REPEAT = 65535

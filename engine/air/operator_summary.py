@@ -36,8 +36,11 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
         core_covered=len(core) - len(core_missing),
         core_total=len(core),
         core_missing=core_missing[:MAX_CORE_MISSING],
-        fallbacks=tuple(finding_of(hit_at(r.source, r.line), r.key) for r in found.fallbacks
-                        if constraint_holds(r.key, on_device, context, r.source.path)),
+        fallbacks=tuple(
+            finding_of(hit_at(r.source, r.line), r.key)
+            for r in found.fallbacks
+            if constraint_holds(r.key, on_device, context, r.source.path)
+        ),
         categories=tuple(_categories(pack, evaluator)),
         per_op_fallbacks=len({r.op for r in device if r.kernel == FALLBACK} - native),
     )
@@ -50,6 +53,14 @@ def _categories(pack: Pack, evaluator: Evaluator) -> Iterator[OperatorCategory]:
                 continue
             coverage = evaluator.result(clause).coverage
             assert coverage is not None  # a known gap: an ops clause with `of` has one unless its search timed out
-            yield OperatorCategory(row.item, row.title, len(coverage.covered), coverage.total, coverage.missing,
-                                   coverage.composite, coverage.fallback, coverage.undecided)
+            yield OperatorCategory(
+                row.item,
+                row.title,
+                len(coverage.covered),
+                coverage.total,
+                coverage.missing,
+                coverage.composite,
+                coverage.fallback,
+                coverage.undecided,
+            )
             break

@@ -140,8 +140,10 @@ class OperatorSyntax:
             fallback=data["fallback"],
             python_impl=tuple(data["python_impl"]),
             python_library=data["python_library"],
-            python_arguments={call: {role: Argument.from_data(where) for role, where in roles.items()}
-                              for call, roles in data["python_arguments"].items()},
+            python_arguments={
+                call: {role: Argument.from_data(where) for role, where in roles.items()}
+                for call, roles in data["python_arguments"].items()
+            },
             op_list_default_key=data["op_list_default_key"],
             kernel_keys=data["kernel_keys"],
             dispatch=data.get("dispatch", ""),
@@ -373,8 +375,10 @@ def _global_kernel_kind(index: CodeIndex, kernel: str, fallbacks: frozenset[str]
 
 def _defines(index: CodeIndex, function: str) -> bool:
     name = function.rpartition("::")[2]
-    return any(index.function_bodies(source).defined(name)
-               for source in index.select([name], languages=CPP_LANGUAGES, roles=("product",)))
+    return any(
+        index.function_bodies(source).defined(name)
+        for source in index.select([name], languages=CPP_LANGUAGES, roles=("product",))
+    )
 
 
 def _kernel_function(kernel: str) -> str:
@@ -421,8 +425,9 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: froz
                 own_key = body.own_key(inner) if op else None
                 if op and (own_key or key):
                     kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
-                    yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block",
-                                       kind, via)
+                    yield Registration(
+                        op, namespace, own_key or key, statement.source, statement.line, "block", kind, via
+                    )
 
 
 def _opens_def_block(block: _Block, syntax: OperatorSyntax) -> bool:
@@ -481,8 +486,16 @@ class _BlockBody:
                     return inner.args[0]
         return None
 
-    def _calls(self, source: SourceFile, facts: CppFacts, span: tuple[int, int], variable: str,
-               at: int | None, depth: int, fragments_read: set[str]) -> Iterator[_Statement]:
+    def _calls(
+        self,
+        source: SourceFile,
+        facts: CppFacts,
+        span: tuple[int, int],
+        variable: str,
+        at: int | None,
+        depth: int,
+        fragments_read: set[str],
+    ) -> Iterator[_Statement]:
         expanded_until = -1
         for inner in calls_between(facts, *span):
             if inner.start < expanded_until:
@@ -493,8 +506,9 @@ class _BlockBody:
                 continue
             expanded_until = inner.end
             text = CppFacts(expansion)
-            yield from self._calls(source, text, (0, len(expansion)), variable, at or inner.line, depth + 1,
-                                   fragments_read)
+            yield from self._calls(
+                source, text, (0, len(expansion)), variable, at or inner.line, depth + 1, fragments_read
+            )
         for include in includes_between(facts, *span):
             for fragment in self._fragments(source, include):
                 if fragment.path not in fragments_read:
@@ -509,16 +523,29 @@ class _BlockBody:
         name = call.callee.rpartition("::")[2]
         if not call.end > 0 or "." in call.callee or "->" in call.callee:
             return None
-        macro = next((define for where, define in self._index.defines.get(name, [])
-                      if define.params is not None and where.path == source.path), None)
-        macro = macro or next((define for _where, define in self._index.defines.get(name, [])
-                               if define.params is not None), None)
+        macro = next(
+            (
+                define
+                for where, define in self._index.defines.get(name, [])
+                if define.params is not None and where.path == source.path
+            ),
+            None,
+        )
+        macro = macro or next(
+            (define for _where, define in self._index.defines.get(name, []) if define.params is not None), None
+        )
         if macro is not None:
             return expand_macro(macro, call.args)
         if variable not in call.args:
             return None
-        function = next((function for where in self._index.select([name], languages=CPP_LANGUAGES)
-                         for function in self._index.function_bodies(where).defined(name)), None)
+        function = next(
+            (
+                function
+                for where in self._index.select([name], languages=CPP_LANGUAGES)
+                for function in self._index.function_bodies(where).defined(name)
+            ),
+            None,
+        )
         return expand_macro(function, call.args) if function is not None else None
 
     def _fragments(self, source: SourceFile, include: CppInclude) -> Iterator[SourceFile]:
@@ -550,8 +577,9 @@ def _is_pattern(name: str) -> bool:
     return any(char in name for char in "*?[")
 
 
-def _opened_block(call: CppCall, facts: CppFacts, blocks: tuple[str, ...],
-                  wrappers: dict[str, list[CppDefine]]) -> _Block | None:
+def _opened_block(
+    call: CppCall, facts: CppFacts, blocks: tuple[str, ...], wrappers: dict[str, list[CppDefine]]
+) -> _Block | None:
     """The block `call` opens, through a wrapper macro when it is one: the block macro's own
     arguments, and the block written in the wrapper's expansion, else after the call."""
     name = call.name.split("::")[-1]
@@ -575,9 +603,12 @@ def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[
     module = syntax.python_library.rpartition(".")[0].rpartition(".")[2]  # `library` of `pkg.library.Library`
     methods = sorted({syntax.fallback, *_last_components(syntax.python_impl)})
     literals = [(module, method) for method in methods]
-    hint = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, methods)))
-    candidates = [source for source in index.select(literals, languages=["python"], roles=("product",))
-                  if hint.search(source.text)]
+    hint = re.compile(rf"\b(?:{'|'.join(map(re.escape, methods))})\s*\(")
+    candidates = [
+        source
+        for source in index.select(literals, languages=["python"], roles=("product",))
+        if hint.search(source.text)
+    ]
     index.prefetch_python(candidates)
     for source in candidates:
         facts = index.python_facts(source)
@@ -598,8 +629,10 @@ def _libraries(facts: PythonFacts, syntax: OperatorSyntax) -> dict[str, tuple[st
     for binding in facts.bindings:
         call = created.get((binding.line, binding.value.removesuffix("(...)")))
         if call is not None and binding.value.endswith("(...)"):
-            found[binding.target] = (syntax.python_argument("library", "namespace", call),
-                                     syntax.python_argument("library", "key", call))
+            found[binding.target] = (
+                syntax.python_argument("library", "namespace", call),
+                syntax.python_argument("library", "key", call),
+            )
     for _ in range(MAX_COPY_DEPTH):
         copies = {b.target: found[b.value] for b in facts.bindings if b.value in found and b.target not in found}
         if not copies:
@@ -608,8 +641,9 @@ def _libraries(facts: PythonFacts, syntax: OperatorSyntax) -> dict[str, tuple[st
     return found
 
 
-def _python_registration(call: PyCall, libraries: dict[str, tuple[str, str]],
-                         syntax: OperatorSyntax) -> Iterator[tuple[str, str, str]]:
+def _python_registration(
+    call: PyCall, libraries: dict[str, tuple[str, str]], syntax: OperatorSyntax
+) -> Iterator[tuple[str, str, str]]:
     """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback."""
     receiver, _, method = call.qualname.rpartition(".")
     if receiver in libraries and method == syntax.fallback:
@@ -676,8 +710,9 @@ class _Entry:
     names: tuple[tuple[str, str], ...]  # (template or file, "template" | "file")
 
 
-def _op_list_registrations(index: CodeIndex, syntax: OperatorSyntax,
-                           fallbacks: frozenset[str]) -> Iterator[Registration]:
+def _op_list_registrations(
+    index: CodeIndex, syntax: OperatorSyntax, fallbacks: frozenset[str]
+) -> Iterator[Registration]:
     files = _TreeFiles(index)
     for source in _op_list_files(index):
         text = source.text.replace("\t", " ") if source.language == "json" else source.text  # tabs: not YAML
@@ -697,9 +732,11 @@ def op_list_names(index: CodeIndex) -> list[str]:
 
 
 def _op_list_files(index: CodeIndex) -> Iterator[SourceFile]:
-    return (source for source in index.files
-            if source.language in _OP_LIST_LANGUAGES and source.role == "product"
-            and len(source.text) <= MAX_OP_LIST_BYTES)
+    return (
+        source
+        for source in index.files
+        if source.language in _OP_LIST_LANGUAGES and source.role == "product" and len(source.text) <= MAX_OP_LIST_BYTES
+    )
 
 
 def _used_op_lists(index: CodeIndex, paths: set[str]) -> set[str]:
@@ -728,8 +765,11 @@ def _op_list(text: str, syntax: OperatorSyntax) -> tuple[list[_Entry], tuple[str
         is_mapping = isinstance(container, yaml.MappingNode)
         if is_mapping and len(container.value) < MIN_OP_LIST_ENTRIES:
             continue
-        named = [(name, node, fields) for node, fields in _items(container, namespace, catalog)
-                 if node is not None and (name := _name_in(node, namespace))]
+        named = [
+            (name, node, fields)
+            for node, fields in _items(container, namespace, catalog)
+            if node is not None and (name := _name_in(node, namespace))
+        ]
         known = [(name, node, fields) for name, node, fields in named if catalog.knows(name)]
         if (not is_mapping or len(known) >= MIN_OP_LIST_ENTRIES) and len(known) >= MIN_OP_LIST_SHARE * len(named):
             entries.extend(_entry(name, node, fields, syntax) for name, node, fields in known)
@@ -739,9 +779,12 @@ def _op_list(text: str, syntax: OperatorSyntax) -> tuple[list[_Entry], tuple[str
 def _header_keys(root: yaml.Node | None, syntax: OperatorSyntax) -> tuple[str, ...]:
     """The keys a document's top-level key field names (`backend: Key` beside its lists)."""
     fields = _fields(root) if root is not None else {}
-    return tuple(key for field, value in fields.items()
-                 if _found_in(syntax.key_field, field) and isinstance(value, yaml.ScalarNode)
-                 for key in _node_keys(value))
+    return tuple(
+        key
+        for field, value in fields.items()
+        if _found_in(syntax.key_field, field) and isinstance(value, yaml.ScalarNode)
+        for key in _node_keys(value)
+    )
 
 
 def _containers(root: yaml.Node | None) -> Iterator[yaml.Node]:
@@ -810,14 +853,19 @@ def _name_in(node: yaml.Node | None, namespace: str) -> str | None:
 
 
 def _entry(name: str, name_node: yaml.Node, fields: dict[str, yaml.Node], syntax: OperatorSyntax) -> _Entry:
-    keys = tuple(key for field, value in fields.items() if _found_in(syntax.key_field, field)
-                 for key in _node_keys(value))
-    names = tuple(sorted(
-        (value.value, "template" if _found_in(syntax.template_field, field) else "file")
-        for field, value in fields.items()
-        if isinstance(value, yaml.ScalarNode) and value is not name_node and value.value
-        and (_found_in(syntax.template_field, field) or _names_file(value.value))
-    ))
+    keys = tuple(
+        key for field, value in fields.items() if _found_in(syntax.key_field, field) for key in _node_keys(value)
+    )
+    names = tuple(
+        sorted(
+            (value.value, "template" if _found_in(syntax.template_field, field) else "file")
+            for field, value in fields.items()
+            if isinstance(value, yaml.ScalarNode)
+            and value is not name_node
+            and value.value
+            and (_found_in(syntax.template_field, field) or _names_file(value.value))
+        )
+    )
     return _Entry(name, name_node.start_mark.line + 1, keys, names)
 
 

@@ -200,8 +200,9 @@ def pack_framework(name_or_dir: str) -> str:
     directory = resolve_pack(name_or_dir)
     framework = _raw_header(directory).get("framework")
     if not is_framework_name(framework):
-        raise PackError(str(directory / "pack.yaml"), f"{framework!r} is not the name of a shipped framework",
-                        yaml_path="framework")
+        raise PackError(
+            str(directory / "pack.yaml"), f"{framework!r} is not the name of a shipped framework", yaml_path="framework"
+        )
     return framework
 
 
@@ -219,8 +220,11 @@ def _raw_header(directory: Path) -> dict:
 def _hash_files(digest, directory: Path, skip: Path | None = None) -> None:
     """The names and contents of the files in `directory` (but `skip`), leaving out links out of it."""
     home = os.path.realpath(directory)
-    for path in sorted(p for p in directory.rglob("*") if p.is_file() and (skip is None or skip not in p.parents)
-                       and _is_within(os.path.realpath(p), home)):
+    for path in sorted(
+        p
+        for p in directory.rglob("*")
+        if p.is_file() and (skip is None or skip not in p.parents) and _is_within(os.path.realpath(p), home)
+    ):
         digest.update(str(path.relative_to(directory)).encode("utf-8", "surrogateescape") + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
 
@@ -240,11 +244,16 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         raise header.error(("framework",), f"extends a pack of framework {parent.framework.id!r}")
     inherited = parent.symbols if parent else framework.symbols
     symbols = {**inherited, **{k: tuple(v) for k, v in meta.get("symbols", {}).items()}}
-    operators = _operators(header, directory, symbols) if "operators" in meta else (parent.operators if parent else None)
+    operators = (
+        _operators(header, directory, symbols) if "operators" in meta else (parent.operators if parent else None)
+    )
     test_syntax = _test_syntax(header) if "test_inventory" in meta else (parent.test_syntax if parent else None)
     documents = [_row_document(row_file) for row_file in _row_files(directory, header)]
-    names = _Names(symbols, _definitions("evidence", header, documents, parent),
-                   _definitions("constraints", header, documents, parent))
+    names = _Names(
+        symbols,
+        _definitions("evidence", header, documents, parent),
+        _definitions("constraints", header, documents, parent),
+    )
     for document in [header, *documents]:
         for name, clause in document.data.get("evidence", {}).items():
             _check_clause(document, ("evidence", name), clause, names)
@@ -259,24 +268,35 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     _check_quick_reference(framework, rows)
     digest_parts = [meta, framework.data, *(document.data for document in documents)]
     return Pack(
-        id=meta["id"], version=meta["version"], title=meta.get("title", meta["id"]), directory=directory,
-        framework=framework, framework_versions=meta.get("framework_versions", ""),
+        id=meta["id"],
+        version=meta["version"],
+        title=meta.get("title", meta["id"]),
+        directory=directory,
+        framework=framework,
+        framework_versions=meta.get("framework_versions", ""),
         fixtures=_path_in_pack(header, ("fixtures",), directory, meta.get("fixtures", DEFAULT_FIXTURES)),
-        operators=operators, test_syntax=test_syntax, upstream=upstream,
-        symbols=symbols, evidence=names.evidence, constraints=names.constraints,
+        operators=operators,
+        test_syntax=test_syntax,
+        upstream=upstream,
+        symbols=symbols,
+        evidence=names.evidence,
+        constraints=names.constraints,
         rows=tuple(sorted(rows.values(), key=lambda r: _item_key(r.item))),
-        digest="sha256:" + hashlib.sha256(
+        digest="sha256:"
+        + hashlib.sha256(
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
         ).hexdigest(),
-        parent=parent, own_rows=frozenset(own),
+        parent=parent,
+        own_rows=frozenset(own),
         overridden={row_id: frozenset(fields) for row_id, (_, _, fields) in overridden.items()},
         row_data={**(parent.row_data if parent else {}), **{i: data for i, (_, data) in built.items()}},
         redirects=_redirects(header, parent, set(rows)),
     )
 
 
-def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names,
-              operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict]]:
+def _own_rows(
+    documents: list[YamlDocument], framework: Framework, names: _Names, operators: OperatorSyntax | None
+) -> dict[str, tuple[Row, dict]]:
     """The rows of the pack's row files, with the data each is built from."""
     rows: dict[str, tuple[Row, dict]] = {}
     for document in documents:
@@ -291,8 +311,14 @@ def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names
     return rows
 
 
-def _overridden_rows(header: YamlDocument, parent: Pack | None, own: set[str], framework: Framework, names: _Names,
-                     operators: OperatorSyntax | None) -> dict[str, tuple[Row, dict, dict]]:
+def _overridden_rows(
+    header: YamlDocument,
+    parent: Pack | None,
+    own: set[str],
+    framework: Framework,
+    names: _Names,
+    operators: OperatorSyntax | None,
+) -> dict[str, tuple[Row, dict, dict]]:
     """The rows of the pack extended that `overrides` changes (named by their id, or an id they
     had before), each with its data and the fields changed: each field given replaces the
     parent's, and the row is built again (in this pack, with its names)."""
@@ -307,8 +333,9 @@ def _overridden_rows(header: YamlDocument, parent: Pack | None, own: set[str], f
         if row_id in own:
             raise header.error(at, f"row {row_id!r} is defined by this pack's row files: change it there")
         if parent is None or row_id not in parent.row_data:
-            raise header.error(at, f"no row {written!r} in {parent.id if parent else 'the pack extended'}, "
-                                   "the pack this one extends")
+            raise header.error(
+                at, f"no row {written!r} in {parent.id if parent else 'the pack extended'}, the pack this one extends"
+            )
         data = {**parent.row_data[row_id], **changes}
         rows[row_id] = (_row(header, at, data, sections[row_id], framework, names, operators), data, changes)
     return rows
@@ -330,7 +357,7 @@ def _redirects(header: YamlDocument, parent: Pack | None, rows: set[str]) -> dic
 def _prepare_overrides(header: YamlDocument) -> None:
     """Each override as the schema reads a row: score levels as text, renamed fields refused."""
     overrides = header.data.get("overrides") if isinstance(header.data, dict) else None
-    for row_id, changes in (overrides.items() if isinstance(overrides, dict) else ()):
+    for row_id, changes in overrides.items() if isinstance(overrides, dict) else ():
         _refuse_renamed_fields(header, ("overrides", row_id), changes)
         _row_levels_as_text(header, ("overrides", row_id), changes)
 
@@ -344,7 +371,6 @@ def _row_document(row_file: Path) -> YamlDocument:
     _score_levels_as_text(document)
     validate_document(document, "row")
     return document
-
 
 
 def _refuse_renamed_fields(document: YamlDocument, path: tuple, row) -> None:
@@ -363,7 +389,6 @@ def _definitions(kind: str, header: YamlDocument, documents: list[YamlDocument],
                 raise document.error((kind, name), f"{_KIND_NAMES[kind]} {name!r} is defined twice")
             own[name] = definition
     return {**(getattr(parent, kind) if parent else {}), **own}
-
 
 
 def _score_levels_as_text(document: YamlDocument) -> None:
@@ -469,8 +494,11 @@ def _row(document, path, data, section, framework, names: _Names, operators) -> 
     if "runtime" in data and "2" in data.get("score", {}):
         raise document.error(path + ("score", "2"), "a row with a runtime check earns at most 1 from static evidence")
     if "requires" in data and "runtime" not in data:
-        raise document.error(path + ("requires",), "only a row with a runtime check has a static prerequisite; "
-                                                   "a static row says what it needs in its score conditions")
+        raise document.error(
+            path + ("requires",),
+            "only a row with a runtime check has a static prerequisite; "
+            "a static row says what it needs in its score conditions",
+        )
     score, score_text = {}, {}
     for level, text in data.get("score", {}).items():
         score[int(level)] = checked_condition(document, path + ("score", level), text, evidence)
@@ -483,14 +511,27 @@ def _row(document, path, data, section, framework, names: _Names, operators) -> 
         for i, note in enumerate(data.get("notes", []))
     )
     remediation, remedies = _remediation(document, path, data["remediation"], evidence)
-    requires = checked_condition(document, path + ("requires",), data["requires"], evidence) if "requires" in data else None
+    requires = (
+        checked_condition(document, path + ("requires",), data["requires"], evidence) if "requires" in data else None
+    )
     return Row(
-        id=data["id"], item=data["item"], section=section, title=data["title"], priority=data["priority"],
-        paths=tuple(data.get("integration_paths", ())), evidence=evidence, score=score, score_text=score_text,
+        id=data["id"],
+        item=data["item"],
+        section=section,
+        title=data["title"],
+        priority=data["priority"],
+        paths=tuple(data.get("integration_paths", ())),
+        evidence=evidence,
+        score=score,
+        score_text=score_text,
         notes=notes,
-        runtime_command=data.get("runtime", {}).get("command"), remediation=remediation,
+        runtime_command=data.get("runtime", {}).get("command"),
+        remediation=remediation,
         framework_versions=data.get("framework_versions", ""),
-        docs=tuple(data["docs"]), remedies=remedies, requires=requires, requires_text=data.get("requires", ""),
+        docs=tuple(data["docs"]),
+        remedies=remedies,
+        requires=requires,
+        requires_text=data.get("requires", ""),
         depends_on=data.get("depends_on"),
     )
 
@@ -501,8 +542,10 @@ def _remediation(document, path: tuple, written: str | list, evidence) -> tuple[
         return written, ()
     *conditional, fallback = written
     if "when" in fallback:
-        raise document.error(path + ("remediation", len(conditional), "when"),
-                             "the last remediation is the one shown otherwise: it takes no `when`")
+        raise document.error(
+            path + ("remediation", len(conditional), "when"),
+            "the last remediation is the one shown otherwise: it takes no `when`",
+        )
     remedies = []
     for number, remedy in enumerate(conditional):
         if "when" not in remedy:
@@ -532,8 +575,9 @@ def _check_quick_reference(framework: Framework, rows: dict[str, Row]) -> None:
         row = rows.get(reference.row)
         missing = sorted(set(reference.evidence) - set(row.evidence)) if row else []
         if missing:
-            raise framework.document.error(("quick_reference", number, "evidence"),
-                                           f"row {reference.row!r} has no evidence named {missing[0]!r}")
+            raise framework.document.error(
+                ("quick_reference", number, "evidence"), f"row {reference.row!r} has no evidence named {missing[0]!r}"
+            )
 
 
 def _test_syntax(header: YamlDocument) -> TestSyntax:
@@ -552,7 +596,9 @@ def _test_syntax(header: YamlDocument) -> TestSyntax:
 def _check_ops(document: YamlDocument, path: tuple, clause: Clause, operators: OperatorSyntax | None) -> None:
     if operators is None:
         raise document.error(path, "`ops` evidence needs an `operators` section in pack.yaml")
-    unknown = [name for member in clause.spec.get("of", ()) for name in member.split("|") if not operators.catalog.knows(name)]
+    unknown = [
+        name for member in clause.spec.get("of", ()) for name in member.split("|") if not operators.catalog.knows(name)
+    ]
     if unknown:
         raise document.error(path + ("ops", "of"), f"not in the operator catalog: {', '.join(unknown)}")
 
@@ -569,7 +615,9 @@ def _check_clause(document, path, clause: dict, names: _Names) -> dict:
     for capture, constraint in clause.get("where", {}).items():
         for operator in ("symbol", "not_symbol"):
             if operator in constraint and constraint[operator] not in names.symbols:
-                raise document.error(path + ("where", capture, operator), f"unknown symbol set {constraint[operator]!r}")
+                raise document.error(
+                    path + ("where", capture, operator), f"unknown symbol set {constraint[operator]!r}"
+                )
     check_patterns(document, path, clause)
     return clause
 

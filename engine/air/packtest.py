@@ -35,8 +35,9 @@ from air.yamldoc import load_yaml
 
 EXPECTED_FILE = "expected.yaml"
 # The row fields whose change can change a row's outcome in a fixture.
-OUTCOME_FIELDS = frozenset({"evidence", "score", "requires", "runtime", "integration_paths", "framework_versions",
-                            "depends_on"})
+OUTCOME_FIELDS = frozenset(
+    {"evidence", "score", "requires", "runtime", "integration_paths", "framework_versions", "depends_on"}
+)
 ANNOTATION = re.compile(r"\bair:\s*(expect|first|reject)\s+([a-z0-9][a-z0-9, -]*)")
 COMMENT_LEADERS = ("#", "//", "/*", "*", "<!--", "--")
 
@@ -145,8 +146,9 @@ def _narrowed(rows: frozenset[str] | None, kept: frozenset[str]) -> frozenset[st
     return kept if rows is None else rows & kept
 
 
-def run_pack_tests(pack: Pack, only: str | None = None,
-                   progress: Callable[[FixtureResult], None] | None = None) -> PackTestResult:
+def run_pack_tests(
+    pack: Pack, only: str | None = None, progress: Callable[[FixtureResult], None] | None = None
+) -> PackTestResult:
     results = []
     for fixture_set in fixture_sets(pack):
         for directory in fixture_set.fixtures():
@@ -179,7 +181,9 @@ def check_fixture(pack: Pack, directory: Path, fixture_set: FixtureSet | None = 
             if got == want:
                 result.outcomes[row_id] = got
             else:
-                result.failures.append(f"{row_id} ({rows[row_id].item}): expected {want}, got {got}: {rows[row_id].reason}")
+                result.failures.append(
+                    f"{row_id} ({rows[row_id].item}): expected {want}, got {got}: {rows[row_id].reason}"
+                )
     for row_id, fragment in _within(expected.get("reasons", {}), scope.worded, pack):
         if row_id in rows and fragment not in rows[row_id].reason:
             result.failures.append(f"{row_id}: reason lacks {fragment!r}: {rows[row_id].reason}")
@@ -220,15 +224,18 @@ def _check_annotation(annotation: Annotation, rows: dict[str, RowResult], result
         return
     cited = [f for f in row.evidence if f.path == annotation.path and f.line == annotation.line]
     if annotation.kind == "expect" and not cited:
-        result.failures.append(f"{where}: expected {annotation.row} to cite line {annotation.line}; it cites "
-                               + (", ".join(f"{f.path}:{f.line}" for f in row.evidence) or "nothing"))
+        result.failures.append(
+            f"{where}: expected {annotation.row} to cite line {annotation.line}; it cites "
+            + (", ".join(f"{f.path}:{f.line}" for f in row.evidence) or "nothing")
+        )
     if annotation.kind == "reject" and any(f.trust != "tests" for f in cited):
         result.failures.append(f"{where}: {annotation.row} must not count line {annotation.line}")
     first = row.evidence[0] if row.evidence else None
     if annotation.kind == "first" and (first is None or (first.path, first.line) != (annotation.path, annotation.line)):
         shown = f"{first.path}:{first.line}" if first else "nothing"
         result.failures.append(
-            f"{where}: expected {annotation.row} to cite line {annotation.line} first; it cites {shown}")
+            f"{where}: expected {annotation.row} to cite line {annotation.line} first; it cites {shown}"
+        )
 
 
 def _unproven(report: Report) -> Iterator[str]:
@@ -250,7 +257,7 @@ def annotations(directory: Path) -> Iterator[Annotation]:
             match = ANNOTATION.search(text)
             if not match:
                 continue
-            target = number if _code_before(text[:match.start()]) else _next_code_line(lines, number)
+            target = number if _code_before(text[: match.start()]) else _next_code_line(lines, number)
             for row_id in re.split(r"[,\s]+", match.group(2).strip()):
                 yield Annotation(match.group(1), row_id, relative, target, number)
 

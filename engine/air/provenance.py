@@ -27,8 +27,14 @@ def local_source(root: Path) -> Source:
     commit, branch = read_head(repository)
     folder = location.relative_to(repository.worktree).as_posix()
     dirty = worktree_differs(repository, "" if folder == "." else folder)
-    return Source("local", shown_path(str(location)), commit, branch=branch, dirty=dirty,
-                  describe=_described(repository, commit, dirty) if commit else None)
+    return Source(
+        "local",
+        shown_path(str(location)),
+        commit,
+        branch=branch,
+        dirty=dirty,
+        describe=_described(repository, commit, dirty) if commit else None,
+    )
 
 
 def _described(repository: Repository, commit: str, dirty: bool | None) -> str | None:

@@ -297,7 +297,7 @@ def _start_literals(items: list) -> list[str] | None:
         name = str(op)
         if name in _ZERO_WIDTH:
             continue
-        rest = items[position + 1:]
+        rest = items[position + 1 :]
         if name == "LITERAL":
             run = position
             while run < len(items) and str(items[run][0]) == "LITERAL":
@@ -402,7 +402,7 @@ def _line_test(pattern: str, items: list) -> re.Pattern[str] | None:
     tests = []
     for branch in _alternatives(pattern[4 : end - 1]):
         prefix = next((p for p in _ANYTHING_ON_THE_LINE if branch.startswith(p)), None)
-        tests.append(f"(?:{branch[len(prefix):]})" if prefix else f"^(?:{branch})")
+        tests.append(f"(?:{branch[len(prefix) :]})" if prefix else f"^(?:{branch})")
     try:
         return re.compile("|".join(tests), re.MULTILINE)
     except re.error:

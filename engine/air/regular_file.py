@@ -15,8 +15,9 @@ class NotRegular(OSError):
     """The path names something other than a regular file."""
 
 
-def open_regular(path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, dir_fd: int | None = None,
-                 follow_links: bool = False) -> tuple[int, os.stat_result]:
+def open_regular(
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes], *, dir_fd: int | None = None, follow_links: bool = False
+) -> tuple[int, os.stat_result]:
     """A descriptor open for reading on the regular file `path` (the caller closes it), and its
     status. Raises NotRegular for anything else, OSError when it cannot be opened (ELOOP for a
     link not followed)."""

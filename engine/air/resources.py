@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def data_dir(kind: str) -> Path:
     """`kind` is one of "rulepacks", "frameworks", "schemas"."""
     installed = PACKAGE_DIR / "_data" / kind

@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -54,8 +54,15 @@ Progress = Callable[[str], None]
 MAX_LISTED_SKIPPED = 200
 
 
-def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress: Progress | None = None,
-          source: Source | None = None, index: CodeIndex | None = None, framework_version: str | None = None) -> Report:
+def check(
+    root: Path,
+    pack: Pack,
+    options: IndexOptions | None = None,
+    progress: Progress | None = None,
+    source: Source | None = None,
+    index: CodeIndex | None = None,
+    framework_version: str | None = None,
+) -> Report:
     """Check the tree at `root` (or its prebuilt `index`) against `pack`. `framework_version`
     overrides the framework release the backend's pins target."""
     say = progress or (lambda message: None)
@@ -65,8 +72,15 @@ def check(root: Path, pack: Pack, options: IndexOptions | None = None, progress:
     return _evaluate(root, pack, index, say, source, started, framework_version)
 
 
-def check_tree(root: Path, pack_name: str, options: IndexOptions | None = None, progress: Progress | None = None,
-               source: Source | None = None, framework_version: str | None = None, use_cache: bool = True) -> Report:
+def check_tree(
+    root: Path,
+    pack_name: str,
+    options: IndexOptions | None = None,
+    progress: Progress | None = None,
+    source: Source | None = None,
+    framework_version: str | None = None,
+    use_cache: bool = True,
+) -> Report:
     """`check` with the pack named `pack_name`, answered from the result cache when the tree
     and the pack are unchanged since they were last checked together (see `air.cache`; the
     pack is then not even loaded), unless `use_cache` is off. The check's worker processes
@@ -101,20 +115,30 @@ def _with_vendoring(options: IndexOptions | None, vendoring: Vendoring) -> Index
 def _cut_short(report: Report) -> bool:
     """Whether a search ran past its time budget: that depends on the machine's load, so such a
     report is not kept in the cache."""
-    return (any(TIMED_OUT in row.reason for row in report.rows)
-            or any(TIMED_OUT in reason for _directory, reason in report.index.skipped_directories))
+    return any(TIMED_OUT in row.reason for row in report.rows) or any(
+        TIMED_OUT in reason for _directory, reason in report.index.skipped_directories
+    )
 
 
 def _indexed(root: Path, options: IndexOptions | None, say: Progress, executor: Executor) -> CodeIndex:
     started = time.perf_counter()
     index = build_index(root, options, executor)
-    say(f"indexed {len(index.files)} files ({index.total_bytes / 1e6:.1f} MB), "
-        f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s")
+    say(
+        f"indexed {len(index.files)} files ({index.total_bytes / 1e6:.1f} MB), "
+        f"skipped {len(index.skipped)} in {time.perf_counter() - started:.2f}s"
+    )
     return index
 
 
-def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: Source | None,
-              started: float, framework_version: str | None) -> Report:
+def _evaluate(
+    root: Path,
+    pack: Pack,
+    index: CodeIndex,
+    say: Progress,
+    source: Source | None,
+    started: float,
+    framework_version: str | None,
+) -> Report:
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp, pack.framework.upstream))
     clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
     clauses += [d.clause for d in pack.upstream]
@@ -126,7 +150,8 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
         evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
     test_syntax = pack.test_syntax
     tests = evaluator.evaluate_all(
-        clauses, alongside=(lambda: test_inventory(index, test_syntax)) if test_syntax else None,
+        clauses,
+        alongside=(lambda: test_inventory(index, test_syntax)) if test_syntax else None,
     )
     route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
     say(f"integration path: {path.title}")
@@ -141,8 +166,15 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
     return Report(
         tool_version=__version__,
         date=report_date(),
-        pack=PackInfo(pack.id, pack.version, pack.digest, pack.framework.id, pack.framework.name,
-                      tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths), pack.framework.terms),
+        pack=PackInfo(
+            pack.id,
+            pack.version,
+            pack.digest,
+            pack.framework.id,
+            pack.framework.name,
+            tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths),
+            pack.framework.terms,
+        ),
         backend=backend,
         integration_path=path,
         readiness=result.readiness,
@@ -161,13 +193,16 @@ def _evaluate(root: Path, pack: Pack, index: CodeIndex, say: Progress, source: S
 Identity = tuple[Route, IntegrationPath, Backend, tuple[str, ...]]
 
 
-def _identity(pack: Pack, evaluator: Evaluator, root: Path, source: Source | None,
-              framework_version: str | None) -> Identity:
+def _identity(
+    pack: Pack, evaluator: Evaluator, root: Path, source: Source | None, framework_version: str | None
+) -> Identity:
     """The backend's integration path, description and names, worked out once per process."""
+
     def identify() -> Identity:
         route, path = detect_path(pack.framework, evaluator)
-        backend = describe_backend(evaluator.context.index, root, pack, source, framework_version,
-                                   registering_files(pack, evaluator))
+        backend = describe_backend(
+            evaluator.context.index, root, pack, source, framework_version, registering_files(pack, evaluator)
+        )
         names = backend_names(backend.name, device_names(pack, evaluator), pack.framework.package_prefixes)
         return route, path, backend, names
 
@@ -195,7 +230,7 @@ def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
 def report_date() -> str:
     """Today in UTC, or the date of SOURCE_DATE_EPOCH when it is set (reproducible reports)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    moment = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch.isdigit() else datetime.now(timezone.utc)
+    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch.isdigit() else datetime.now(UTC)
     return moment.date().isoformat()
 
 
@@ -211,8 +246,14 @@ def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
     return tuple(sorted(naming or found))
 
 
-def describe_backend(index: CodeIndex, root: Path, pack: Pack, source: Source | None,
-                     framework_version: str | None = None, registering: tuple[str, ...] = ()) -> Backend:
+def describe_backend(
+    index: CodeIndex,
+    root: Path,
+    pack: Pack,
+    source: Source | None,
+    framework_version: str | None = None,
+    registering: tuple[str, ...] = (),
+) -> Backend:
     """The backend's name and version, read from the build metadata of the distribution that
     registers the device (see `_own_builds`), and the framework release its product's
     requirements pin, the tree's top level first. Without a name in the build metadata, the
@@ -247,8 +288,9 @@ def _registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> lis
     return sorted(found, key=lambda top: (-found[top], top))
 
 
-def _own_builds(builds: list[tuple[SourceFile, BuildFacts]], registering: tuple[str, ...], packages: list[str]
-                ) -> list[tuple[SourceFile, BuildFacts]]:
+def _own_builds(
+    builds: list[tuple[SourceFile, BuildFacts]], registering: tuple[str, ...], packages: list[str]
+) -> list[tuple[SourceFile, BuildFacts]]:
     """Those of `builds` (the tree's top level first) that may describe the backend, its own
     distribution first: one named after a package that registers the device, then one that
     lists such a package, then one that lists no packages but encloses a `registering` file,
@@ -290,8 +332,9 @@ def _tagged_version(source: Source) -> str | None:
     return described.group(1)
 
 
-def quick_reference(pack: Pack, rows: tuple[RowResult, ...], evaluator: Evaluator,
-                    route: Route) -> tuple[QuickReferenceEntry, ...]:
+def quick_reference(
+    pack: Pack, rows: tuple[RowResult, ...], evaluator: Evaluator, route: Route
+) -> tuple[QuickReferenceEntry, ...]:
     """Each mechanism of the framework's quick reference, used when one of its clauses finds it
     in product code (not when its row earns points by other means, nor in tests or docs)."""
     results = {row.id: row for row in rows}
@@ -306,8 +349,9 @@ def quick_reference(pack: Pack, rows: tuple[RowResult, ...], evaluator: Evaluato
     return tuple(entries)
 
 
-def _usage(reference: QuickReference, definition: Row, row: RowResult, evaluator: Evaluator,
-           route: Route) -> tuple[Usage, str]:
+def _usage(
+    reference: QuickReference, definition: Row, row: RowResult, evaluator: Evaluator, route: Route
+) -> tuple[Usage, str]:
     if row.outcome == "not_applicable" or reference.paths and not set(reference.paths) & set(route.applies):
         return "not_applicable", ""
     results = [evaluator.result(definition.evidence[name]) for name in reference.evidence]
@@ -321,10 +365,16 @@ def index_stats(index: CodeIndex) -> IndexStats:
     roles = Counter(f.role for f in index.files)
     skipped = Counter(s.reason for s in index.skipped)
     return IndexStats(
-        files=len(index.files), product=roles["product"], tests=roles["tests"], docs=roles["docs"],
-        bytes=index.total_bytes, skipped=tuple(sorted(skipped.items())), absent_submodules=absent_submodules(index),
+        files=len(index.files),
+        product=roles["product"],
+        tests=roles["tests"],
+        docs=roles["docs"],
+        bytes=index.total_bytes,
+        skipped=tuple(sorted(skipped.items())),
+        absent_submodules=absent_submodules(index),
         skipped_files=tuple(sorted((s.path, s.reason) for s in index.skipped))[:MAX_LISTED_SKIPPED],
-        skipped_directories=tuple(sorted(index.skipped_directories)), vendored_read=tuple(sorted(index.vendored_read)),
+        skipped_directories=tuple(sorted(index.skipped_directories)),
+        vendored_read=tuple(sorted(index.vendored_read)),
     )
 
 
@@ -339,8 +389,11 @@ class AbsentCode:
 
     @classmethod
     def of(cls, index: CodeIndex, vendoring: Vendoring) -> AbsentCode:
-        names = {path: frozenset({PurePosixPath(path).name, PurePosixPath(path).name.replace("-", "_")})
-                 for path in absent_submodules(index) if vendoring.upstream_name(path) is None}
+        names = {
+            path: frozenset({PurePosixPath(path).name, PurePosixPath(path).name.replace("-", "_")})
+            for path in absent_submodules(index)
+            if vendoring.upstream_name(path) is None
+        }
         owners = top_packages(source.path for source in index.files if source.role == "product") if names else ()
         return cls(names, frozenset(owners))
 

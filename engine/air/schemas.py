@@ -9,7 +9,7 @@ native engine never accepts what `re` rejects (`re`'s `$` even accepts a final l
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 import jsonschema_rs
@@ -46,7 +46,7 @@ def _registry() -> tuple[Registry, dict[str, dict]]:
     return Registry().with_resources(resources), schemas
 
 
-@lru_cache(maxsize=None)
+@cache
 def _native_validator(name: str) -> jsonschema_rs.Draft202012Validator:
     schemas = _schemas()
     registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in schemas.values()])

@@ -183,7 +183,7 @@ def _skips(source: SourceFile, code: str, syntax: TestSyntax) -> list[SkippedTes
         if name is None:
             continue
         text = " ".join(lines[number - 1 : number - 1 + CONTINUATION_LINES])
-        found.append(SkippedTest(source.path, number, name, _reason(text[text.find(name) + len(name):])))
+        found.append(SkippedTest(source.path, number, name, _reason(text[text.find(name) + len(name) :])))
     return found
 
 

@@ -40,14 +40,20 @@ class Detector:
     def from_data(cls, data: dict[str, Any], evidence: dict[str, Any]) -> Detector:
         """A detector from its validated pack data, with its evidence already resolved."""
         return cls(
-            id=data["id"], title=data["title"], category=data["category"], classification=data["classification"],
-            description=data["description"], framework_has=data["framework_has"], motivation=data["motivation"],
+            id=data["id"],
+            title=data["title"],
+            category=data["category"],
+            classification=data["classification"],
+            description=data["description"],
+            framework_has=data["framework_has"],
+            motivation=data["motivation"],
             clause=clause_from_data(data["id"].replace("-", "_"), evidence),
         )
 
 
-def find_candidates(detectors: tuple[Detector, ...], evaluator: Evaluator, backend_names: tuple[str, ...]
-                    ) -> tuple[UpstreamCandidate, ...]:
+def find_candidates(
+    detectors: tuple[Detector, ...], evaluator: Evaluator, backend_names: tuple[str, ...]
+) -> tuple[UpstreamCandidate, ...]:
     index = evaluator.context.index
     naming = naming_pattern(backend_names)
     candidates = []
@@ -58,17 +64,25 @@ def find_candidates(detectors: tuple[Detector, ...], evaluator: Evaluator, backe
         files = sorted({hit.path for hit in hits})
         first_lines = {path: min(hit.line for hit in hits if hit.path == path) for path in files}
         specific = naming is not None and any(_names_backend(index, path, naming) for path in files)
-        candidates.append(UpstreamCandidate(
-            id=detector.id, name=detector.title, category=detector.category,
-            classification=detector.classification if specific else "generic",
-            description=detector.description, framework_has=detector.framework_has, motivation=detector.motivation,
-            files=tuple(f"{path}:{first_lines[path]}" for path in files[:MAX_FILES]), file_count=len(files),
-        ))
+        candidates.append(
+            UpstreamCandidate(
+                id=detector.id,
+                name=detector.title,
+                category=detector.category,
+                classification=detector.classification if specific else "generic",
+                description=detector.description,
+                framework_has=detector.framework_has,
+                motivation=detector.motivation,
+                files=tuple(f"{path}:{first_lines[path]}" for path in files[:MAX_FILES]),
+                file_count=len(files),
+            )
+        )
     return tuple(candidates)
 
 
-def backend_names(package: str | None, device_names: tuple[str, ...],
-                  package_prefixes: tuple[str, ...]) -> tuple[str, ...]:
+def backend_names(
+    package: str | None, device_names: tuple[str, ...], package_prefixes: tuple[str, ...]
+) -> tuple[str, ...]:
     """The names by which code refers to this backend: its package, the package without the
     longest of the framework's package prefixes it starts with, and the device names it registers."""
     names = set(device_names)

@@ -56,8 +56,9 @@ def is_range(spec: str) -> bool:
 def ranges_overlap(first: str, second: str) -> bool:
     """Whether some release lies in both ranges. Releases at, just above and just below every
     bound of either range are tried, which covers every way two ranges can meet."""
-    bounds = [parse_release(m.group(2)) for spec in (first, second) for part in spec.split(",")
-              if (m := CLAUSE.match(part))]
+    bounds = [
+        parse_release(m.group(2)) for spec in (first, second) for part in spec.split(",") if (m := CLAUSE.match(part))
+    ]
     candidates: set[tuple[int, ...]] = {(0,), (10_000,)}
     for bound in bounds:
         candidates.add(bound)

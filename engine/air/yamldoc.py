@@ -103,8 +103,9 @@ class _Builder:
     def build(self, node: yaml.Node, path: YamlPath) -> Any:
         self.visited += 1
         if self.visited > MAX_NODES:
-            raise PackError(self.shown, f"more than {MAX_NODES} YAML nodes (alias expansion bomb?)",
-                            node.start_mark.line + 1)
+            raise PackError(
+                self.shown, f"more than {MAX_NODES} YAML nodes (alias expansion bomb?)", node.start_mark.line + 1
+            )
         self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
@@ -119,8 +120,12 @@ class _Builder:
     def _count_text(self, node: yaml.Node) -> None:
         self.expanded_chars += len(node.value)
         if self.expanded_chars > MAX_EXPANDED_CHARS:
-            raise PackError(self.shown, f"expands to more than {MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text "
-                            "(a large value aliased many times?)", node.start_mark.line + 1)
+            raise PackError(
+                self.shown,
+                f"expands to more than {MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text "
+                "(a large value aliased many times?)",
+                node.start_mark.line + 1,
+            )
 
     def _mapping(self, node: yaml.MappingNode, path: YamlPath) -> dict:
         self.constructor.flatten_mapping(node)
@@ -128,8 +133,9 @@ class _Builder:
         for key_node, value_node in node.value:
             key = self.build(key_node, path + ("<key>",))
             if not isinstance(key, (str, int, float, bool)) or key is None:
-                raise PackError(self.shown, "mapping keys must be scalars", key_node.start_mark.line + 1,
-                                format_path(path))
+                raise PackError(
+                    self.shown, "mapping keys must be scalars", key_node.start_mark.line + 1, format_path(path)
+                )
             if key in result:
                 raise PackError(self.shown, f"duplicate key {key!r}", key_node.start_mark.line + 1, format_path(path))
             self.lines[path + (key,)] = key_node.start_mark.line + 1

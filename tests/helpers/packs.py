@@ -23,7 +23,8 @@ framework: pytorch
 requires_air: ">=0.1"
 """
 TINY_CLAUSE = "python_call: {name: torch.utils.rename_privateuse1_backend}"  # the one row's one clause
-TINY_ROWS = """\
+TINY_ROWS = (
+    """\
 section: device-registration
 rows:
   - id: tiny-row
@@ -32,12 +33,15 @@ rows:
     priority: 1
     evidence:
       call:
-        """ + TINY_CLAUSE + """
+        """
+    + TINY_CLAUSE
+    + """
     score:
       2: call
     remediation: Do it.
     docs: [https://example.org/doc]
 """
+)
 
 
 @functools.cache
@@ -78,7 +82,9 @@ def load_error(path: Path) -> str:
     return message
 
 
-REGISTERS = 'import torch\n\n# air: expect tiny-row\ntorch.utils.rename_privateuse1_backend("tiny")\n'  # tiny-row earns 2
+REGISTERS = (
+    'import torch\n\n# air: expect tiny-row\ntorch.utils.rename_privateuse1_backend("tiny")\n'  # tiny-row earns 2
+)
 
 
 def add_fixture(fixtures: Path, name: str, expected: str, files: dict[str, str]) -> Path:

@@ -110,13 +110,17 @@ class Evaluator:
         clause in one parallel batch, and run the batched kinds (semgrep) once for every clause
         of the check."""
         clauses = list(clauses)
-        self.context.index.scan_literals([
-            *(part
-              for clause in clauses
-              for literal in _prefilter_literals(clause, self.context)
-              for part in ((literal,) if isinstance(literal, str) else literal)),
-            *literals,
-        ])
+        self.context.index.scan_literals(
+            [
+                *(
+                    part
+                    for clause in clauses
+                    for literal in _prefilter_literals(clause, self.context)
+                    for part in ((literal,) if isinstance(literal, str) else literal)
+                ),
+                *literals,
+            ]
+        )
         files: dict[str, SourceFile] = {}
         for clause in clauses:
             prefilters = getattr(KINDS[clause.kind], "prefilters", None)  # of the kinds that parse what they select
@@ -185,7 +189,9 @@ class Evaluator:
         if clause.scope == "product" and clause.tests_fallback and not any(hit.role == "product" for hit in hits):
             # to say "found only in tests"; what it finds in product files (a module a test
             # registers, say) is no more the product's than before
-            hits = [hit for hit in self._hits(replace(clause, scope="tests", any_test_file=True)) if hit.role == "tests"]
+            hits = [
+                hit for hit in self._hits(replace(clause, scope="tests", any_test_file=True)) if hit.role == "tests"
+            ]
         result = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
         measure = getattr(KINDS[clause.kind], "measure", None)
         if measure is not None:
@@ -205,8 +211,11 @@ def _prefilter_literals(clause: Clause, context: Context) -> list:
     kind = KINDS[clause.kind]
     upstream = getattr(kind, "upstream_literals", None)
     of_tree = getattr(kind, "tree_literals", None)
-    return [*kind.literals(clause.spec), *(upstream(clause.spec, context) if upstream else ()),
-            *(of_tree(context) if of_tree else ())]
+    return [
+        *kind.literals(clause.spec),
+        *(upstream(clause.spec, context) if upstream else ()),
+        *(of_tree(context) if of_tree else ()),
+    ]
 
 
 def _timed_out(clause: Clause, timeout: PatternTimeout) -> ClauseResult:

@@ -65,8 +65,16 @@ class Clause:
     @property
     def key(self) -> tuple:
         """Identity for caching: two rows sharing a definition evaluate it once."""
-        return (self.kind, _freeze(self.spec), self.scope, _freeze(self.where), self.files, self.exclude,
-                self.any_test_file, self.tests_fallback)
+        return (
+            self.kind,
+            _freeze(self.spec),
+            self.scope,
+            _freeze(self.where),
+            self.files,
+            self.exclude,
+            self.any_test_file,
+            self.tests_fallback,
+        )
 
     def description(self) -> str:
         return self.describe or f"{self.kind} {_summary(self.spec)}"
@@ -135,9 +143,14 @@ class UpstreamCode:
 class Context:
     """What a kind may consult besides its own spec."""
 
-    def __init__(self, index: CodeIndex, symbols: Mapping[str, tuple[str, ...]],
-                 operators: OperatorSyntax | None = None, cpp: CppVocabulary | None = None,
-                 upstream: UpstreamCode | None = None) -> None:
+    def __init__(
+        self,
+        index: CodeIndex,
+        symbols: Mapping[str, tuple[str, ...]],
+        operators: OperatorSyntax | None = None,
+        cpp: CppVocabulary | None = None,
+        upstream: UpstreamCode | None = None,
+    ) -> None:
         self.index = index
         self.symbols = symbols
         self.operators = operators
@@ -213,7 +226,8 @@ def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[H
         captures = dict(hit.captures)
         with searching(hit.path):
             if all(
-                constraint_holds(captures[name], constraint, context, hit.path) if name in captures
+                constraint_holds(captures[name], constraint, context, hit.path)
+                if name in captures
                 else constraint.get("optional", False)
                 for name, constraint in clause.where.items()
             ):
@@ -249,7 +263,10 @@ def roles_for(clause: Clause) -> tuple[str, ...]:
 
 
 def python_candidates(
-    clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[Hint],
+    clause: Clause,
+    context: Context,
+    literals: Iterable[str | tuple[str, ...]],
+    hints: Iterable[Hint],
     parse: bool = True,
 ) -> Iterable[SourceFile]:
     """Python files a clause reads: they pass the literal prefilter, the clause's file globs
@@ -317,7 +334,7 @@ def enough(clause: Clause, hits: list[Hit], context: Context) -> bool:
     tally = context.memo(("tally", clause.key, id(hits)), lambda: [0, 0])  # [findings looked at, findings kept]
     if tally[0] > len(hits):
         tally[:] = [0, 0]  # another list of findings
-    new = [hit for hit in hits[tally[0]:] if counts_in_tests(hit, clause, context)]
+    new = [hit for hit in hits[tally[0] :] if counts_in_tests(hit, clause, context)]
     tally[0], tally[1] = len(hits), tally[1] + len(apply_where(new, clause, context) if clause.where else new)
     return tally[1] >= MAX_TEST_HITS
 

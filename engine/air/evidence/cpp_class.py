@@ -159,7 +159,7 @@ def _cited(definitions: list[Definition]) -> Definition:
 
 
 def _class_bodies(context: Context, site: ClassSite, family: Family, rules: StubRules) -> str | None:
-    """"real" when a member function of the class (or of a tree ancestor) does something,
+    """ "real" when a member function of the class (or of a tree ancestor) does something,
     "stub" when it has some and none does, None when it has none."""
     members = _member_names(site, family)
     if not members:
@@ -199,6 +199,7 @@ def _definitions(context: Context, site: ClassSite, method: str, family: Family,
 
 def _out_of_class(context: Context, cls: str) -> dict[str, list[Definition]]:
     """The out-of-class definitions `cls::name(...) {` of the tree, by method name."""
+
     def find() -> dict[str, list[Definition]]:
         found: dict[str, list[Definition]] = defaultdict(list)
         for source in context.index.select([f"{cls}::"], languages=CPP_LANGUAGES):

@@ -49,8 +49,10 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = frozenset(literals(clause.spec))
     capture = clause.spec.get("capture", [])
     arguments = len(capture)
-    found = context.memo(("invocations", names, arguments),  # clauses that differ only in `where` share them
-                         lambda: list(invocations(context.index, names, arguments=arguments)))
+    found = context.memo(
+        ("invocations", names, arguments),  # clauses that differ only in `where` share them
+        lambda: list(invocations(context.index, names, arguments=arguments)),
+    )
     hits = []
     for source, line, args, via in found:
         if not in_clause_files(source.path, clause):
@@ -62,8 +64,9 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0, calls_only: bool = False,
-                arguments: int | None = None) -> Iterator[Invocation]:
+def invocations(
+    index: CodeIndex, names: frozenset[str], depth: int = 0, calls_only: bool = False, arguments: int | None = None
+) -> Iterator[Invocation]:
     """Every invocation of `names`, wrappers expanded where they are called: macros always,
     functions when one of the first `arguments` arguments (all when None) names a parameter
     of theirs. With `calls_only`, what declares or defines a function of those names is left out."""
@@ -77,7 +80,9 @@ def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0, calls_o
                 if depth < MAX_WRAPPER_DEPTH:
                     yield from _through_wrapper(index, source, call.in_define, names, depth)
                 continue
-            function = _function_passing_parameters(index, source, call, arguments) if depth < MAX_WRAPPER_DEPTH else None
+            function = (
+                _function_passing_parameters(index, source, call, arguments) if depth < MAX_WRAPPER_DEPTH else None
+            )
             if function is not None and function.line in expanded_functions:
                 continue
             through = list(_through_function(index, function, names, depth)) if function is not None else []
@@ -88,8 +93,9 @@ def invocations(index: CodeIndex, names: frozenset[str], depth: int = 0, calls_o
                 yield source, call.line, call.args, ""
 
 
-def _through_wrapper(index: CodeIndex, source: SourceFile, macro: str, names: frozenset[str],
-                     depth: int) -> Iterator[Invocation]:
+def _through_wrapper(
+    index: CodeIndex, source: SourceFile, macro: str, names: frozenset[str], depth: int
+) -> Iterator[Invocation]:
     defines = [define for where, define in index.defines.get(macro, []) if where.path == source.path]
     for define in defines:
         if define.params is None:
@@ -98,8 +104,9 @@ def _through_wrapper(index: CodeIndex, source: SourceFile, macro: str, names: fr
             yield from _expanded_calls(site, line, define, args, names)
 
 
-def _function_passing_parameters(index: CodeIndex, source: SourceFile, call: CppCall,
-                                 arguments: int | None) -> CppDefine | None:
+def _function_passing_parameters(
+    index: CodeIndex, source: SourceFile, call: CppCall, arguments: int | None
+) -> CppDefine | None:
     """The function whose body holds `call`, when the call's first `arguments` arguments (all
     when None) name its parameters."""
     args = call.args[:arguments]
@@ -117,14 +124,14 @@ def _function_passing_parameters(index: CodeIndex, source: SourceFile, call: Cpp
     return function if any(mentioned.search(arg) for arg in args) else None
 
 
-def _through_function(index: CodeIndex, function: CppDefine, names: frozenset[str],
-                      depth: int) -> Iterator[Invocation]:
+def _through_function(index: CodeIndex, function: CppDefine, names: frozenset[str], depth: int) -> Iterator[Invocation]:
     for site, line, args, _via in invocations(index, frozenset([function.name]), depth + 1, calls_only=True):
         yield from _expanded_calls(site, line, function, args, names)
 
 
-def _expanded_calls(site: SourceFile, line: int, wrapper: CppDefine, args: tuple[str, ...],
-                    names: frozenset[str]) -> Iterator[Invocation]:
+def _expanded_calls(
+    site: SourceFile, line: int, wrapper: CppDefine, args: tuple[str, ...], names: frozenset[str]
+) -> Iterator[Invocation]:
     for call in _invoked(CppFacts(stripped=expand_macro(wrapper, args)), names):
         yield site, line, call.args, wrapper.name
 

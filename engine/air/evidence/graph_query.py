@@ -123,8 +123,9 @@ def _calls(index: CodeIndex, names: list[str], roles: tuple[str, ...]) -> Iterat
             yield from _attribute_assignments(index, owner, product)
 
 
-def _setattr_calls(index: CodeIndex, owner: str, name: str, roles: tuple[str, ...]
-                   ) -> Iterator[tuple[SourceFile, PyCall]]:
+def _setattr_calls(
+    index: CodeIndex, owner: str, name: str, roles: tuple[str, ...]
+) -> Iterator[tuple[SourceFile, PyCall]]:
     """`setattr(OWNER, NAME, VALUE)`, as the call `OWNER.__setattr__(NAME, VALUE)` it makes."""
     for source in index.select([(*name_literals(owner), "setattr")], languages=["python"], roles=roles):
         for call in index.python_lexical(source).calls_of("setattr"):
@@ -132,8 +133,7 @@ def _setattr_calls(index: CodeIndex, owner: str, name: str, roles: tuple[str, ..
                 yield source, PyCall(call.line, f"{call.args[0]}.{_SETATTR}", call.args[1:], call.kwargs)
 
 
-def _attribute_assignments(index: CodeIndex, owner: str, roles: tuple[str, ...]
-                           ) -> Iterator[tuple[SourceFile, PyCall]]:
+def _attribute_assignments(index: CodeIndex, owner: str, roles: tuple[str, ...]) -> Iterator[tuple[SourceFile, PyCall]]:
     """`OWNER.NAME = VALUE` in any scope, as the call `OWNER.__setattr__(NAME, VALUE)` it makes.
     Only files that write `OWNER.NAME =` as such are read (an alias of OWNER is not seen)."""
     if _word(owner) != owner:

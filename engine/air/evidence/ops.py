@@ -120,8 +120,7 @@ def _capturing_fallback(found: Registrations, context: Context) -> Registration 
     """The first global fallback of the backend's own on a key of the pack's `fallback_keys`,
     when none there reaches a CPU fallback function."""
     keys = _operator_syntax(context).fallback_keys
-    on_keys = [r for r in found.fallbacks
-               if keys and constraint_holds(r.key, {"symbol": keys}, context, r.source.path)]
+    on_keys = [r for r in found.fallbacks if keys and constraint_holds(r.key, {"symbol": keys}, context, r.source.path)]
     if any(r.kernel == FALLBACK for r in on_keys):
         return None
     return next((r for r in on_keys if r.kernel == NATIVE), None)
@@ -130,9 +129,11 @@ def _capturing_fallback(found: Registrations, context: Context) -> Registration 
 def _captured(uncertain: list[str], fallback: Registration) -> str:
     if not uncertain:
         return ""
-    return (f"every operator reaches {fallback.via}, the backend's own global kernel "
-            f"({fallback.source.path}:{fallback.line}), so {_shown(uncertain)} may run through it; "
-            "per-op coverage needs --runtime")
+    return (
+        f"every operator reaches {fallback.via}, the backend's own global kernel "
+        f"({fallback.source.path}:{fallback.line}), so {_shown(uncertain)} may run through it; "
+        "per-op coverage needs --runtime"
+    )
 
 
 def _missing_of(needed: list[str], found: list[str]) -> list[str]:
@@ -146,8 +147,10 @@ def _unused_lists(missing: list[str], found: Registrations, clause: Clause, cont
         for member in missing:
             if _covers(member, {family(hit.capture("OP") or "")}):
                 named.setdefault(hit.path, []).append(member)
-    return tuple(f"op list {path} names {_shown(list(dict.fromkeys(members)))} but is not used by the build"
-                 for path, members in sorted(named.items()))
+    return tuple(
+        f"op list {path} names {_shown(list(dict.fromkeys(members)))} but is not used by the build"
+        for path, members in sorted(named.items())
+    )
 
 
 def _kept(registrations: tuple[Registration, ...], clause: Clause, context: Context) -> list[Hit]:
@@ -190,8 +193,10 @@ def _op_lists(hits: list[Hit]) -> tuple[str, ...]:
         if hit.capture("HOW") == "op list":
             via = hit.capture("VIA") or ""
             templates.setdefault(hit.path, set()).update(part.strip() for part in via.split(",") if part.strip())
-    return tuple(f"op list {path}" + (f" ({', '.join(sorted(names))})" if names else "")
-                 for path, names in sorted(templates.items()))
+    return tuple(
+        f"op list {path}" + (f" ({', '.join(sorted(names))})" if names else "")
+        for path, names in sorted(templates.items())
+    )
 
 
 def alternatives(member: str) -> list[str]:

@@ -43,8 +43,10 @@ def assignment_hint(target: str) -> GuardedPattern:
     if any(char in owner for char in "*?["):
         return compile_guarded("")
     name = re.escape(owner)
-    return compile_guarded(rf"\b{name}\.\w+\s*=(?!=)|setattr\s*\(\s*[\w.]*\b{name}\s*,|\b{name}\.__setattr__\s*\("
-                           rf"|\bimport\b[^\n]*\b{name}[ \t]+as[ \t]+\w")
+    return compile_guarded(
+        rf"\b{name}\.\w+\s*=(?!=)|setattr\s*\(\s*[\w.]*\b{name}\s*,|\b{name}\.__setattr__\s*\("
+        rf"|\bimport\b[^\n]*\b{name}[ \t]+as[ \t]+\w"
+    )
 
 
 def prefilters(clause: Clause) -> tuple[list, list[Hint]]:
@@ -64,12 +66,12 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def _assignments(clause: Clause, context: Context, source: SourceFile, facts: PythonFacts | LexicalPython
-                 ) -> list[PyAssign]:
+def _assignments(
+    clause: Clause, context: Context, source: SourceFile, facts: PythonFacts | LexicalPython
+) -> list[PyAssign]:
     """The file's module-level assignments, with those of every other scope in product code,
     in line order."""
     if clause.scope == "tests":
         return list(facts.assigns)
     scoped = (binding for scope in context.index.python_scopes(source) for binding in scope.bindings)
-    return sorted({(a.line, a.target): a for a in (*facts.assigns, *scoped)}.values(),
-                  key=lambda a: (a.line, a.target))
+    return sorted({(a.line, a.target): a for a in (*facts.assigns, *scoped)}.values(), key=lambda a: (a.line, a.target))

@@ -48,16 +48,21 @@ class ObjectMembers:
         key = (path, line, expression, name, depth)
         if key not in self._answers:
             module = self._module(path, expression)  # a module of the tree is found without parsing the file
-            self._answers[key] = (self._in_module(module, name, depth) if module is not None
-                                  else self._of(path, self._scope_at(path, line), expression, name, depth))
+            self._answers[key] = (
+                self._in_module(module, name, depth)
+                if module is not None
+                else self._of(path, self._scope_at(path, line), expression, name, depth)
+            )
         return self._answers[key]
 
     def origin(self, path: str, line: int, name: str, depth: int) -> Place | None:
         """Where the value that the binding of attribute `name` at `line` of the file at `path`
         comes from: the member it reads (`impl.name`) or the definition it names."""
         scope = self._scope_at(path, line)
-        value = next((b.value for b in scope.bindings
-                      if b.line == line and (b.target == name or b.target.endswith(f".{name}"))), None)
+        value = next(
+            (b.value for b in scope.bindings if b.line == line and (b.target == name or b.target.endswith(f".{name}"))),
+            None,
+        )
         if value is None or _CALL.match(value):
             return None
         owner, _, attribute = value.rpartition(".")
@@ -103,8 +108,11 @@ class ObjectMembers:
         return None
 
     def _binds(self, scope: PyScope, variable: str) -> bool:
-        return (variable in scope.params or any(b.target == variable for b in scope.bindings)
-                or any(_short(m.name) == variable for m in scope.members))
+        return (
+            variable in scope.params
+            or any(b.target == variable for b in scope.bindings)
+            or any(_short(m.name) == variable for m in scope.members)
+        )
 
     def _bound(self, path: str, scope: PyScope, variable: str, name: str, depth: int) -> Place | None:
         for member in scope.members:

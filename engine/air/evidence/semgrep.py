@@ -87,11 +87,22 @@ def run_batch(clauses: Sequence[Clause], context: Context) -> dict[tuple, list[H
 
 def _run(command: str, config: Path, root: Path) -> dict:
     env = {**os.environ, "SEMGREP_ENABLE_VERSION_CHECK": "0", "SEMGREP_SEND_METRICS": "off"}
-    arguments = [command, "scan", "--json", "--metrics=off", "--disable-version-check", "--quiet",
-                 "--no-git-ignore", "--config", str(config), "."]
+    arguments = [
+        command,
+        "scan",
+        "--json",
+        "--metrics=off",
+        "--disable-version-check",
+        "--quiet",
+        "--no-git-ignore",
+        "--config",
+        str(config),
+        ".",
+    ]
     try:
-        completed = subprocess.run(arguments, cwd=root, capture_output=True, text=True, env=env,
-                                   timeout=TIMEOUT_SECONDS)
+        completed = subprocess.run(
+            arguments, cwd=root, capture_output=True, text=True, env=env, timeout=TIMEOUT_SECONDS
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SemgrepUnavailable(f"semgrep did not run: {error}") from None
     try:
@@ -99,4 +110,3 @@ def _run(command: str, config: Path, root: Path) -> dict:
     except json.JSONDecodeError:
         first = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         raise SemgrepUnavailable(f"semgrep failed (exit {completed.returncode}): {first}") from None
-

@@ -27,7 +27,9 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     grammar, languages = LANGUAGES[spec["language"]]
     sources = [
-        s for s in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)) if in_clause_files(s.path, clause)
+        s
+        for s in context.index.select(literals(spec), languages=languages, roles=roles_for(clause))
+        if in_clause_files(s.path, clause)
     ]
     jobs = [(s.text, grammar, spec["pattern"], tuple(spec.get("capture", []))) for s in sources]
     results, _ = context.index.executor.map(match_source, jobs, min_items=POOL_THRESHOLD)

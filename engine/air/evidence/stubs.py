@@ -83,9 +83,7 @@ class StubRules:
 def is_stub(statements: list[str], rules: StubRules) -> bool:
     """Whether a body made of `statements` (see `air.index.cpp.body_statements`) is a stub."""
     *leading, last = statements or [""]
-    return all(_inert(statement, rules) for statement in leading) and (
-        _inert(last, rules) or _leaves(last, rules)
-    )
+    return all(_inert(statement, rules) for statement in leading) and (_inert(last, rules) or _leaves(last, rules))
 
 
 def _leaves(statement: str, rules: StubRules) -> bool:
@@ -256,8 +254,11 @@ def _inert_python(statement: ast.stmt, rules: StubRules) -> bool:
         or (isinstance(value.func, ast.Name) and callee in rules.placeholders)
         or _fallback_lookup(value)
         or any(fnmatchcase(callee, pattern) for pattern in rules.inert_calls)
-        or (bool(literal_args) and all(isinstance(arg, ast.Constant) for arg in literal_args)
-            and any(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in literal_args))
+        or (
+            bool(literal_args)
+            and all(isinstance(arg, ast.Constant) for arg in literal_args)
+            and any(isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in literal_args)
+        )
     )
 
 
@@ -265,8 +266,12 @@ def _fallback_lookup(node: ast.expr) -> bool:
     """`getattr(obj, "name", default)`, or a call of what it gives."""
     if isinstance(node, ast.Call) and _fallback_lookup(node.func):
         return True
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) == 3)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) == 3
+    )
 
 
 def _fallback_locals(statements: Sequence[ast.stmt]) -> frozenset[str]:

@@ -154,7 +154,8 @@ class CodeIndex:
         if listed is None:
             languages, roles, include_docs = kinds
             listed = self._listed[kinds] = [
-                source for source in self.files
+                source
+                for source in self.files
                 if (include_docs or source.role != "docs")
                 and (roles is None or source.role in roles)
                 and (languages is None or source.language in languages)

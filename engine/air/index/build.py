@@ -10,17 +10,12 @@ from __future__ import annotations
 import ast
 import configparser
 import re
-import sys
+import tomllib
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from air.index.model import BuildFacts, EntryPoint, Requirement
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10
-    tomllib = None
 
 _REQUIREMENT = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*(.*)", re.DOTALL)
 _BYTE_ORDER_MARK = "\ufeff"
@@ -63,8 +58,6 @@ def extract_setup_py(text: str) -> BuildFacts:
 def extract_pyproject(text: str) -> BuildFacts:
     """Read `[project]` and `[tool.poetry]` metadata from a `pyproject.toml`."""
     text = text.removeprefix(_BYTE_ORDER_MARK)
-    if tomllib is None:
-        return _failure("reading pyproject.toml needs Python 3.11 or newer")
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError, MemoryError) as exc:

@@ -395,7 +395,9 @@ class _Braces:
             index = bisect_right(self._opens, self.closing[inner], index)
 
 
-def _read_classes(code: str, lines: _Lines, macros: Collection[str], braces: Callable[[], _Braces]) -> Iterator[CppClass]:
+def _read_classes(
+    code: str, lines: _Lines, macros: Collection[str], braces: Callable[[], _Braces]
+) -> Iterator[CppClass]:
     keys = [key for key in _CLASS_KEY.finditer(code) if _starts_class_head(code, key.start())]
     for index, key in enumerate(keys):
         limit = keys[index + 1].start() if index + 1 < len(keys) else len(code)
@@ -613,7 +615,9 @@ def _read_method_defs(code: str, lines: _Lines, braces: Callable[[], _Braces]) -
             continue
         defined, opened = _definition_after(code, parameters[0] + 1, brackets, constructor=name == cls)
         if defined:
-            yield CppMethodDef(lines.of(start), cls, name, None if opened is None else (opened, braces().closing[opened]))
+            yield CppMethodDef(
+                lines.of(start), cls, name, None if opened is None else (opened, braces().closing[opened])
+            )
 
 
 def _may_begin_declarator(code: str, start: int) -> bool:
@@ -1100,6 +1104,7 @@ def find_calls(facts: CppFacts, names: Collection[str]) -> list[CppCall]:
     whose parentheses never close are skipped. An argument is read from at most
     its first 1,024 characters of source, which bounds the work on deeply nested
     calls."""
+
     def read(text: str, _start: int, paren: int, brackets: _Brackets) -> tuple[tuple[str, ...], int] | None:
         group = brackets.group(paren)
         return (_arguments(text, paren, group), group[0]) if group is not None else None
@@ -1133,7 +1138,9 @@ def _invocations(
         invocation = read(text, start, after, brackets)
         if invocation is not None:
             args, close = invocation
-            found.append(CppCall(lines.of(start), _written_name(text, start, name), args, defines.macro_at(start), close, start))
+            found.append(
+                CppCall(lines.of(start), _written_name(text, start, name), args, defines.macro_at(start), close, start)
+            )
     return found
 
 
@@ -1190,6 +1197,7 @@ def find_constructions(facts: CppFacts, names: Collection[str]) -> list[CppCall]
     `find_calls` reports calls; `Name(args)` is one of those, and a class definition
     (`struct Name {`), a function defined to return a `Name` and a construction
     without arguments are not constructions."""
+
     def sites(text: str, name: str) -> Iterator[tuple[int, int]]:
         for match in _construction_pattern(name).finditer(text):
             start = match.start()
@@ -1254,7 +1262,7 @@ def _construction_brackets(text: str, pos: int, brackets: _Brackets, templated: 
 
 
 _BLOCK_CALL = re.compile(
-    r'(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*(?P<paren>\()\s*'
+    r"(?<![\w.])(?<!::)(?<!->)(?P<callee>[A-Za-z_]\w*(?:\s*(?:\.|->|::)[A-Za-z_]\w*)*)\s*(?P<paren>\()\s*"
     r'(?:(?:[A-Za-z_]\w*\s*\(\s*)?"(?P<literal>[^"\\\n]*)")?'
 )
 

@@ -59,8 +59,7 @@ class CppNames:
     """Resolves names of one index; `includes(path)` lists the files a file includes,
     itself first, nearest first."""
 
-    def __init__(self, index: CodeIndex, vocabulary: CppVocabulary,
-                 includes: Callable[[str], Sequence[str]]) -> None:
+    def __init__(self, index: CodeIndex, vocabulary: CppVocabulary, includes: Callable[[str], Sequence[str]]) -> None:
         self._index = index
         self._vocabulary = vocabulary
         self._includes = includes
@@ -106,13 +105,17 @@ class CppNames:
 
     def _definitions_of(self, name: str) -> list[tuple[str, _Definition]]:
         if name not in self._definitions:
-            self._definitions[name] = sorted(self._object_like_macros(name) + self._constants(name),
-                                             key=lambda found: (found.path, found.line))
+            self._definitions[name] = sorted(
+                self._object_like_macros(name) + self._constants(name), key=lambda found: (found.path, found.line)
+            )
         return [(found.path, found) for found in self._definitions[name]]
 
     def _object_like_macros(self, name: str) -> list[_Definition]:
-        return [_Definition(source.path, define.line, define.body)
-                for source, define in self._index.defines.get(name, []) if define.params is None]
+        return [
+            _Definition(source.path, define.line, define.body)
+            for source, define in self._index.defines.get(name, [])
+            if define.params is None
+        ]
 
     def _constants(self, name: str) -> list[_Definition]:
         found = []
@@ -132,8 +135,11 @@ class CppNames:
             return True
         if name not in self._constant_types:
             self._constant_types[name] = False  # a cycle of aliases names no constant type
-            aliased = (target for source in self._index.select([name], languages=CPP_LANGUAGES)
-                       for target in find_type_aliases(self._index.code_text(source), name))
+            aliased = (
+                target
+                for source in self._index.select([name], languages=CPP_LANGUAGES)
+                for target in find_type_aliases(self._index.code_text(source), name)
+            )
             self._constant_types[name] = any(self._is_constant_type(target) for target in aliased)
         return self._constant_types[name]
 

@@ -90,9 +90,15 @@ LANGUAGES = {
     ".j2": "template",
     ".in": "template",
 }
-NAMED_LANGUAGES = {"CMakeLists.txt": "cmake", "Makefile": "make", "GNUmakefile": "make", "BUILD": "bazel",
-                   "BUILD.bazel": "bazel", "meson.build": "meson",
-                   ".gitmodules": "gitmodules"}
+NAMED_LANGUAGES = {
+    "CMakeLists.txt": "cmake",
+    "Makefile": "make",
+    "GNUmakefile": "make",
+    "BUILD": "bazel",
+    "BUILD.bazel": "bazel",
+    "meson.build": "meson",
+    ".gitmodules": "gitmodules",
+}
 
 DOC_SUFFIXES = {".md", ".rst"}
 TEST_DIRS = {"test", "tests", "testing"}
@@ -180,8 +186,16 @@ def _git_listed(repository: Repository) -> list[str] | None:
     git fails, or would block on an ignore file that is not a regular file (such as a FIFO)."""
     if not _ignore_files_are_regular(repository.worktree):
         return None
-    result = run_git(repository.worktree, repository.gitdir, "ls-files", "-z", "--cached", "--others",
-                     "--exclude-standard", timeout=60)
+    result = run_git(
+        repository.worktree,
+        repository.gitdir,
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        timeout=60,
+    )
     if result is None or result.returncode != 0:
         return None
     paths = {p.decode("utf-8", "surrogateescape") for p in result.stdout.split(b"\0") if p}
@@ -285,8 +299,11 @@ def _read_vendored(tree: TreeReader, units: dict[str, list[str]], options: Index
         else:
             skipped[decision.unit] = decision.reason
     projects = [unit for unit in skipped if unit.rpartition("/")[2] not in vendoring.directories]
-    listing.skipped_directories += [(shown_path(unit), reason) for unit, reason in skipped.items()
-                                    if not any(unit.startswith(outer + "/") for outer in projects)]
+    listing.skipped_directories += [
+        (shown_path(unit), reason)
+        for unit, reason in skipped.items()
+        if not any(unit.startswith(outer + "/") for outer in projects)
+    ]
 
 
 def _note_excluded(rel: str, excludes: tuple[str, ...], excluded: dict[str, str]) -> None:

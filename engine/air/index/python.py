@@ -421,8 +421,9 @@ def _flatten_targets(target: ast.expr) -> Iterator[ast.expr]:
 
 
 def _def_record(name: str, node: _Def, aliases: dict[str, str]) -> PyDef:
-    decorators = tuple(_resolve(d.func if isinstance(d, ast.Call) else d, aliases) or _unparse(d)
-                       for d in node.decorator_list)
+    decorators = tuple(
+        _resolve(d.func if isinstance(d, ast.Call) else d, aliases) or _unparse(d) for d in node.decorator_list
+    )
     if isinstance(node, ast.ClassDef):
         bases = tuple(_resolve(base, aliases) or _unparse(base) for base in node.bases)
         return PyDef(node.lineno, "class", name, bases, decorators)
@@ -448,8 +449,15 @@ def extract_scopes(text: str, module: str | None, is_package: bool = False) -> t
     return tuple(sorted(scopes, key=lambda scope: scope.lines[0]))
 
 
-def _add_scope(node: ast.Module | _Def, name: str, kind: ScopeKind, lines: tuple[int, int], aliases: dict[str, str],
-               lists: dict[str, tuple[str, ...]], scopes: list[PyScope]) -> None:
+def _add_scope(
+    node: ast.Module | _Def,
+    name: str,
+    kind: ScopeKind,
+    lines: tuple[int, int],
+    aliases: dict[str, str],
+    lists: dict[str, tuple[str, ...]],
+    scopes: list[PyScope],
+) -> None:
     """Add the scope of `node` and those nested in it to `scopes`; `lists` are the module's
     names bound to a literal list of strings."""
     bindings, returns, members = [], [], []
@@ -468,8 +476,9 @@ def _add_scope(node: ast.Module | _Def, name: str, kind: ScopeKind, lines: tuple
     scopes.append(PyScope(name, kind, lines, tuple(bindings), tuple(returns), tuple(members), params))
 
 
-def _scope_statements(body: list[ast.stmt], loops: dict[str, tuple[str, ...]], lists: dict[str, tuple[str, ...]]
-                      ) -> Iterator[tuple[ast.stmt, dict[str, tuple[str, ...]]]]:
+def _scope_statements(
+    body: list[ast.stmt], loops: dict[str, tuple[str, ...]], lists: dict[str, tuple[str, ...]]
+) -> Iterator[tuple[ast.stmt, dict[str, tuple[str, ...]]]]:
     """The statements that run in a scope, each with the loop variables it sees that take their
     values from a literal list of strings, written in the loop or bound to a name of `lists`."""
     for statement in body:

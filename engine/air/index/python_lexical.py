@@ -45,8 +45,9 @@ _DEFINITION = compile_guarded(
 
 def _opened(code: str, start: int, end: int) -> int:
     """How many more brackets open than close in `code[start:end]`."""
-    return sum(code.count(opening, start, end) - code.count(closing, start, end)
-               for opening, closing in ("()", "[]", "{}"))
+    return sum(
+        code.count(opening, start, end) - code.count(closing, start, end) for opening, closing in ("()", "[]", "{}")
+    )
 
 
 @dataclass
@@ -178,8 +179,11 @@ class LexicalPython:
             for match in _MODULE_ASSIGN.finditer(self.code)
         ]
         for call in [*self.calls_of("setattr"), *self.calls_of("__setattr__")]:
-            owner, rest = (call.qualname.rpartition(".")[0], call.args) if call.qualname.endswith("__setattr__") \
+            owner, rest = (
+                (call.qualname.rpartition(".")[0], call.args)
+                if call.qualname.endswith("__setattr__")
                 else ((call.args[0], call.args[1:]) if call.args else ("", ()))
+            )
             if owner and rest:
                 found.append(PyAssign(call.line, f"{owner}.{rest[0]}", rest[1] if len(rest) > 1 else ""))
         return tuple(sorted(found, key=lambda assign: assign.line))
@@ -252,7 +256,7 @@ class LexicalPython:
             raw = self.text[left:right].strip()
             keyword = re.match(r"^([A-Za-z_]\w*)\s*=(?!=)", raw)
             if keyword:
-                kwargs.append((keyword.group(1), self._render(raw[keyword.end():].strip())))
+                kwargs.append((keyword.group(1), self._render(raw[keyword.end() :].strip())))
             elif raw and not raw.startswith("*"):
                 args.append(self._render(raw))
         return tuple(args), tuple(kwargs)

@@ -30,7 +30,7 @@ from air.index.model import SourceFile
 from air.regex import PatternTimeout, compile_guarded, searching
 
 PACKAGE_MARKER = "__init__.py"
-_PATH_MARKS = "\"</"
+_PATH_MARKS = '"</'
 _INCLUDE = re.compile(r"[^\S\n]*#[^\S\n]*include[^\S\n]*")  # what precedes an included path on its line
 
 
@@ -48,8 +48,10 @@ class Vendoring:
     def from_data(cls, data: Mapping) -> Vendoring:
         own = data.get("own_code", {})
         return cls(
-            directories=tuple(data["directories"]), upstream=tuple(data.get("upstream", ())),
-            own_prefilter=tuple(own.get("prefilter", ())), own_pattern=own.get("pattern"),
+            directories=tuple(data["directories"]),
+            upstream=tuple(data.get("upstream", ())),
+            own_prefilter=tuple(own.get("prefilter", ())),
+            own_pattern=own.get("pattern"),
             own_describe=own.get("describe", cls.own_describe),
         )
 
@@ -64,8 +66,14 @@ class Vendoring:
     def upstream_name(self, directory: str) -> str | None:
         """The upstream project a directory is named after (`kineto_mlu` -> `kineto`), if any."""
         name = _normal(PurePosixPath(directory).name)
-        return next((project for project in self.upstream
-                     if name == _normal(project) or name.startswith(_normal(project) + "-")), None)
+        return next(
+            (
+                project
+                for project in self.upstream
+                if name == _normal(project) or name.startswith(_normal(project) + "-")
+            ),
+            None,
+        )
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,9 @@ class Decision:
     reason: str
 
 
-def decide(units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile], vendoring: Vendoring) -> list[Decision]:
+def decide(
+    units: Mapping[str, list[SourceFile]], product: Iterable[SourceFile], vendoring: Vendoring
+) -> list[Decision]:
     """Whether each unit (with the files read from it) is the backend's own, and why."""
     imported = _imported_packages(units, product)
     return [_decision(unit, files, imported.get(unit, ""), vendoring) for unit, files in sorted(units.items())]
@@ -93,12 +103,15 @@ def _decision(unit: str, files: list[SourceFile], imported: str, vendoring: Vend
         return Decision(unit, True, f"{vendoring.own_describe} ({registration})")
     if imported:
         return Decision(unit, True, f"the product imports it as a module of its own ({imported})")
-    return Decision(unit, False, f"vendored; nothing in it {vendoring.own_describe}, "
-                                 "and the product imports none of it as a module of its own")
+    return Decision(
+        unit,
+        False,
+        f"vendored; nothing in it {vendoring.own_describe}, and the product imports none of it as a module of its own",
+    )
 
 
 def _registration(files: list[SourceFile], vendoring: Vendoring) -> str:
-    """"path:line" of the first file of the unit that matches the own-code pattern, or ""."""
+    """ "path:line" of the first file of the unit that matches the own-code pattern, or ""."""
     if vendoring.own_pattern is None:
         return ""
     pattern = compile_guarded(vendoring.own_pattern)
@@ -177,14 +190,20 @@ def _is_use(source: SourceFile, literal: str, start: int, end: int) -> bool:
 def top_packages(paths: Iterable[str]) -> set[str]:
     """Names of the outermost Python packages among `paths` (directories with __init__.py)."""
     packages = {str(PurePosixPath(path).parent) for path in paths if PurePosixPath(path).name == PACKAGE_MARKER}
-    return {PurePosixPath(package).name for package in packages
-            if package != "." and str(PurePosixPath(package).parent) not in packages}
+    return {
+        PurePosixPath(package).name
+        for package in packages
+        if package != "." and str(PurePosixPath(package).parent) not in packages
+    }
 
 
 def _package_names(unit: str, files: list[SourceFile]) -> set[str]:
-    inside = [source.path[len(unit) + 1:] for source in files if source.path.startswith(unit + "/")]
-    return {name for name in (PurePosixPath(path).parent.name for path in inside if PurePosixPath(path).name == PACKAGE_MARKER)
-            if name.isidentifier()}
+    inside = [source.path[len(unit) + 1 :] for source in files if source.path.startswith(unit + "/")]
+    return {
+        name
+        for name in (PurePosixPath(path).parent.name for path in inside if PurePosixPath(path).name == PACKAGE_MARKER)
+        if name.isidentifier()
+    }
 
 
 def _line_of(text: str, offset: int) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, is_dataclass
-from functools import lru_cache
+from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -75,7 +75,7 @@ def _typed(kind: Any, value: Any) -> Any:
     return value
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(kind: type) -> tuple[tuple[str, Any], ...]:
     hints = get_type_hints(kind)
     return tuple((field.name, hints[field.name]) for field in fields(kind))

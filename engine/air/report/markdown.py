@@ -118,16 +118,26 @@ def _upstream_candidates(candidates: Sequence[UpstreamCandidate] | None) -> list
         return blocks + ["This rule pack declares no upstream-candidate detectors."]
     if not candidates:
         return blocks + ["No detector found anything."]
-    blocks.append("Advisory, not scored. Generic: no cited file names the backend. Needs abstraction: every backend "
-                  "has the problem, but the code calls backend internals. Hardware-specific: not upstreamable.")
+    blocks.append(
+        "Advisory, not scored. Generic: no cited file names the backend. Needs abstraction: every backend "
+        "has the problem, but the code calls backend internals. Hardware-specific: not upstreamable."
+    )
     rows = [
-        (_text(c.name), _text(c.category), _text(c.classification), _text(c.description), _text(c.framework_has),
-         _text(c.motivation), ", ".join(_code(f) for f in c.files) + (f" and {c.file_count - len(c.files)} more files"
-                                                                       if c.file_count > len(c.files) else ""))
+        (
+            _text(c.name),
+            _text(c.category),
+            _text(c.classification),
+            _text(c.description),
+            _text(c.framework_has),
+            _text(c.motivation),
+            ", ".join(_code(f) for f in c.files)
+            + (f" and {c.file_count - len(c.files)} more files" if c.file_count > len(c.files) else ""),
+        )
         for c in candidates
     ]
-    blocks.append(_table(("Candidate", "Category", "Class", "What it is", "What the framework has", "Motivation",
-                          "Files"), rows))
+    blocks.append(
+        _table(("Candidate", "Category", "Class", "What it is", "What the framework has", "Motivation", "Files"), rows)
+    )
     return blocks
 
 
@@ -142,9 +152,11 @@ def _source_discovery(report: Report) -> list[str]:
         f"Integration path: **{_text(path.title)}** ({_text(report.pack.terms.key)}: {_text(path.key or NONE)})",
     ]
     blocks = ["## Source discovery and path signals", _bullets(facts)]
-    for header, listed in (("Skipped directory", report.index.skipped_directories),
-                           ("Vendored directory read as the backend's own", report.index.vendored_read),
-                           ("Skipped file", report.index.skipped_files)):
+    for header, listed in (
+        ("Skipped directory", report.index.skipped_directories),
+        ("Vendored directory read as the backend's own", report.index.vendored_read),
+        ("Skipped file", report.index.skipped_files),
+    ):
         if listed:
             blocks.append(_table((header, "Why"), ((_code(path), _text(reason)) for path, reason in listed)))
     if path.note:
@@ -162,7 +174,9 @@ def _checklist(report: Report) -> list[str]:
     for section in _by_number(report.sections):
         rows = sorted((row for row in report.rows if row.section == section.id), key=_row_order)
         blocks.append(f"### {section.number}. {_text(section.title)} (Tier {section.tier})")
-        blocks.append(_table(("#", "Item", "Path", "Priority", "Points", "Evidence"), (_row_cells(row, labels) for row in rows)))
+        blocks.append(
+            _table(("#", "Item", "Path", "Priority", "Points", "Evidence"), (_row_cells(row, labels) for row in rows))
+        )
     return blocks
 
 
@@ -176,15 +190,24 @@ def _operators(operators: OperatorCoverage | None, pack: PackInfo) -> list[str]:
         f"Operators registered with a per-op CPU fallback only: {operators.per_op_fallbacks}",
         f"{core} covered: {operators.core_covered} of {operators.core_total} "
         f"(catalog of {_text(pack.framework_name)} {_text(operators.catalog_version)})",
-        "Global fallbacks: " + (", ".join(_finding(f) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
+        "Global fallbacks: "
+        + (", ".join(_finding(f) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
     ]
     blocks = ["## Operator coverage", _bullets(facts)]
     rows = [
-        (op.item, _text(op.title), f"{'?' if op.undecided else op.covered}/{op.total}", _names(op.fallback),
-         _names(op.missing), _names(op.composite))
+        (
+            op.item,
+            _text(op.title),
+            f"{'?' if op.undecided else op.covered}/{op.total}",
+            _names(op.fallback),
+            _names(op.missing),
+            _names(op.composite),
+        )
         for op in operators.categories
     ]
-    blocks.append(_table(("#", "Category", "Native", "Per-op fallback", "Missing", "Composite (no kernel needed)"), rows))
+    blocks.append(
+        _table(("#", "Category", "Native", "Per-op fallback", "Missing", "Composite (no kernel needed)"), rows)
+    )
     undecided = [f"{op.item}: {_text(op.undecided)}" for op in operators.categories if op.undecided]
     if undecided:
         blocks.append("Coverage that cannot be told:\n\n" + _bullets(undecided))

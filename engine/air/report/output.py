@@ -67,8 +67,10 @@ def _is_stream(mode: int) -> bool:
 
 def _refuse_unless_replaceable(target: Path, mode: int | None) -> None:
     if target.is_symlink():
-        raise InputError(f"{target}: a symbolic link; reports replace only regular files, so name the file "
-                         "itself ('-' for standard output)")
+        raise InputError(
+            f"{target}: a symbolic link; reports replace only regular files, so name the file "
+            "itself ('-' for standard output)"
+        )
     if mode is not None and not stat.S_ISREG(mode):
         kind = _REFUSED_KINDS.get(stat.S_IFMT(mode), "a special file")
         raise InputError(f"{target}: {kind}, not a regular file, a character device or a FIFO; not written")

@@ -59,12 +59,17 @@ def flags_of(entry: dict, name: str) -> list[str]:
     explicit = bool(keys & EXPLICIT_KEYS) and not name.split(".", 1)[0].endswith(BACKEND_HOOK_SUFFIX)
     tags = entry.get("tags", [])
     tags = [tags] if isinstance(tags, str) else tags
-    return (["composite"] if implicit else []) + (["composite_explicit"] if explicit else []) + (
-        ["core"] if "core" in tags else [])
+    return (
+        (["composite"] if implicit else [])
+        + (["composite_explicit"] if explicit else [])
+        + (["core"] if "core" in tags else [])
+    )
 
 
 def catalog(native_functions: Path) -> dict:
-    entries = yaml.load(native_functions.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    entries = yaml.load(
+        native_functions.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    )
     ops = {}
     for entry in entries:
         name = entry["func"].split("(", 1)[0].strip()
@@ -84,10 +89,19 @@ def main() -> None:
     source = args.native_functions or locate_native_functions()
     data = catalog(source)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    text = "{\n" + ",\n".join(
-        [f'  "source": {json.dumps(data["source"])}', f'  "framework_version": {json.dumps(data["framework_version"])}',
-         '  "ops": {\n' + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["ops"].items()) + "\n  }"]
-    ) + "\n}\n"
+    text = (
+        "{\n"
+        + ",\n".join(
+            [
+                f'  "source": {json.dumps(data["source"])}',
+                f'  "framework_version": {json.dumps(data["framework_version"])}',
+                '  "ops": {\n'
+                + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["ops"].items())
+                + "\n  }",
+            ]
+        )
+        + "\n}\n"
+    )
     args.output.write_text(text, encoding="utf-8")
     print(f"{args.output}: {len(data['ops'])} overloads from torch {data['framework_version']}")
 
