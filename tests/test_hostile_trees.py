@@ -64,6 +64,7 @@ def test_sparse_binary_encodings_long_lines_and_empty_files(tmp_path, pack):
     assert report.index.files == 3
 
 
+@pytest.mark.slow
 def test_fifty_thousand_small_files(tmp_path, pack):
     root = tmp_path / "many"
     for number in range(50_000):

@@ -249,17 +249,20 @@ def slow_patterns(patterns: dict[str, tuple[re.Pattern | GuardedPattern, str]]) 
     return slow
 
 
+@pytest.mark.slow
 def test_every_shipped_pattern_searches_adversarial_text_in_linear_time():
     patterns = shipped_patterns()
     assert len(patterns) > 150
     assert slow_patterns(patterns) == []
 
 
+@pytest.mark.slow
 def test_every_shipped_pattern_passes_the_guard_it_skips_when_loaded():
     risky = {pattern: backtracking_risk(sre_parse.parse(pattern, re.MULTILINE)) for pattern in shipped_patterns()}
     assert {pattern: risk for pattern, risk in risky.items() if risk is not None} == {}
 
 
+@pytest.mark.slow
 def test_every_engine_pattern_searches_adversarial_text_in_linear_time():
     patterns = engine_patterns()
     assert len(patterns) > 40
