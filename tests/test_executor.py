@@ -150,6 +150,7 @@ def vendor_pack(root: Path) -> Path:
     return pack
 
 
+@pytest.mark.slow
 def test_a_vendor_pack_with_structural_semgrep_and_ops_clauses_gives_the_same_report_in_parallel(tmp_path, monkeypatch):
     backend = tmp_path / "backend"
     for number in range(8):
