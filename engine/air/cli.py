@@ -31,6 +31,7 @@ from air.errors import (
     interrupt_behind,
     interruption,
 )
+from air.evidence import kind_table
 from air.framework import VERSION_OPTION, framework_dir, framework_package_prefixes, version_option_names
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
 from air.locate import Located, is_bare_name, known_backends, locate, path_exists
@@ -257,6 +258,12 @@ def pack_list() -> None:
         pack = load_pack(name)
         fields = (pack.id, pack.version, f"{len(pack.rows)} rows", pack.framework.name)
         click.echo("\t".join(map(printable, fields)))
+
+
+@pack_group.command("kinds")
+def pack_kinds() -> None:
+    """List the evidence kinds a row's clauses may use, each with what it finds (markdown)."""
+    click.echo(kind_table(), nl=False)
 
 
 @pack_group.command("validate")

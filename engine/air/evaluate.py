@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from air.evidence import Evaluator
-from air.evidence.base import ClauseResult, Coverage, Hit
+from air.evidence import KINDS, Evaluator
+from air.evidence.base import Clause, ClauseResult, Coverage, Hit
 from air.expr import affirmed_names, referenced_names
 from air.framework import Framework, Route
 from air.packs import NOT_ENCODED, Row
@@ -21,7 +21,6 @@ MAX_LISTED = 20
 ROLE_ORDER = {"product": 0, "tests": 1, "docs": 2}
 DECLARATION_SUFFIXES = (".pyi",)  # stubs: they declare what a module defines elsewhere
 BINARY_REASON = "binary distribution: source not available"
-CPP_LANGUAGES = {"cpp", "template"}
 
 
 @dataclass(frozen=True)
@@ -131,13 +130,8 @@ def _listed(names: tuple[str, ...]) -> str:
     return ", ".join(names[:MAX_LISTED]) + more
 
 
-def _reads_only_cpp(clause) -> bool:
-    spec = clause.spec if isinstance(clause.spec, dict) else {}
-    if clause.kind in ("cpp_macro", "cpp_class"):
-        return True
-    if clause.kind == "text":
-        return set(spec.get("languages", ())) <= CPP_LANGUAGES and bool(spec.get("languages"))
-    return clause.kind == "structural" and spec.get("language") == "cpp"
+def _reads_only_cpp(clause: Clause) -> bool:
+    return bool(KINDS[clause.kind].reads_only_cpp(clause.spec if isinstance(clause.spec, dict) else {}))
 
 
 def _decide(row: Row, results: Mapping[str, ClauseResult]) -> tuple[int, bool]:

@@ -1,19 +1,13 @@
-"""The closed set of evidence kinds, and the evaluation of a pack's clauses over one index.
+"""The registry of evidence kinds, and the evaluation of a pack's clauses over one index.
 
-| kind            | what it finds                                                           |
-|-----------------|-------------------------------------------------------------------------|
-| `text`          | a regex or literal in comment-stripped source (`#define` bodies too)    |
-| `python_call`   | Python calls resolved through imports to a qualified name               |
-| `python_def`    | Python function/class definitions, optionally by base class             |
-| `python_assign` | module-level assignments / setattr on an imported module's attributes   |
-| `cpp_macro`     | C/C++ macro or function invocations with captured arguments             |
-| `cpp_class`     | C++ classes deriving from a base, their overrides and registration      |
-| `structural`    | ast-grep patterns over C/C++ or Python                                  |
-| `build`         | entry points and requirements from build metadata                       |
-| `file`          | files by glob, optionally containing a literal or regex                 |
-| `graph`         | queries over the import/include/entry-point graph                       |
-| `semgrep`       | semgrep rules (optional extra), batched into one run per check          |
-| `ops`           | operator registrations (blocks, Python, codegen op lists), with coverage |
+Each kind is one module, listed in `KINDS` under the key a clause names it by. A kind module
+defines `SUMMARY` (what it finds: its line in the README and in `air pack kinds`),
+`literals(spec)` (the literal prefilter: strings every file it can match holds),
+`reads_only_cpp(spec)` (whether its clauses read C/C++ alone, and so say nothing about a
+compiled distribution) and `evaluate(clause, context)` (its hits), or, for a kind whose clauses
+all run at once, `run_batch(clauses, context)` (their hits by clause key). It may define `prefilters`
+(it parses the files it selects), `measure` (coverage), `upstream_literals` and
+`tree_literals`. Its spec's schema is its definition in `schemas/row.schema.json`.
 
 Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
 on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
@@ -73,7 +67,16 @@ KINDS: dict[str, ModuleType] = {
     "semgrep": semgrep,
     "ops": ops,
 }
-BATCHED_KINDS = {"semgrep"}
+BATCHED_KINDS = frozenset(name for name, module in KINDS.items() if hasattr(module, "run_batch"))
+
+
+def kind_table() -> str:
+    """The evidence kinds as a markdown table: the README's, and what `air pack kinds` prints."""
+    lines = ["| kind | finds |", "|---|---|"]
+    lines += [f"| `{name}` | {module.SUMMARY.replace('|', chr(92) + '|')} |" for name, module in KINDS.items()]
+    return "\n".join(lines) + "\n"
+
+
 T = TypeVar("T")
 TREE_WIDE_KINDS = {"graph", "ops", "cpp_class"}  # kinds that build facts over the whole tree, shared by clauses
 MIN_FORKED_CLAUSES = 64  # below this, workers cost more than they save

@@ -6,6 +6,8 @@ from fnmatch import fnmatchcase
 
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files
 
+SUMMARY = "entry points and requirements from build metadata"
+
 
 def literals(spec: dict) -> list[str]:
     return []
@@ -28,3 +30,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
                     captures = {"NAME": requirement.name, "SPEC": requirement.spec}
                     hits.append(hit_at(source, requirement.line, captures))
     return hits
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

@@ -56,6 +56,8 @@ from air.index import CodeIndex
 from air.index.cpp import body_statements
 from air.index.model import CppClass, SourceFile, Span
 
+SUMMARY = "classes deriving (transitively, also through the framework's own classes) from a base; `overrides` (cited at each method's definition), `bodies: real|stub` (stub overrides: empty, a constant or placeholder return, only a throw or failing check), `placeholders`, `constant_is_real`, `not_derives_from`, `registered_by`"
+
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 OBJECT_NAME = re.compile(r"\b(?!new\b)([A-Za-z_]\w*)\b(?! ?(?:\(|::|<|\{))")  # neither called, a scope nor a type
 MAX_DEPTH = 16
@@ -307,3 +309,8 @@ def _definers(index: CodeIndex, function: str) -> list[SourceFile]:
     call = rf"\b{re.escape(function)}\s*\("  # a scan for the `)` stops at the next call: linear on `f(f(f(...`
     pattern = re.compile(rf"{call}(?:(?!{call})[^;{{}}])*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{")
     return [s for s in index.select([function], languages=CPP_LANGUAGES) if pattern.search(s.text)]
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return True

@@ -35,6 +35,8 @@ from air.index import CodeIndex
 from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, find_constructions, is_declared_at
 from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
+SUMMARY = "macro or function invocations with captured arguments, through the backend's wrapper macros; objects of a registrar class constructed with arguments (`static Registrar<K> r(x);` captures as `Registrar(K, x)`)"
+
 MAX_WRAPPER_DEPTH = 3
 _IDENTIFIER = re.compile(r"(?<![\w:])[A-Za-z_]\w*(?!\w|\s*::)")
 
@@ -139,3 +141,8 @@ def _expanded_calls(
 def _invoked(facts: CppFacts, names: frozenset[str]) -> list[CppCall]:
     """Calls of `names` and constructions of objects of them, in order of position."""
     return sorted(find_calls(facts, names) + find_constructions(facts, names), key=lambda call: call.end)
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return True

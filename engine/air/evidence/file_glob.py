@@ -13,6 +13,8 @@ from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.regex import compile_guarded, searching
 
+SUMMARY = "files by glob, or named after an operator of the catalog that they call (`named_for_operators`), optionally containing a literal or regex; cited at the match, else at the first line of code"
+
 _TEST_AFFIXES = re.compile(r"^tests?_|_tests?$")
 _CODE = re.compile(r"\S")
 
@@ -66,3 +68,8 @@ def _named_for(source: SourceFile, operators: frozenset[str], context: Context) 
 def _first_code_line(code: str) -> int:
     found = _CODE.search(code)
     return code.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

@@ -38,6 +38,8 @@ from air.graph import DependencyGraph
 from air.index import CodeIndex
 from air.index.model import PyCall, SourceFile
 
+SUMMARY = "dependency-graph queries: what an entry point reaches, what the object bound as a module provides (followed through factories, module objects given attributes, classes, instances and helpers)"
+
 MAX_FLOW_DEPTH = 8
 _SETATTR = "__setattr__"
 
@@ -152,3 +154,8 @@ def _attribute_assignments(index: CodeIndex, owner: str, roles: tuple[str, ...])
 def _word(name: str) -> str:
     """The name a lexical reading looks for: empty (every call) for a glob."""
     return "" if any(char in name for char in "*?[") else name
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

@@ -36,6 +36,8 @@ from air.operators import (
     op_list_names,
 )
 
+SUMMARY = "native kernels of listed operators, with `coverage()`; `fallback: global` or `per_op` for fallbacks, `any: true` for every registration"
+
 MAX_UNRESOLVED_SHOWN = 5
 
 
@@ -201,3 +203,8 @@ def _op_lists(hits: list[Hit]) -> tuple[str, ...]:
 
 def alternatives(member: str) -> list[str]:
     return member.split("|")
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

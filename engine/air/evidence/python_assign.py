@@ -27,6 +27,8 @@ from air.index.model import PyAssign, PythonFacts, SourceFile
 from air.index.python_lexical import LexicalPython
 from air.regex import GuardedPattern, compile_guarded
 
+SUMMARY = "module-level assignments and `setattr` on an imported module's attributes"
+
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
     return [name_literals(target) for target in as_list(spec["target"])]
@@ -75,3 +77,8 @@ def _assignments(
         return list(facts.assigns)
     scoped = (binding for scope in context.index.python_scopes(source) for binding in scope.bindings)
     return sorted({(a.line, a.target): a for a in (*facts.assigns, *scoped)}.values(), key=lambda a: (a.line, a.target))
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

@@ -20,6 +20,8 @@ from air.evidence.base import (
 )
 from air.index.model import PythonFacts
 
+SUMMARY = "calls resolved through imports to a qualified name (globs allowed)"
+
 
 def literals(spec: dict) -> list[tuple[str, ...]]:
     return [name_literals(name) for name in as_list(spec["name"])]
@@ -87,3 +89,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if enough(clause, hits, context):
             break
     return hits
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

@@ -39,6 +39,8 @@ from air.index.model import PyDef, SourceFile
 from air.index.python import function_bodies
 from air.regex import GuardedPattern, compile_guarded
 
+SUMMARY = "function or class definitions, optionally by base class"
+
 MAX_DEPTH = 16
 CLASS_HINT = compile_guarded(r"\bclass\s").search
 
@@ -179,3 +181,8 @@ def _derives(actual: tuple[str, ...], wanted: list[str]) -> bool:
         for base in actual
         for pattern in wanted
     )
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

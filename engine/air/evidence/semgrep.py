@@ -20,6 +20,8 @@ import yaml
 
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files
 
+SUMMARY = "semgrep rules, all batched into one run per check (optional extra `air[semgrep]`)"
+
 LANGUAGE_SUFFIXES = {"python": ("python",), "cpp": ("cpp", "template"), "c": ("cpp",)}
 SEPARATOR = "\x1f"
 TIMEOUT_SECONDS = 600
@@ -110,3 +112,8 @@ def _run(command: str, config: Path, root: Path) -> dict:
     except json.JSONDecodeError:
         first = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         raise SemgrepUnavailable(f"semgrep failed (exit {completed.returncode}): {first}") from None
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return False

@@ -9,6 +9,8 @@ import re
 
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files, roles_for
 
+SUMMARY = "ast-grep patterns over C/C++ or Python, in-process, shared with the check's worker processes"
+
 LANGUAGES = {"cpp": ("cpp", ("cpp", "template")), "python": ("python", ("python",))}
 METAVARIABLE = re.compile(r"(?<!\$)\$+[A-Z_][A-Z0-9_]*")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -53,3 +55,8 @@ def match_source(job: tuple[str, str, str, tuple[str, ...]]) -> list[Match]:
                 captures.append((name, " ".join(bound.text().split())))
         matches.append((node.range().start.line + 1, tuple(captures)))
     return matches
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    return spec.get("language") == "cpp"

@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 
 from air.evidence.base import Clause, Context, Hit, enough, hit_at, in_clause_files, may_count, roles_for
+from air.index.cpp import CPP_LANGUAGES
 from air.regex import compile_guarded, required_literals, searching
+
+SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too)"
 
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
 
@@ -39,3 +42,9 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if enough(clause, hits, context):
             break
     return hits
+
+
+def reads_only_cpp(spec: dict) -> bool:
+    """Whether a clause of this spec reads C/C++ alone (and so tells nothing about a compiled distribution)."""
+    languages = set(spec.get("languages", ()))
+    return bool(languages) and languages <= set(CPP_LANGUAGES)
