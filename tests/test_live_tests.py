@@ -205,3 +205,13 @@ def test_a_clause_counts_running_tests_unless_it_takes_any_test_file(tmp_path, p
     assert ("tests/test_zz.py", 8) in [(h.path, h.line) for h in counted.not_run]  # use(1): an xfail test
     everything = evaluator.result(clause_from_data("x", {**data, "any_test_file": True}))
     assert len(everything.counted()) == 10
+
+
+def test_definitions_indented_with_a_form_feed_are_read(tmp_path, pack):
+    source = (
+        "import pytest\nimport torch_zz\n\f\n"
+        "@pytest.mark.skip(reason='broken')\n\fdef test_a():\n    use(1)\n\n"
+        "\fdef test_b():\n    use(2)\n"
+    )
+    tests = live(tmp_path, pack, {"tests/test_feed.py": source})
+    assert running(tests, "tests/test_feed.py") == [2]

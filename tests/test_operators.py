@@ -161,6 +161,17 @@ def test_the_key_a_registration_names_decides_whether_it_is_a_device_kernel(tmp_
     assert coverage.registered == len({"div.Tensor", "cos", "abs", "neg", "exp", "floor", "ceil", "add.Tensor", "sin"})
 
 
+def test_a_category_whose_search_ran_out_of_time_is_left_out_of_the_summary(tmp_path, monkeypatch):
+    write_tree(tmp_path, KEYED)
+    pack = load_pack("pytorch-2.x")
+    monkeypatch.setattr(
+        "air.evidence.ops.measure", lambda clause, hits, context: None
+    )  # as a timed-out search leaves it
+    evaluator = Evaluator(Context(build_index(tmp_path), pack.symbols, pack.operators, pack.framework.cpp))
+    coverage = operator_coverage(pack, evaluator)
+    assert coverage is not None and coverage.categories == ()
+
+
 def test_fragments_that_include_themselves_and_expansions_that_fan_out_end(tmp_path, syntax, monkeypatch):
     fan_out = "".join(f"#define LEVEL{n}(x) " + " ".join([f"LEVEL{n + 1}(x)"] * 5) + "\n" for n in range(2))
     found = registered(

@@ -50,7 +50,7 @@ from air.upstream import naming_pattern
 
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
-_HEADERS = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
+_HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORD = re.compile(r"(?:def|class)[ \t]+[A-Za-z_]")  # a literal first: searched fast
 _TEST_NAME = re.compile(r"def[ \t]+(?P<name>test\w*)")
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
@@ -332,8 +332,10 @@ class _Outline:
         starts = [m.start() for m in _HEAD_WORD.finditer(code) if at_line_start(code, m.start())]
         for number in line_numbers(code, starts):
             match = _HEADERS.match(self.lines[number - 1])
-            assert match is not None  # a known gap: at_line_start takes a form feed for indentation, _HEADERS does not
-            self.headers.append(_Header(number, len(match["indent"]), match["name"]))
+            if match is None:  # a head word after other text on its line: no definition starts there
+                continue
+            indent = match["indent"].rpartition("\f")[2]  # a form feed sets the column back to 0, as in Python
+            self.headers.append(_Header(number, len(indent), match["name"]))
         self._header_lines = [header.line for header in self.headers]
         self._lengths = list(accumulate(map(len, self.lines), initial=0))  # the line breaks aside
         self._ends: dict[int, int] = {}
