@@ -73,7 +73,9 @@ BATCHED_KINDS = frozenset(name for name, module in KINDS.items() if hasattr(modu
 def kind_table() -> str:
     """The evidence kinds as a markdown table: the README's, and what `air pack kinds` prints."""
     lines = ["| kind | finds |", "|---|---|"]
-    lines += [f"| `{name}` | {module.SUMMARY.replace('|', chr(92) + '|')} |" for name, module in KINDS.items()]
+    for name, module in KINDS.items():
+        summary = module.SUMMARY.replace("|", "\\|")  # a bar inside a cell would end it
+        lines.append(f"| `{name}` | {summary} |")
     return "\n".join(lines) + "\n"
 
 

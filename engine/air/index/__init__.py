@@ -123,9 +123,9 @@ class CodeIndex:
         workers while `alongside` (loading a pack, say) runs here, and return what it returns:
         Python with its comments and literals blanked, the facts of C/C++. Only a large tree is
         read ahead: on a small one, starting workers costs more than reading on demand."""
-        read = [source for source in self.files if source.role != "docs" and source.language in _READ_AHEAD_LANGUAGES]
         if self.total_bytes < PARALLEL_SCAN_BYTES or not self.executor.parallel:
             return alongside()
+        read = [source for source in self.files if source.role != "docs" and source.language in _READ_AHEAD_LANGUAGES]
         jobs = [read[start::SCAN_JOBS] for start in range(SCAN_JOBS)]
         found, extra = self.executor.map(lambda sources: [_read(source) for source in sources], jobs, alongside)
         for sources, results in zip(jobs, found):
@@ -167,10 +167,13 @@ class CodeIndex:
     def python_facts(self, source: SourceFile) -> PythonFacts:
         facts = self._python.get(source.path)
         if facts is None:
-            module = python.module_name(source.path, self.package_dirs)
-            facts = python.extract_python(source.text, module, _is_package(source))
-            self._python[source.path] = facts
+            facts = self._python[source.path] = self._parsed(source)
         return facts
+
+    def _parsed(self, source: SourceFile) -> PythonFacts:
+        return python.extract_python(
+            source.text, python.module_name(source.path, self.package_dirs), _is_package(source)
+        )
 
     def python_scopes(self, source: SourceFile) -> tuple[PyScope, ...]:
         """The file's scopes and what each binds (see `python.extract_scopes`), read on demand:
@@ -195,8 +198,7 @@ class CodeIndex:
         pending = [s for s in sources if s.language == "python" and s.path not in self._python]
         if not self.executor.parallel or len(pending) < PARALLEL_THRESHOLD:
             return
-        jobs = [(s.text, python.module_name(s.path, self.package_dirs), _is_package(s)) for s in pending]
-        parsed, _ = self.executor.map(_extract_python_job, jobs)
+        parsed, _ = self.executor.map(self._parsed, pending)
         for source, facts in zip(pending, parsed):
             self._python[source.path] = facts
 
@@ -313,10 +315,6 @@ class CodeIndex:
 
 def _is_package(source: SourceFile) -> bool:
     return PurePosixPath(source.path).name == "__init__.py"
-
-
-def _extract_python_job(job: tuple[str, str | None, bool]) -> PythonFacts:
-    return python.extract_python(*job)
 
 
 def _read(source: SourceFile) -> CppFacts | tuple[str, str]:

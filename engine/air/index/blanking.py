@@ -33,4 +33,4 @@ def blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
 def blank_hash_comments(text: str) -> str:
     """Blank `#` comments as YAML, TOML and shell write them: from a `#` that starts a line or
     follows a blank to the end of the line (a `#` inside a word, as in a URL, starts none)."""
-    return _HASH_COMMENT.sub(lambda comment: " " * len(comment.group()), text)
+    return _HASH_COMMENT.sub(lambda comment: blank(comment.group()), text)
