@@ -14,7 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from air.index.files import DEFAULT_EXCLUDES, is_excluded, list_paths
+from air.index.files import DEFAULT_EXCLUDES, is_excluded
+from air.source.tree import list_paths
 
 RUNS = 3
 

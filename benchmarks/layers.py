@@ -38,7 +38,7 @@ LAYERS = {
         "        module.python_sources = parsed\n"
     ),
     "no read-ahead workers": ("import air.index as i\ni.CodeIndex.read_ahead = lambda self, alongside: alongside()\n"),
-    "no native schema validation": ("import air.schemas as s\ns._natively_valid = lambda data, schema: False\n"),
+    "no native schema validation": ("import air.pack.schemas as s\ns._natively_valid = lambda data, schema: False\n"),
 }
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from air.packs import Pack
+from air.pack.load import Pack
 from helpers.measurements import HOSTILE_TREES
 from helpers.packs import shipped_pack
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 from air.cli import check_command, source_ref
-from air.report.model import Source
+from air.pack.schemas import validator
 from air.resources import data_dir
-from air.schemas import validator
+from air.results import Source
 from helpers.git import git
 from helpers.paths import FIXTURES, SHIPPED_PACK
 from jsonschema import Draft202012Validator

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from air.expr import ConditionError, affirmed_names, parse_condition, referenced_names
+from air.pack.conditions import ConditionError, affirmed_names, parse_condition, referenced_names
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,9 +11,9 @@ import pytest
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context, UpstreamCode
 from air.evidence.stubs import StubRules, is_stub
-from air.framework import load_framework
 from air.index import build_index
 from air.index.cpp import body_statements, extract_cpp
+from air.pack.framework import load_framework
 from helpers.paths import REPO_ROOT
 from helpers.trees import write_tree
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from air.evidence.base import Context, constraint_holds
-from air.framework import load_framework
 from air.index import build_index
 from air.index.cpp_names import CppVocabulary
+from air.pack.framework import load_framework
 from helpers.trees import write_tree
 
 

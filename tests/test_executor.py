@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from air.executor import Executor
 from air.index import build_index
-from air.packs import load_pack
+from air.pack.load import load_pack
 from air.report.json_report import render_json
 from air.run import check
 

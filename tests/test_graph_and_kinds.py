@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from air.evidence import Evaluator, clause_from_data, semgrep
 from air.evidence.base import Context
-from air.graph import DependencyGraph
+from air.graph.dependencies import DependencyGraph
 from air.index import build_index
 from helpers.trees import write_tree
 

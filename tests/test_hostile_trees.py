@@ -93,7 +93,7 @@ def test_directories_nested_five_hundred_deep(tmp_path, pack):
 
 
 def test_unreadable_files_are_counted(tmp_path, pack, monkeypatch):
-    import air.index.files as files
+    import air.source.tree as tree
 
     root = tmp_path / "unreadable"
     root.mkdir()
@@ -106,7 +106,7 @@ def test_unreadable_files_are_counted(tmp_path, pack, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(files.os, "open", refusing)
+    monkeypatch.setattr(tree.os, "open", refusing)
     report = checked(root, pack)
     assert skipped(report) == {"unreadable": 1} and report.index.files == 1
 

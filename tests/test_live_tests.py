@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
+from air.graph.live_tests import LiveTests
 from air.index import build_index
-from air.live_tests import LiveTests
 from helpers.trees import write_tree
 
 NAMES = ("torch_zz", "zz", "PrivateUse1")

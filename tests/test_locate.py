@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 from air.errors import InputError
-from air.locate import _split_ref, locate
+from air.source.locate import _split_ref, locate
 from helpers.git import git
 
 
@@ -144,7 +144,7 @@ def test_known_backends_are_read_only_for_a_bare_name(tmp_path):
 
 
 def test_known_backend_by_alias(bare):
-    from air.locate import KnownBackend
+    from air.source.locate import KnownBackend
 
     known = (KnownBackend("demo", ("torch_demo",), "Demo Inc.", f"file://{bare}", ref="v1"),)
     messages = []
@@ -167,15 +167,14 @@ def test_subdir_keeps_the_repository_provenance(tmp_path):
 
 
 def test_shipped_known_backends_load():
-    from air.framework import framework_dir
-    from air.locate import known_backends
+    from air.pack.framework import framework_dir, known_backends
 
     names = {b.name for b in known_backends(framework_dir("pytorch"))}
     assert {"npu", "mlu", "musa", "spyre", "dipu", "xpu"} <= names
 
 
 def test_an_interrupted_fetch_leaves_no_temporary_clone(bare, tmp_path, monkeypatch):
-    import air.locate as module
+    import air.source.locate as module
 
     real = module.run_git
 

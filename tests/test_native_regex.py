@@ -9,8 +9,8 @@ import warnings
 
 import pcre2
 import pytest
-from air.native_regex import Untranslatable, compile_native, translate
 from air.regex import compile_guarded
+from air.regex.native import Untranslatable, compile_native, translate
 
 
 def parsed(pattern: str):

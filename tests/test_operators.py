@@ -7,15 +7,15 @@ import json
 import shutil
 
 import pytest
-from air import operators
 from air.errors import PackError
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
-from air.expr import parse_condition
+from air.graph import operators
+from air.graph.operators import family, find_registrations
 from air.index import build_index
-from air.operator_summary import operator_coverage
-from air.operators import family, find_registrations
-from air.packs import load_pack
+from air.pack.conditions import parse_condition
+from air.pack.load import load_pack
+from air.scoring.operators import operator_coverage
 from helpers.packs import TINY_CLAUSE, TINY_HEADER, TINY_ROWS, write_pack
 from helpers.paths import REPO_ROOT, SHIPPED_PACK_DIR
 from helpers.trees import write_tree

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from air.packs import load_pack
+from air.pack.load import load_pack
 from helpers.packs import TINY_HEADER, TINY_ROWS, load_error, write_pack
 
 CONSTRAINTS = (

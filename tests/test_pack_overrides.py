@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from air.packs import load_pack
+from air.pack.load import load_pack
 from helpers.packs import TINY_HEADER, TINY_ROWS, load_error, write_pack
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ overrides and lookups naming the old id still reach the row."""
 from __future__ import annotations
 
 import pytest
-from air.packs import load_pack
+from air.pack.load import load_pack
 from air.packtest import check_fixture
 from helpers.packs import REGISTERS, TINY_HEADER, TINY_ROWS, add_fixture, load_error, write_pack
 

@@ -8,7 +8,7 @@ from operator import attrgetter
 from pathlib import Path
 
 import pytest
-from air.packs import load_pack
+from air.pack.load import load_pack
 from air.packtest import FixtureResult, annotations, check_fixture, fixture_dirs, run_pack_tests, untested_rows
 from helpers.packs import REGISTERS, TINY_ROWS, add_fixture, shipped_pack, write_pack
 

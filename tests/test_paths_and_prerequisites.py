@@ -4,7 +4,7 @@ prerequisites of runtime rows, on small trees written here."""
 from __future__ import annotations
 
 import pytest
-from air.packs import load_pack
+from air.pack.load import load_pack
 from air.run import check
 from helpers.packs import load_error, write_pack
 from helpers.trees import write_tree

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from air.provenance import local_source
+from air.source.provenance import local_source
 from helpers.git import git
 
 

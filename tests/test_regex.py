@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from air.families import expand_families
+from air.pack.families import expand_families
+from air.pack.schemas import defined_properties
 from air.regex import UnsafePattern, compile_guarded
-from air.schemas import defined_properties
 from air.yamldoc import load_yaml
 from helpers.paths import FIXTURES, SHIPPED_PACK_DIR
 from hypothesis import given, settings

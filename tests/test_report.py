@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from air.report.json_report import from_dict, render_json, to_dict
 from air.report.markdown import render_markdown
-from air.report.model import (
+from air.results import (
     Backend,
     Finding,
     IndexStats,

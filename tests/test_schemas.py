@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from air.errors import PackError
-from air.families import expand_families
-from air.packs import _score_levels_as_text
-from air.schemas import _natively_valid, defined_properties, validate_document, validator
+from air.pack.families import expand_families
+from air.pack.load import _score_levels_as_text
+from air.pack.schemas import _natively_valid, defined_properties, validate_document, validator
 from air.yamldoc import load_yaml
 from helpers.paths import SHIPPED_PACK_DIR
 

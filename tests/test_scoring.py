@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from air.framework import Section
-from air.report.model import RowResult
-from air.scoring import score
+from air.pack.framework import Section
+from air.results import RowResult
+from air.scoring.formula import score
 from helpers.packs import declared_rows
 
 

@@ -11,7 +11,7 @@ import tarfile
 
 import pytest
 from air.errors import InputError
-from air.sdist import find_sdist, unpacked_sdist
+from air.source.sdist import find_sdist, unpacked_sdist
 
 
 def tar_of(path, members: dict[str, str]) -> None:
@@ -102,9 +102,9 @@ def test_unreachable_index_is_one_line(monkeypatch, tmp_path):
 
 
 def test_an_archive_that_unpacks_too_large_is_refused(index, monkeypatch):
-    import air.sdist
+    import air.source.sdist
 
-    monkeypatch.setattr(air.sdist, "MAX_UNPACKED", 10)
+    monkeypatch.setattr(air.source.sdist, "MAX_UNPACKED", 10)
     with pytest.raises(InputError, match=r"unpacks to [0-9,]+ bytes, over the limit of 10$"):
         with unpacked_sdist("torch_fake"):
             pass

@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from air.distribution import Distribution, materialised
-from air.index import files
 from air.index.files import IndexOptions, read_files
+from air.source import tree
+from air.source.distribution import Distribution, materialised
 from helpers.git import git
 from helpers.paths import FIXTURES, SHIPPED_PACK_DIR
 
@@ -107,7 +107,7 @@ def swap_after_check(monkeypatch, victim: Path, replace) -> None:
             replace(victim)
         return info
 
-    monkeypatch.setattr(files.os, "lstat", lstat_then_swap)
+    monkeypatch.setattr(tree.os, "lstat", lstat_then_swap)
 
 
 class _Blocked(Exception):
@@ -382,7 +382,7 @@ def test_a_framework_named_by_a_path_is_refused_before_its_backends_are_read(tmp
 
 
 def test_the_pack_fingerprint_reads_no_file_through_a_link_leaving_the_pack(tmp_path):
-    from air.packs import pack_fingerprint
+    from air.pack.load import pack_fingerprint
 
     secret = outside(tmp_path) / "passwd.py"
     directory = copied_pack(tmp_path, lambda d: (d / "data" / "linked.json").symlink_to(secret))

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from air import gitindex
-from air.gitdir import find_repository
-from air.index.files import list_paths
-from air.locate import locate
-from air.provenance import local_source
+from air.source import git_index as gitindex
+from air.source.git_directory import find_repository
+from air.source.locate import locate
+from air.source.provenance import local_source
+from air.source.tree import list_paths
 from helpers.git import git
 from helpers.trees import write_tree
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from air import cache
 from air.errors import InputError, PackError
-from air.locate import locate
 from air.printable import printable
 from air.report.json_report import render_json
 from air.report.output import write_atomic
 from air.run import check_tree
+from air.source.locate import locate
 from air.yamldoc import parse_yaml
 from helpers.cache import cache_entries
 from helpers.paths import FIXTURES, REPO_ROOT

@@ -24,9 +24,8 @@ from pathlib import Path
 
 import air
 import pytest
-from air.backtracking import backtracking_risk
 from air.errors import PackError
-from air.packs import load_pack
+from air.pack.load import load_pack
 from air.regex import (
     TIMED_OUT,
     GuardedPattern,
@@ -36,6 +35,7 @@ from air.regex import (
     search_budget,
     sre_parse,
 )
+from air.regex.backtracking import backtracking_risk
 from air.run import check
 from helpers.paths import FIXTURES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from air.index import build_index
 from air.report.markdown import render_markdown
 from air.run import check
-from air.test_inventory import test_inventory as take_inventory
+from air.scoring.test_inventory import test_inventory as take_inventory
 from helpers.paths import FIXTURES
 
 SKIPS = """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from air.report.markdown import render_markdown
 from air.run import check
-from air.upstream import backend_names
+from air.scoring.upstream import backend_names
 from helpers.paths import FIXTURES
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from air.packs import load_pack
+from air.pack.load import load_pack
 from air.packtest import run_pack_tests
 from helpers.packs import REGISTERS, TINY_HEADER, TINY_ROWS, add_fixture, write_pack
 

@@ -8,7 +8,7 @@ that JSON, made with a random key kept beside the entries (`key`, a user-only re
 copied from another cache, does not verify.
 
 The cache is trusted only as far as its directory is: whoever can write there could plant
-reports or change a fetched copy of a repository (`air.locate` keeps those in `clones`). So
+reports or change a fetched copy of a repository (`air.source.locate` keeps those in `clones`). So
 the cache directory and every directory air uses in it must be owned by the user and not
 writable by group or others, else the check stops with an error naming the fix; air creates
 them user-only (0700). A key file that is not a user-only regular file of the right size
@@ -36,53 +36,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from air import __version__
+from air.cache_dirs import cache_dir, private_dir
 from air.errors import InputError
 from air.index import CodeIndex
 from air.regular_file import NotRegular, open_regular
 from air.report.json_report import from_dict, to_dict
-from air.report.model import Report
+from air.results import Report
 
 ENTRY_DIR = "results"
 KEY_FILE = "key"
 KEY_BYTES = 32
-_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
-
-
-def cache_dir() -> Path:
-    if os.environ.get("AIR_CACHE"):
-        return Path(os.environ["AIR_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "air"
-
-
-def private_dir(*parts: str, bypass: str = "check with --no-cache") -> Path:
-    """`cache_dir()` joined with `parts`, each level created user-only when missing. Raises
-    InputError, suggesting `bypass` as the way round, when a level is owned by another user or
-    writable by group or others; OSError when one cannot be created or is not a directory."""
-    directory = cache_dir()
-    _ensure_private(directory, bypass)
-    for part in parts:
-        directory = directory / part
-        _ensure_private(directory, bypass)
-    return directory
-
-
-def _ensure_private(directory: Path, bypass: str) -> None:
-    with contextlib.suppress(FileExistsError):
-        directory.mkdir(mode=0o700, parents=True)
-    info = directory.stat()
-    if not stat.S_ISDIR(info.st_mode):
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(directory))
-    if info.st_uid != os.geteuid():
-        raise InputError(
-            f"{directory}: refusing a cache directory owned by another user (uid {info.st_uid}); "
-            f"set AIR_CACHE to a directory of your own, or {bypass}"
-        )
-    if info.st_mode & _WRITABLE_BY_OTHERS:
-        raise InputError(
-            f"{directory}: refusing a cache directory writable by group or others; "
-            f"run `chmod go-w {directory}`, or {bypass}"
-        )
 
 
 def cache_key(index: CodeIndex, pack_fingerprint: str, settings: str) -> str:

@@ -32,17 +32,23 @@ from air.errors import (
     interruption,
 )
 from air.evidence import kind_table
-from air.framework import VERSION_OPTION, framework_dir, framework_package_prefixes, version_option_names
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
-from air.locate import Located, is_bare_name, known_backends, locate, path_exists
-from air.packs import load_pack, pack_framework, shipped_packs
+from air.pack.framework import (
+    VERSION_OPTION,
+    framework_dir,
+    framework_package_prefixes,
+    known_backends,
+    version_option_names,
+)
+from air.pack.load import load_pack, pack_framework, shipped_packs
 from air.packtest import FixtureResult, run_pack_tests
 from air.printable import printable
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
-from air.report.model import Backend, Report, Source
 from air.report.output import is_standard_output, write_atomic
+from air.results import Backend, Report, Source
 from air.run import check_tree
+from air.source.locate import Located, is_bare_name, locate, path_exists
 from air.versions import is_release
 
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
@@ -171,8 +177,8 @@ def _located(
 ) -> Iterator[Located]:
     """The tree to analyse: an installed distribution's files or an unpacked sdist (both removed
     afterwards), or TARGET."""
-    from air.distribution import candidate_names, find_distribution, installed_distribution, materialised
-    from air.sdist import unpacked_sdist  # both imported only for the inputs that need them
+    from air.source.distribution import candidate_names, find_distribution, installed_distribution, materialised
+    from air.source.sdist import unpacked_sdist  # both imported only for the inputs that need them
 
     if sdist_name is not None:
         with unpacked_sdist(sdist_name) as (root, source):

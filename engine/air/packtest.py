@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
-from air.packs import Pack, Row
-from air.report.model import Report, RowResult
+from air.pack.load import Pack, Row
+from air.pack.schemas import validate_document
+from air.results import Report, RowResult
 from air.run import check
-from air.schemas import validate_document
 from air.yamldoc import load_yaml
 
 EXPECTED_FILE = "expected.yaml"

@@ -15,25 +15,19 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 
 from air import __version__, cache
-from air.detect import detect_path
-from air.distribution import BINARY_DIST
-from air.evaluate import Setting, evaluate_row
 from air.evidence import Evaluator
 from air.evidence.base import Context
 from air.executor import Executor
-from air.framework import QuickReference, Route, framework_vendoring
+from air.graph.live_tests import LiveTests
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.build import normalized_name
-from air.index.files import shown_path
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
 from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
-from air.live_tests import LiveTests
-from air.operator_summary import operator_coverage
-from air.packs import Pack, Row, load_pack, pack_fingerprint, pack_framework, resolve_pack
-from air.provenance import local_source
+from air.pack.framework import QuickReference, Route, framework_vendoring
+from air.pack.load import Pack, Row, load_pack, pack_fingerprint, pack_framework, resolve_pack
 from air.regex import TIMED_OUT
-from air.report.model import (
+from air.results import (
     Backend,
     IndexStats,
     IntegrationPath,
@@ -46,9 +40,15 @@ from air.report.model import (
     Source,
     Usage,
 )
-from air.scoring import score
-from air.test_inventory import test_inventory
-from air.upstream import backend_names, find_candidates
+from air.scoring.formula import score
+from air.scoring.operators import operator_coverage
+from air.scoring.paths import detect_path
+from air.scoring.rows import Setting, evaluate_row
+from air.scoring.test_inventory import test_inventory
+from air.scoring.upstream import backend_names, find_candidates
+from air.source.distribution import BINARY_DIST
+from air.source.provenance import local_source
+from air.source.tree import shown_path
 
 Progress = Callable[[str], None]
 MAX_LISTED_SKIPPED = 200

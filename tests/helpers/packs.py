@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 from air.errors import PackError
-from air.families import expand_families
-from air.packs import Pack, load_pack
-from air.schemas import defined_properties
+from air.pack.families import expand_families
+from air.pack.load import Pack, load_pack
+from air.pack.schemas import defined_properties
 from air.yamldoc import load_yaml
 
 from helpers.paths import SHIPPED_PACK, SHIPPED_PACK_DIR

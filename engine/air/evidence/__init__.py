@@ -12,7 +12,7 @@ all run at once, `run_batch(clauses, context)` (their hits by clause key). It ma
 Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
 on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
 `describe`, `any_test_file` and `tests_fallback`. A clause that reads tests counts a finding in
-a test-role file only where a test that runs on the device holds it (see `air.live_tests`), once
+a test-role file only where a test that runs on the device holds it (see `air.graph.live_tests`), once
 the check knows the backend's names; with `any_test_file: true` it counts one in any test-role
 file: examples, benchmarks, test requirements. A product clause that finds nothing in product
 code is searched in the tests as well, to say where else it was found (which never counts);

@@ -8,18 +8,18 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from air.graph import DependencyGraph
+from air.graph.dependencies import DependencyGraph
+from air.graph.operators import OperatorSyntax
 from air.index import CodeIndex
 from air.index.cpp import CPP_LANGUAGES
 from air.index.cpp_names import CppNames, CppVocabulary
 from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
-from air.operators import OperatorSyntax
 from air.regex import compile_guarded, searching
 
 if TYPE_CHECKING:
-    from air.live_tests import LiveTests
+    from air.graph.live_tests import LiveTests
 
 Scope = Literal["product", "tests", "all"]
 Hint = Callable[[str], object]  # a cheap test of a file's text: truthy when it may hold a finding

@@ -34,7 +34,7 @@ from air.evidence.base import (
 from air.evidence.python_def import definition_is_stub
 from air.evidence.python_flow import ObjectMembers, Place
 from air.evidence.stubs import StubRules
-from air.graph import DependencyGraph
+from air.graph.dependencies import DependencyGraph
 from air.index import CodeIndex
 from air.index.model import PyCall, SourceFile
 

@@ -1,4 +1,4 @@
-"""`ops`: operator registrations of the tree (see `air.operators`), with coverage of a list.
+"""`ops`: operator registrations of the tree (see `air.graph.operators`), with coverage of a list.
 
 `of: [names]` finds the native kernels registered for the listed operators; a name covers its
 whole family (`add` covers `add.Tensor`, `add_.Tensor`, `add.out`), and `a|b` is covered by
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from air.errors import PackError
 from air.evidence.base import Clause, Context, Coverage, Hit, apply_where, constraint_holds, hit_at, roles_for
-from air.operators import (
+from air.graph.operators import (
     FALLBACK,
     NATIVE,
     UNRESOLVED,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from air.graph import DependencyGraph
+from air.graph.dependencies import DependencyGraph
 from air.index import CodeIndex
 from air.index.model import PyDef, PyScope
 

@@ -12,7 +12,7 @@ from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from air.report.model import IndexStats, Report
+from air.results import IndexStats, Report
 
 TOOL_NAME = "air"
 _DIRECTORY_LISTS = ("skipped_directories", "vendored_read")  # (path, reason) pairs, written as objects

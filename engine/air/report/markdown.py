@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from air.printable import printable
-from air.report.model import (
+from air.results import (
     Finding,
     IndexStats,
     Link,

@@ -24,8 +24,8 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from air.gitdir import Repository, open_member
 from air.regular_file import open_regular
+from air.source.git_directory import Repository, open_member
 
 INDEX_LIMIT = 1 << 30
 HASH_CHUNK = 1 << 20

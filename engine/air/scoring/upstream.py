@@ -14,41 +14,14 @@ written rule over the files it cites:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
 
-from air.evidence import Evaluator, clause_from_data
-from air.evidence.base import Clause
+from air.evidence import Evaluator
+from air.graph.live_tests import naming_pattern
 from air.index import CodeIndex
-from air.report.model import UpstreamCandidate
+from air.pack.load import Detector
+from air.results import UpstreamCandidate
 
 MAX_FILES = 8
-
-
-@dataclass(frozen=True)
-class Detector:
-    id: str
-    title: str
-    category: str
-    classification: str  # the class when the cited code names the backend
-    description: str
-    framework_has: str
-    motivation: str
-    clause: Clause
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any], evidence: dict[str, Any]) -> Detector:
-        """A detector from its validated pack data, with its evidence already resolved."""
-        return cls(
-            id=data["id"],
-            title=data["title"],
-            category=data["category"],
-            classification=data["classification"],
-            description=data["description"],
-            framework_has=data["framework_has"],
-            motivation=data["motivation"],
-            clause=clause_from_data(data["id"].replace("-", "_"), evidence),
-        )
 
 
 def find_candidates(
@@ -90,14 +63,6 @@ def backend_names(
         prefix = max((prefix for prefix in package_prefixes if package.startswith(prefix)), key=len, default="")
         names.update((package, package.removeprefix(prefix)))
     return tuple(sorted(name for name in names if len(name) >= 2))
-
-
-def naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
-    """A search for any of `names` as a word of code (`torch_npu`, `.npu()`, `"npu:0"`), in any case."""
-    if not names:
-        return None
-    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<![A-Za-z])(?:{alternatives})(?![a-z])", re.IGNORECASE)
 
 
 def _names_backend(index: CodeIndex, path: str, naming: re.Pattern[str]) -> bool:

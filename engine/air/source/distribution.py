@@ -23,8 +23,8 @@ from importlib import metadata
 from pathlib import Path
 
 from air.errors import InputError
-from air.index.files import TreeReader, Unsuitable
-from air.report.model import Source
+from air.results import Source
+from air.source.tree import TreeReader, Unsuitable
 
 BINARY_DIST = "binary dist"  # the source kind of a mostly compiled distribution
 COMPILED_SUFFIXES = (".so", ".pyd", ".dll", ".dylib", ".a", ".lib")

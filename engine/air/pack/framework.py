@@ -11,14 +11,15 @@ from typing import TypeGuard
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause, UpstreamCode
-from air.expr import ConditionError, EvidenceResult, Node, parse_condition, referenced_names
 from air.index.cpp import extract_cpp
 from air.index.cpp_names import CppVocabulary
 from air.index.vendored import Vendoring
+from air.pack.conditions import ConditionError, EvidenceResult, Node, parse_condition, referenced_names
+from air.pack.schemas import validate_document
 from air.regex import UnsafePattern, compile_guarded, distrust, ship
-from air.report.model import Terms
 from air.resources import data_dir
-from air.schemas import validate_document
+from air.results import Terms
+from air.source.locate import KnownBackend
 from air.yamldoc import YamlDocument, YamlPath, load_yaml
 
 COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")  # in a verdict's note
@@ -363,3 +364,23 @@ def checked_condition(document: YamlDocument, path: tuple, text: str, names) -> 
     if unknown:
         raise document.error(path, f"condition refers to undefined evidence {', '.join(unknown)}")
     return node
+
+
+def known_backends(directory: Path) -> tuple[KnownBackend, ...]:
+    """The known backends a framework lists in its `backends.yaml`, if it has one."""
+    path = directory / "backends.yaml"
+    if not path.is_file():
+        return ()
+    document = load_yaml(path)
+    validate_document(document, "backends")
+    return tuple(
+        KnownBackend(
+            item["name"],
+            tuple(item.get("aliases", ())),
+            item["vendor"],
+            item["url"],
+            item.get("ref"),
+            item.get("subdir"),
+        )
+        for item in document.data["backends"]
+    )

@@ -1,46 +1,29 @@
-"""The backend's own test suite, read without running it: how many tests, which shared
-test machinery they use, which tests are skipped and why, and what CI runs.
-
-What counts as a skip, a marker of shared machinery or a CI file is pack data (the pack's
-`test_inventory` section), and so is how to tell the tests that run on the device (its `live`
-part, read by `air.live_tests`). Tests are counted and skips read line by line from comment-free
-source, so a commented-out decorator is never a skip.
-"""
+"""How a framework's test suites are written: what marks a skip or shared test machinery, what a
+CI file shows, and how to tell the tests that run on the device (a pack's `test_inventory`).
+Read by the live-test facts (`air.graph.live_tests`) and the test inventory
+(`air.scoring.test_inventory`)."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any
 
-from air.index import CodeIndex
-from air.index.model import SourceFile
-from air.regex import GuardedPattern, PatternTimeout, compile_guarded
-from air.report.model import CiWorkflow, SkippedTest, TestInventory
-
-MAX_LISTED_SKIPS = 200
-MAX_REASON = 160
-CONTINUATION_LINES = 4
+from air.regex import GuardedPattern, compile_guarded
 
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
 CPP_TEST = compile_guarded(
     r"^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\([ \t]*(?P<suite>\w+)[ \t]*,[ \t]*(?P<name>\w+)"
 )
-_DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
-_SKIP_CALL = re.compile(r"(?P<name>(?<![\w.])[A-Za-z_][\w.]*)[ \t]*\(")
-_REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
 SKIP_WORDS = ("skip", "fail")  # a line without one of them, in any ASCII case, is not a skip
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_STRING = re.compile(r"""[rRuUfF]{0,2}(?<!\\)(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
 
 
 @dataclass(frozen=True)
 class LiveSyntax:
     """How to tell tests that run on the device from the rest (a pack's `test_inventory.live`;
-    see `air.live_tests`)."""
+    see `air.graph.live_tests`)."""
 
     unconditional_skips: tuple[str, ...]  # globs over a skip's last name component
     skip_marks: tuple[str, ...]  # names that, assigned a skip, skip the module or class
@@ -104,37 +87,6 @@ class TestSyntax:
         return any(fnmatchcase(last, pattern) for pattern in self.skip_names)
 
 
-def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
-    python_tests = cpp_tests = files = 0
-    markers: Counter[str] = Counter()
-    skips: list[SkippedTest] = []
-    for source in index.files:
-        if source.role != "tests" or source.language not in ("python", "cpp"):
-            continue
-        code = index.code_text(source)
-        if source.language == "cpp":
-            found = sum(1 for _match in CPP_TEST.finditer(code))
-            cpp_tests += found
-            files += found > 0
-            continue
-        found = python_test_count(code)
-        python_tests += found
-        files += found > 0
-        markers.update(match.group(1) for match in syntax.marker_pattern.finditer(code))
-        skips.extend(_skips(source, code, syntax))
-    reasons = Counter(skip.reason or "(no reason given)" for skip in skips)
-    return TestInventory(
-        test_files=files,
-        python_tests=python_tests,
-        cpp_tests=cpp_tests,
-        markers=tuple((marker, markers[marker]) for marker in syntax.markers if markers[marker]),
-        skip_total=len(skips),
-        skip_reasons=tuple(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
-        skips=tuple(skips[:MAX_LISTED_SKIPS]),
-        ci=tuple(_workflows(index, syntax)),
-    )
-
-
 def python_test_count(code: str) -> int:
     """How many test functions (`def test...`) comment-free Python code defines."""
     return sum(1 for match in _PYTHON_TEST.finditer(code) if at_line_start(code, match.start()))
@@ -167,58 +119,3 @@ def at_line_start(code: str, position: int) -> bool:
     """Whether only indentation, or `async`, precedes `position` on its line."""
     before = code[code.rfind("\n", 0, position) + 1 : position].strip()
     return before in ("", "async")
-
-
-def _skips(source: SourceFile, code: str, syntax: TestSyntax) -> list[SkippedTest]:
-    numbers = line_numbers(code, positions(code.translate(_ASCII_LOWER), SKIP_WORDS))
-    if not numbers:
-        return []
-    lines = code.splitlines()
-    found = []
-    for number in numbers:
-        line = lines[number - 1]
-        decorator = _DECORATOR.match(line)
-        names = [decorator["name"]] if decorator else [m["name"] for m in _SKIP_CALL.finditer(line)]
-        name = next((n for n in names if syntax.is_skip(n)), None)
-        if name is None:
-            continue
-        text = " ".join(lines[number - 1 : number - 1 + CONTINUATION_LINES])
-        found.append(SkippedTest(source.path, number, name, _reason(text[text.find(name) + len(name) :])))
-    return found
-
-
-def _reason(arguments: str) -> str:
-    """`reason=`/`msg=` if given, else the last string literal of the call's first lines."""
-    keyword = _REASON_KEYWORD.search(arguments)
-    if keyword:
-        return _shorten(keyword["text"])
-    depth, end = 0, len(arguments)
-    for position, char in enumerate(arguments):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and position > 0:
-            end = position
-            break
-    strings = _STRING.findall(arguments[:end])
-    return _shorten(strings[-1][1]) if strings else ""
-
-
-def _shorten(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
-
-
-def _workflows(index: CodeIndex, syntax: TestSyntax):
-    for source in index.files:
-        if not any(fnmatchcase(source.path, pattern) for pattern in syntax.ci_files):
-            continue
-        code = index.code_text(source)
-        signals = tuple(label for label, pattern in syntax.ci_signals if _shows(pattern, code))
-        yield CiWorkflow(source.path, signals)
-
-
-def _shows(signal: GuardedPattern, text: str) -> bool:
-    """Whether a CI file shows a pack's signal; a search past its time budget counts as no."""
-    try:
-        return signal.search(text) is not None
-    except PatternTimeout:
-        return False

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from air.evaluate import findings_of
 from air.evidence import Evaluator
-from air.framework import COUNT_PLACEHOLDER, Framework, Route
-from air.report.model import IntegrationPath, PathSignal
+from air.pack.framework import COUNT_PLACEHOLDER, Framework, Route
+from air.results import IntegrationPath, PathSignal
+from air.scoring.rows import findings_of
 
 
 def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, IntegrationPath]:

@@ -5,7 +5,7 @@ framework's list of known backends (`backends.yaml`: name, aliases, vendor, git 
 `file://`, or the path of a bare repository), optionally ending in `@ref`, is fetched shallowly
 into air's cache and reused on the next run. Transports that run commands (`ext::`, `fd::`,
 any `transport::address` form) and anything starting with `-` are refused. The fetch never
-runs hooks or filters (the user's git configuration is not read: see `air.gitcmd`), never
+runs hooks or filters (the user's git configuration is not read: see `air.source.git_command`), never
 recurses into submodules, times out, and leaves nothing behind when it fails.
 """
 
@@ -22,14 +22,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeGuard
 
-from air.cache import cache_dir, private_dir
+from air.cache_dirs import cache_dir, private_dir
 from air.errors import InputError
-from air.gitcmd import run_git
-from air.gitdir import find_repository, read_head
-from air.provenance import local_source
-from air.report.model import Source
-from air.schemas import validate_document
-from air.yamldoc import load_yaml
+from air.results import Source
+from air.source.git_command import run_git
+from air.source.git_directory import find_repository, read_head
+from air.source.provenance import local_source
 
 FETCH_TIMEOUT = 600
 CLONES_DIR = "clones"
@@ -53,26 +51,6 @@ class KnownBackend:
     url: str
     ref: str | None = None
     subdir: str | None = None
-
-
-def known_backends(directory: Path) -> tuple[KnownBackend, ...]:
-    """The known backends a framework lists in its `backends.yaml`, if it has one."""
-    path = directory / "backends.yaml"
-    if not path.is_file():
-        return ()
-    document = load_yaml(path)
-    validate_document(document, "backends")
-    return tuple(
-        KnownBackend(
-            item["name"],
-            tuple(item.get("aliases", ())),
-            item["vendor"],
-            item["url"],
-            item.get("ref"),
-            item.get("subdir"),
-        )
-        for item in document.data["backends"]
-    )
 
 
 def locate(

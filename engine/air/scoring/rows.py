@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from air.evidence import KINDS, Evaluator
 from air.evidence.base import Clause, ClauseResult, Coverage, Hit
-from air.expr import affirmed_names, referenced_names
-from air.framework import Framework, Route
-from air.packs import NOT_ENCODED, Row
-from air.report.model import Finding, RowResult
+from air.pack.conditions import affirmed_names, referenced_names
+from air.pack.framework import Framework, Route
+from air.pack.load import NOT_ENCODED, Row
+from air.results import Finding, RowResult
 from air.versions import admits
 
 MAX_FINDINGS_PER_ROW = 25

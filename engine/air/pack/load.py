@@ -2,7 +2,7 @@
 
 A pack is a directory with `pack.yaml` and row files (`rows/*.yaml` by default). Every
 problem is reported as one line naming the file, the line and the YAML path. Row files may
-write families of rows once (`air.families`); clauses may name shared evidence (`use`) and
+write families of rows once (`air.pack.families`); clauses may name shared evidence (`use`) and
 named constraints (`where: NAME`) of the pack or of the packs it extends. A pack that extends
 another changes inherited rows with `overrides`, and `redirects` keeps old row ids working.
 
@@ -19,6 +19,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import yaml
 
@@ -26,9 +27,11 @@ from air import __version__
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
-from air.expr import Node, measured_names
-from air.families import expand_families
-from air.framework import (
+from air.graph.operators import OperatorSyntax
+from air.graph.test_syntax import TestSyntax
+from air.pack.conditions import Node, measured_names
+from air.pack.families import expand_families
+from air.pack.framework import (
     Framework,
     check_patterns,
     checked_condition,
@@ -37,11 +40,8 @@ from air.framework import (
     is_framework_name,
     load_framework,
 )
-from air.operators import OperatorSyntax
+from air.pack.schemas import defined_properties, validate_document
 from air.resources import data_dir
-from air.schemas import defined_properties, validate_document
-from air.test_inventory import TestSyntax
-from air.upstream import Detector
 from air.versions import is_range, satisfies
 from air.yamldoc import COMPOSER, YamlDocument, load_yaml, read_bounded
 
@@ -50,6 +50,32 @@ DEFAULT_FIXTURES = "fixtures"
 NOT_ENCODED = "not yet encoded"
 RENAMED_FIELDS = {"paths": "integration_paths"}  # a row field's old name: its new one
 _KIND_NAMES = {"evidence": "shared evidence", "constraints": "constraints"}
+
+
+@dataclass(frozen=True)
+class Detector:
+    id: str
+    title: str
+    category: str
+    classification: str  # the class when the cited code names the backend
+    description: str
+    framework_has: str
+    motivation: str
+    clause: Clause
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], evidence: dict[str, Any]) -> Detector:
+        """A detector from its validated pack data, with its evidence already resolved."""
+        return cls(
+            id=data["id"],
+            title=data["title"],
+            category=data["category"],
+            classification=data["classification"],
+            description=data["description"],
+            framework_has=data["framework_has"],
+            motivation=data["motivation"],
+            clause=clause_from_data(data["id"].replace("-", "_"), evidence),
+        )
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from air.errors import InputError
-from air.report.model import Source
+from air.results import Source
 from air.versions import parse_release
 
 DEFAULT_INDEX = "https://pypi.org/simple"

@@ -1,9 +1,9 @@
 """Where the analysed code came from: for a local path inside a git checkout, the commit, the
 branch, whether tracked files differ from the index, and `git describe`.
 
-The repository is found and its HEAD, refs and index are read by air itself (`air.gitdir`,
-`air.gitindex`), never through a git command that could run the checkout's filters or hooks;
-only `git describe --tags --always` runs, as `air.gitcmd` runs git, and `-dirty` is appended
+The repository is found and its HEAD, refs and index are read by air itself (`air.source.git_directory`,
+`air.source.git_index`), never through a git command that could run the checkout's filters or hooks;
+only `git describe --tags --always` runs, as `air.source.git_command` runs git, and `-dirty` is appended
 here. A repository that borrows another's objects (`objects/info/alternates`) is not described.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from air.gitcmd import git
-from air.gitdir import Repository, find_repository, read_head
-from air.gitindex import worktree_differs
-from air.index.files import shown_path
-from air.report.model import Source
+from air.results import Source
+from air.source.git_command import git
+from air.source.git_directory import Repository, find_repository, read_head
+from air.source.git_index import worktree_differs
+from air.source.tree import shown_path
 
 
 def local_source(root: Path) -> Source:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from air.framework import Section
-from air.report.model import RowResult, SectionResult
+from air.pack.framework import Section
+from air.results import RowResult, SectionResult
 
 MAX_POINTS = 2
 

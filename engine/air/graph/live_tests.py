@@ -18,7 +18,7 @@ A finding in a test file earns credit only when it lies in a test that exercises
 
 A skip whose condition is decided when the tests run (`skipIf(not available, ...)`) leaves the
 test counted: statically it may run. Everything that names a framework's test machinery is pack
-data (`test_inventory.live`, see `air.test_inventory.LiveSyntax`). Files are read lexically,
+data (`test_inventory.live`, see `air.scoring.test_inventory.LiveSyntax`). Files are read lexically,
 once each, and only those holding a finding.
 """
 
@@ -32,12 +32,7 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from itertools import accumulate
 
-from air.index import CodeIndex
-from air.index.files import matches_glob
-from air.index.model import SourceFile
-from air.index.python_lexical import code_at_most
-from air.regex import required_literals, searching
-from air.test_inventory import (
+from air.graph.test_syntax import (
     CPP_TEST,
     SKIP_WORDS,
     TestSyntax,
@@ -46,7 +41,11 @@ from air.test_inventory import (
     positions,
     python_test_count,
 )
-from air.upstream import naming_pattern
+from air.index import CodeIndex
+from air.index.files import matches_glob
+from air.index.model import SourceFile
+from air.index.python_lexical import code_at_most
+from air.regex import required_literals, searching
 
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
@@ -384,3 +383,11 @@ class _Outline:
             if header.indentation == indentation:
                 return self.first_decorator(header), self.end(header)
         return number, number
+
+
+def naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A search for any of `names` as a word of code (`torch_npu`, `.npu()`, `"npu:0"`), in any case."""
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z])(?:{alternatives})(?![a-z])", re.IGNORECASE)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from air.evaluate import finding_of
 from air.evidence import Evaluator
 from air.evidence.base import constraint_holds, hit_at
 from air.evidence.ops import registrations
-from air.operators import FALLBACK, NATIVE, family
-from air.packs import Pack
-from air.report.model import OperatorCategory, OperatorCoverage
+from air.graph.operators import FALLBACK, NATIVE, family
+from air.pack.load import Pack
+from air.results import OperatorCategory, OperatorCoverage
+from air.scoring.rows import finding_of
 
 MAX_CORE_MISSING = 60
 

@@ -1,6 +1,6 @@
 """Running git on trees air does not trust.
 
-air finds the repository itself (`air.gitdir`) and names it to git with `GIT_DIR` and
+air finds the repository itself (`air.source.git_directory`) and names it to git with `GIT_DIR` and
 `GIT_WORK_TREE`, so git discovers nothing. git then still reads that repository's configuration,
 which a hostile tree can ship, so every call:
 

@@ -134,7 +134,7 @@ class _ToNodes(Transformer):
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    grammar = files("air").joinpath("condition.lark").read_text(encoding="utf-8")
+    grammar = files("air.pack").joinpath("condition.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", maybe_placeholders=False)
 
 

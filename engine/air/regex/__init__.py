@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import pcre2
 
-from air.backtracking import backtracking_risk
-from air.native_regex import AsciiMatch, compile_native
+from air.regex.backtracking import backtracking_risk
+from air.regex.native import AsciiMatch, compile_native
 
 if TYPE_CHECKING:  # typeshed describes re._parser under its former name
     import sre_parse
@@ -89,7 +89,7 @@ class GuardedPattern:
     tests), or at the start of a line holding one, or at the start of a line that passes the
     pattern's own line test, only those positions are tried, with `re.match`: the matches are
     exactly those `re.finditer` gives, found in a fraction of the time. ASCII text is matched
-    by PCRE2 (see `air.native_regex`) unless `native` is off, with the same results again."""
+    by PCRE2 (see `air.regex.native`) unless `native` is off, with the same results again."""
 
     def __init__(self, pattern: str, parsed, native: bool = True) -> None:
         self.pattern = pattern
@@ -220,7 +220,7 @@ class _Alarm:
 @lru_cache(maxsize=1024)
 def compile_guarded(pattern: str, native: bool = True) -> GuardedPattern:
     """Compile `pattern`, refusing one that can backtrack catastrophically (see
-    `air.backtracking`: `(a+)+`, `(a|aa)*`, `\\w*\\w*!`). With `native` off the pattern stays
+    `air.regex.backtracking`: `(a+)+`, `(a|aa)*`, `\\w*\\w*!`). With `native` off the pattern stays
     with `re`, which builds match objects faster: right for patterns that match on many lines
     (every import of a file), not for those that seldom do."""
     parsed = sre_parse.parse(pattern, re.MULTILINE)

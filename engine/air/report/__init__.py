@@ -1,0 +1,1 @@
+"""Writing a report: markdown, JSON, and the files they go to."""
