@@ -9,6 +9,7 @@ package names) cannot carry terminal controls.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import re
 import sys
@@ -41,6 +42,7 @@ from air.pack.framework import (
     version_option_names,
 )
 from air.pack.load import load_pack, pack_framework, shipped_packs
+from air.pack.schemas import SCHEMA_FILES, schema
 from air.packtest import FixtureResult, run_pack_tests
 from air.printable import printable
 from air.report.json_report import render_json
@@ -270,6 +272,13 @@ def pack_list() -> None:
 def pack_kinds() -> None:
     """List the evidence kinds a row's clauses may use, each with what it finds (markdown)."""
     click.echo(kind_table(), nl=False)
+
+
+@pack_group.command("schema")
+@click.argument("name", type=click.Choice(SCHEMA_FILES))
+def pack_schema(name: str) -> None:
+    """Print a JSON schema air validates with, the row schema completed with every evidence kind."""
+    click.echo(json.dumps(schema(name), indent=2))
 
 
 @pack_group.command("validate")

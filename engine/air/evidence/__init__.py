@@ -1,13 +1,15 @@
 """The registry of evidence kinds, and the evaluation of a pack's clauses over one index.
 
 Each kind is one module, listed in `KINDS` under the key a clause names it by. A kind module
-defines `SUMMARY` (what it finds: its line in the README and in `air pack kinds`),
-`literals(spec)` (the literal prefilter: strings every file it can match holds),
+defines `SUMMARY` (what it finds: its line in the README and in `air pack kinds`), `SCHEMA`
+(its spec's JSON schema, which completes the row schema's clause), `literals(spec)` (the literal prefilter: strings every file it can match holds),
 `reads_only_cpp(spec)` (whether its clauses read C/C++ alone, and so say nothing about a
 compiled distribution) and `evaluate(clause, context)` (its hits), or, for a kind whose clauses
-all run at once, `run_batch(clauses, context)` (their hits by clause key). It may define `prefilters`
-(it parses the files it selects), `measure` (coverage), `upstream_literals` and
-`tree_literals`. Its spec's schema is its definition in `schemas/row.schema.json`.
+all run at once, `run_batch(clauses, context)` (their hits by clause key). It may define
+`validate(spec, checks)` (what a spec must pass beyond its schema), `TREE_WIDE = True` (its
+clauses share facts built over the whole tree, so they run first, together), `prefilters` (it
+parses the files it selects), `measure` (coverage), `upstream_literals` and `tree_literals`.
+Adding a kind is one module and one line in `KINDS`.
 
 Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
 on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
@@ -80,7 +82,7 @@ def kind_table() -> str:
 
 
 T = TypeVar("T")
-TREE_WIDE_KINDS = {"graph", "ops", "cpp_class"}  # kinds that build facts over the whole tree, shared by clauses
+TREE_WIDE_KINDS = frozenset(name for name, module in KINDS.items() if getattr(module, "TREE_WIDE", False))
 MIN_FORKED_CLAUSES = 64  # below this, workers cost more than they save
 COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe", "any_test_file", "tests_fallback")
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from air.graph.dependencies import DependencyGraph
 from air.graph.operators import OperatorSyntax
@@ -78,6 +78,16 @@ class Clause:
 
     def description(self) -> str:
         return self.describe or f"{self.kind} {_summary(self.spec)}"
+
+
+@dataclass(frozen=True)
+class SpecChecks:
+    """What a kind's `validate(spec, checks)` may consult, and how it refuses a spec: paths
+    are inside the spec, and a refusal names the pack file's line."""
+
+    operators: OperatorSyntax | None  # the pack's operator syntax and catalog, when it has them
+    pattern: Callable[[tuple, str], None]  # compiles a regular expression of the spec, or refuses it
+    refuse: Callable[[tuple, str], NoReturn]
 
 
 @dataclass(frozen=True)

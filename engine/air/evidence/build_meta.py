@@ -7,6 +7,12 @@ from fnmatch import fnmatchcase
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files
 
 SUMMARY = "entry points and requirements from build metadata"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "oneOf": [{"required": ["entry_point"]}, {"required": ["requirement"]}],
+    "properties": {"entry_point": {"type": "string"}, "requirement": {"type": "string"}},
+}
 
 
 def literals(spec: dict) -> list[str]:

@@ -57,6 +57,30 @@ from air.index.cpp import body_statements
 from air.index.model import CppClass, SourceFile, Span
 
 SUMMARY = "classes deriving (transitively, also through the framework's own classes) from a base; `overrides` (cited at each method's definition), `bodies: real|stub` (stub overrides: empty, a constant or placeholder return, only a throw or failing check), `placeholders`, `constant_is_real`, `not_derives_from`, `registered_by`"
+TREE_WIDE = True
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["derives_from"],
+    "properties": {
+        "derives_from": {"$ref": "#/$defs/names"},
+        "not_derives_from": {"$ref": "#/$defs/names"},
+        "name": {"$ref": "#/$defs/names"},
+        "overrides": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "bodies": {
+            "enum": ["real", "stub"],
+            "description": "keep classes whose overrides do something (real), or whose "
+            "overrides are there but one at least is a stub",
+        },
+        "placeholders": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "description": "names a stub returns (a stream pool that always hands out the default stream)",
+        },
+        "constant_is_real": {"type": "boolean", "description": "a method returning a constant implements it"},
+        "registered_by": {"$ref": "#/$defs/names"},
+    },
+}
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 OBJECT_NAME = re.compile(r"\b(?!new\b)([A-Za-z_]\w*)\b(?! ?(?:\(|::|<|\{))")  # neither called, a scope nor a type

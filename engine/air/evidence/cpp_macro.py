@@ -36,6 +36,12 @@ from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, find_construc
 from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
 SUMMARY = "macro or function invocations with captured arguments, through the backend's wrapper macros; objects of a registrar class constructed with arguments (`static Registrar<K> r(x);` captures as `Registrar(K, x)`)"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name"],
+    "properties": {"name": {"$ref": "#/$defs/names"}, "capture": {"$ref": "#/$defs/captures"}},
+}
 
 MAX_WRAPPER_DEPTH = 3
 _IDENTIFIER = re.compile(r"(?<![\w:])[A-Za-z_]\w*(?!\w|\s*::)")

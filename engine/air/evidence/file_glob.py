@@ -8,15 +8,34 @@ from __future__ import annotations
 import re
 from posixpath import basename, splitext
 
-from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, may_count
+from air.evidence.base import Clause, Context, Hit, SpecChecks, as_list, hit_at, in_clause_files, may_count
 from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.regex import compile_guarded, searching
 
 SUMMARY = "files by glob, or named after an operator of the catalog that they call (`named_for_operators`), optionally containing a literal or regex; cited at the match, else at the first line of code"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["glob"],
+    "properties": {
+        "glob": {"$ref": "#/$defs/names"},
+        "contains": {"type": "string", "minLength": 1},
+        "matches": {"type": "string"},
+        "named_for_operators": {
+            "type": "boolean",
+            "description": "also files named after an operator family of the pack's catalog: test_<op>.*, <op>_test.*",
+        },
+    },
+}
 
 _TEST_AFFIXES = re.compile(r"^tests?_|_tests?$")
 _CODE = re.compile(r"\S")
+
+
+def validate(spec: dict, checks: SpecChecks) -> None:
+    if "matches" in spec:
+        checks.pattern(("matches",), spec["matches"])
 
 
 def literals(spec: dict) -> list[str]:

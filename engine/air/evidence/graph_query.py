@@ -39,6 +39,50 @@ from air.index import CodeIndex
 from air.index.model import PyCall, SourceFile
 
 SUMMARY = "dependency-graph queries: what an entry point reaches, what the object bound as a module provides (followed through factories, module objects given attributes, classes, instances and helpers)"
+TREE_WIDE = True
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["from"],
+    "oneOf": [
+        {"required": ["reaches"], "properties": {"from": {"required": ["entry_point"]}}},
+        {"required": ["exports"], "properties": {"from": {"required": ["call_arg"]}}},
+    ],
+    "properties": {
+        "from": {
+            "type": "object",
+            "additionalProperties": False,
+            "minProperties": 1,
+            "maxProperties": 1,
+            "properties": {
+                "entry_point": {"type": "string"},
+                "call_arg": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["call"],
+                    "properties": {
+                        "call": {"$ref": "#/$defs/names"},
+                        "arg": {"type": "integer", "minimum": 0},
+                        "keyword": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                    },
+                },
+            },
+        },
+        "reaches": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["python_call"],
+            "properties": {"python_call": {"$ref": "#/$defs/names"}},
+        },
+        "exports": {"$ref": "#/$defs/names"},
+        "bodies": {
+            "enum": ["real", "stub"],
+            "description": "with exports: keep the functions found whose body does something "
+            "(real), or is a stub (stub)",
+        },
+    },
+    "dependentRequired": {"bodies": ["exports"]},
+}
 
 MAX_FLOW_DEPTH = 8
 _SETATTR = "__setattr__"

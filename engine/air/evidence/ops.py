@@ -23,7 +23,17 @@ function reached, or the op list's template).
 from __future__ import annotations
 
 from air.errors import PackError
-from air.evidence.base import Clause, Context, Coverage, Hit, apply_where, constraint_holds, hit_at, roles_for
+from air.evidence.base import (
+    Clause,
+    Context,
+    Coverage,
+    Hit,
+    SpecChecks,
+    apply_where,
+    constraint_holds,
+    hit_at,
+    roles_for,
+)
 from air.graph.operators import (
     FALLBACK,
     NATIVE,
@@ -37,8 +47,44 @@ from air.graph.operators import (
 )
 
 SUMMARY = "native kernels of listed operators, with `coverage()`; `fallback: global` or `per_op` for fallbacks, `any: true` for every registration"
+TREE_WIDE = True
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "oneOf": [{"required": ["of"]}, {"required": ["fallback"]}, {"required": ["any"]}],
+    "properties": {
+        "of": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "string",
+                "pattern": "^[a-z_][a-z0-9_]*(\\.[A-Za-z0-9_]+)?(\\|[a-z_][a-z0-9_]*(\\.[A-Za-z0-9_]+)?)*$",
+            },
+        },
+        "fallback": {
+            "enum": ["global", "per_op"],
+            "description": "global: the global fallbacks; per_op: operators registered with a fallback kernel",
+        },
+        "any": {"const": True, "description": "every registration of an operator, on the keys `where` allows"},
+        "kernel": {
+            "enum": ["native", "fallback"],
+            "description": "with fallback: global, only the global fallbacks whose kernel is "
+            "the backend's own (native) or reaches a CPU fallback function "
+            "(fallback)",
+        },
+    },
+}
 
 MAX_UNRESOLVED_SHOWN = 5
+
+
+def validate(spec: dict, checks: SpecChecks) -> None:
+    if checks.operators is None:
+        checks.refuse((), "`ops` evidence needs an `operators` section in pack.yaml")
+    catalog = checks.operators.catalog
+    unknown = [name for member in spec.get("of", ()) for name in member.split("|") if not catalog.knows(name)]
+    if unknown:
+        checks.refuse(("of",), f"not in the operator catalog: {', '.join(unknown)}")
 
 
 def literals(spec: dict) -> list[str]:

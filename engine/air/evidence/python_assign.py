@@ -28,6 +28,12 @@ from air.index.python_lexical import LexicalPython
 from air.regex import GuardedPattern, compile_guarded
 
 SUMMARY = "module-level assignments and `setattr` on an imported module's attributes"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["target"],
+    "properties": {"target": {"$ref": "#/$defs/names"}},
+}
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:

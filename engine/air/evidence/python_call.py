@@ -21,6 +21,16 @@ from air.evidence.base import (
 from air.index.model import PythonFacts
 
 SUMMARY = "calls resolved through imports to a qualified name (globs allowed)"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name"],
+    "properties": {
+        "name": {"$ref": "#/$defs/names"},
+        "capture": {"$ref": "#/$defs/captures"},
+        "capture_keywords": {"type": "object", "additionalProperties": {"$ref": "#/$defs/capture"}},
+    },
+}
 
 
 def literals(spec: dict) -> list[tuple[str, ...]]:

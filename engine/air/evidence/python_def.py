@@ -40,6 +40,30 @@ from air.index.python import function_bodies
 from air.regex import GuardedPattern, compile_guarded
 
 SUMMARY = "function or class definitions, optionally by base class"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "oneOf": [{"required": ["function"]}, {"required": ["class"]}],
+    "properties": {
+        "function": {"$ref": "#/$defs/names"},
+        "class": {"$ref": "#/$defs/names"},
+        "bases": {
+            "$ref": "#/$defs/names",
+            "description": "bases a class derives from, directly or through classes of the tree",
+        },
+        "overrides": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "description": "methods the class or a tree ancestor defines",
+        },
+        "bodies": {
+            "enum": ["real", "stub"],
+            "description": "with overrides: keep classes whose overrides do something (real), "
+            "or whose overrides are there but one at least is a stub",
+        },
+    },
+    "dependentRequired": {"bodies": ["overrides"], "overrides": ["bases"]},
+}
 
 MAX_DEPTH = 16
 CLASS_HINT = compile_guarded(r"\bclass\s").search

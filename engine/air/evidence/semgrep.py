@@ -21,6 +21,16 @@ import yaml
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files
 
 SUMMARY = "semgrep rules, all batched into one run per check (optional extra `air[semgrep]`)"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["rule"],
+    "properties": {
+        "rule": {"type": "object", "required": ["languages"]},
+        "capture": {"$ref": "#/$defs/captures"},
+        "prefilter": {"type": "array", "items": {"type": "string", "minLength": 1}},
+    },
+}
 
 LANGUAGE_SUFFIXES = {"python": ("python",), "cpp": ("cpp", "template"), "c": ("cpp",)}
 SEPARATOR = "\x1f"

@@ -10,6 +10,16 @@ import re
 from air.evidence.base import Clause, Context, Hit, hit_at, in_clause_files, roles_for
 
 SUMMARY = "ast-grep patterns over C/C++ or Python, in-process, shared with the check's worker processes"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["language", "pattern"],
+    "properties": {
+        "language": {"enum": ["cpp", "python"]},
+        "pattern": {"type": "string", "minLength": 1},
+        "capture": {"$ref": "#/$defs/captures"},
+    },
+}
 
 LANGUAGES = {"cpp": ("cpp", ("cpp", "template")), "python": ("python", ("python",))}
 METAVARIABLE = re.compile(r"(?<!\$)\$+[A-Z_][A-Z0-9_]*")

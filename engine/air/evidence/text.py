@@ -8,13 +8,39 @@ from __future__ import annotations
 
 import re
 
-from air.evidence.base import Clause, Context, Hit, enough, hit_at, in_clause_files, may_count, roles_for
+from air.evidence.base import Clause, Context, Hit, SpecChecks, enough, hit_at, in_clause_files, may_count, roles_for
 from air.index.cpp import CPP_LANGUAGES
 from air.regex import compile_guarded, required_literals, searching
 
 SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too)"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "oneOf": [{"required": ["literal"]}, {"required": ["pattern"]}],
+    "properties": {
+        "literal": {"type": "string", "minLength": 1},
+        "pattern": {"type": "string", "minLength": 1},
+        "prefilter": {
+            "type": "array",
+            "description": "literals one of which a file must hold to be searched; an "
+            "entry that is a list needs every literal of it",
+            "items": {
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "minItems": 2, "items": {"type": "string", "minLength": 1}},
+                ]
+            },
+        },
+        "languages": {"type": "array", "items": {"type": "string"}},
+    },
+}
 
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
+
+
+def validate(spec: dict, checks: SpecChecks) -> None:
+    if "pattern" in spec:
+        checks.pattern(("pattern",), spec["pattern"])
 
 
 def literals(spec: dict) -> list[str | list[str]]:

@@ -14,9 +14,9 @@ from air.evidence.base import Clause, UpstreamCode
 from air.index.cpp import extract_cpp
 from air.index.cpp_names import CppVocabulary
 from air.index.vendored import Vendoring
-from air.pack.conditions import ConditionError, EvidenceResult, Node, parse_condition, referenced_names
+from air.pack.conditions import EvidenceResult, Node
 from air.pack.schemas import validate_document
-from air.regex import UnsafePattern, compile_guarded, distrust, ship
+from air.pack.validation import check_clause, checked_condition, checked_pattern
 from air.resources import data_dir
 from air.results import Terms
 from air.source.locate import KnownBackend
@@ -171,7 +171,7 @@ class _Combined(YamlDocument):
 def _build(document: _Combined) -> Framework:
     data = document.data
     for name, clause in data.get("signals", {}).items():
-        check_patterns(document, ("signals", name), clause)
+        check_clause(document, ("signals", name), clause, operators=None)
     signals = {name: clause_from_data(name, clause) for name, clause in data.get("signals", {}).items()}
     verdicts = []
     for number, verdict in enumerate(data["verdicts"]):
@@ -319,51 +319,6 @@ def _quick_reference(document: _Combined) -> tuple[QuickReference, ...]:
             QuickReference(data["entry"], data["row"], tuple(data["evidence"]), tuple(data.get("paths", ())))
         )
     return tuple(entries)
-
-
-def check_patterns(document: YamlDocument, path: tuple, clause: dict) -> None:
-    """Compile a clause's regular expressions with the backtracking guard, or fail at their line."""
-    patterns: list[tuple[YamlPath, str | None]] = [
-        ((kind, key), clause[kind].get(key))
-        for kind, key in (("text", "pattern"), ("file", "matches"))
-        if isinstance(clause.get(kind), dict)
-    ]
-    patterns += [(("where", capture, "matches"), c.get("matches")) for capture, c in clause.get("where", {}).items()]
-    for where, pattern in patterns:
-        if pattern is not None:
-            checked_pattern(document, path + where, pattern)
-
-
-def checked_pattern(document: YamlDocument, path: tuple, pattern: str) -> None:
-    """Compile a regular expression with the backtracking guard, or fail at its line. A
-    pattern air does not ship is kept off PCRE2 (see `air.regex.distrust` and `ship`)."""
-    if _shipped(document):
-        ship(pattern)
-    else:
-        distrust(pattern)
-    try:
-        compile_guarded(pattern)
-    except UnsafePattern as error:
-        raise document.error(path, str(error)) from None
-    except Exception as error:  # re.error and its kin
-        raise document.error(path, f"invalid regular expression: {error}") from None
-
-
-def _shipped(document: YamlDocument) -> bool:
-    path = Path(document.source).resolve()
-    return any(path.is_relative_to(data_dir(kind).resolve()) for kind in ("rulepacks", "frameworks"))
-
-
-def checked_condition(document: YamlDocument, path: tuple, text: str, names) -> Node:
-    """Parse a condition of `document`, refusing names that are not defined beside it."""
-    try:
-        node = parse_condition(text)
-    except ConditionError as error:
-        raise document.error(path, str(error)) from None
-    unknown = sorted(referenced_names(node) - set(names))
-    if unknown:
-        raise document.error(path, f"condition refers to undefined evidence {', '.join(unknown)}")
-    return node
 
 
 def known_backends(directory: Path) -> tuple[KnownBackend, ...]:

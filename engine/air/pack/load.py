@@ -31,16 +31,9 @@ from air.graph.operators import OperatorSyntax
 from air.graph.test_syntax import TestSyntax
 from air.pack.conditions import Node, measured_names
 from air.pack.families import expand_families
-from air.pack.framework import (
-    Framework,
-    check_patterns,
-    checked_condition,
-    checked_pattern,
-    framework_dir,
-    is_framework_name,
-    load_framework,
-)
+from air.pack.framework import Framework, framework_dir, is_framework_name, load_framework
 from air.pack.schemas import defined_properties, validate_document
+from air.pack.validation import check_clause, checked_condition, checked_pattern
 from air.resources import data_dir
 from air.versions import is_range, satisfies
 from air.yamldoc import COMPOSER, YamlDocument, load_yaml, read_bounded
@@ -156,11 +149,13 @@ class Pack:
 
 @dataclass(frozen=True)
 class _Names:
-    """What a pack's clauses may name: symbol sets, shared evidence and named constraints."""
+    """What a pack's clauses may name: symbol sets, shared evidence and named constraints, and
+    the operator catalog."""
 
     symbols: dict[str, tuple[str, ...]]
     evidence: dict[str, dict]
     constraints: dict[str, dict]
+    operators: OperatorSyntax | None
 
 
 def shipped_packs() -> list[str]:
@@ -279,6 +274,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         symbols,
         _definitions("evidence", header, documents, parent),
         _definitions("constraints", header, documents, parent),
+        operators,
     )
     for document in [header, *documents]:
         for name, clause in document.data.get("evidence", {}).items():
@@ -287,8 +283,8 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         Detector.from_data(data, _check_clause(header, ("upstream", i, "evidence"), data["evidence"], names))
         for i, data in enumerate(meta.get("upstream", []))
     ) or (parent.upstream if parent else ())
-    own = _own_rows(documents, framework, names, operators)
-    overridden = _overridden_rows(header, parent, set(own), framework, names, operators)
+    own = _own_rows(documents, framework, names)
+    overridden = _overridden_rows(header, parent, set(own), framework, names)
     built = {**own, **{row_id: (row, data) for row_id, (row, data, _) in overridden.items()}}
     rows = {**({row.id: row for row in parent.rows} if parent else {}), **{i: row for i, (row, _) in built.items()}}
     _check_quick_reference(framework, rows)
@@ -320,9 +316,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     )
 
 
-def _own_rows(
-    documents: list[YamlDocument], framework: Framework, names: _Names, operators: OperatorSyntax | None
-) -> dict[str, tuple[Row, dict]]:
+def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names) -> dict[str, tuple[Row, dict]]:
     """The rows of the pack's row files, with the data each is built from."""
     rows: dict[str, tuple[Row, dict]] = {}
     for document in documents:
@@ -330,7 +324,7 @@ def _own_rows(
         if framework.section(section) is None:
             raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
         for number, data in enumerate(document.data["rows"]):
-            row = _row(document, ("rows", number), data, section, framework, names, operators)
+            row = _row(document, ("rows", number), data, section, framework, names)
             if row.id in rows:
                 raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")
             rows[row.id] = (row, data)
@@ -343,7 +337,6 @@ def _overridden_rows(
     own: set[str],
     framework: Framework,
     names: _Names,
-    operators: OperatorSyntax | None,
 ) -> dict[str, tuple[Row, dict, dict]]:
     """The rows of the pack extended that `overrides` changes (named by their id, or an id they
     had before), each with its data and the fields changed: each field given replaces the
@@ -363,7 +356,7 @@ def _overridden_rows(
                 at, f"no row {written!r} in {parent.id if parent else 'the pack extended'}, the pack this one extends"
             )
         data = {**parent.row_data[row_id], **changes}
-        rows[row_id] = (_row(header, at, data, sections[row_id], framework, names, operators), data, changes)
+        rows[row_id] = (_row(header, at, data, sections[row_id], framework, names), data, changes)
     return rows
 
 
@@ -505,7 +498,7 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _row(document, path, data, section, framework, names: _Names, operators) -> Row:
+def _row(document, path, data, section, framework, names: _Names) -> Row:
     for index, route in enumerate(data.get("integration_paths", [])):
         if route not in {p.id for p in framework.paths}:
             raise document.error(path + ("integration_paths", index), f"unknown integration path {route!r}")
@@ -513,8 +506,6 @@ def _row(document, path, data, section, framework, names: _Names, operators) -> 
     for name, clause in data.get("evidence", {}).items():
         resolved = _check_clause(document, path + ("evidence", name), clause, names)
         evidence[name] = clause_from_data(name, resolved)
-        if evidence[name].kind == "ops":
-            _check_ops(document, path + ("evidence", name), evidence[name], operators)
     if "framework_versions" in data and not is_range(data["framework_versions"]):
         raise document.error(path + ("framework_versions",), f"not a version range: {data['framework_versions']!r}")
     if "runtime" in data and "2" in data.get("score", {}):
@@ -619,16 +610,6 @@ def _test_syntax(header: YamlDocument) -> TestSyntax:
     return TestSyntax.from_data(data)
 
 
-def _check_ops(document: YamlDocument, path: tuple, clause: Clause, operators: OperatorSyntax | None) -> None:
-    if operators is None:
-        raise document.error(path, "`ops` evidence needs an `operators` section in pack.yaml")
-    unknown = [
-        name for member in clause.spec.get("of", ()) for name in member.split("|") if not operators.catalog.knows(name)
-    ]
-    if unknown:
-        raise document.error(path + ("ops", "of"), f"not in the operator catalog: {', '.join(unknown)}")
-
-
 def _check_clause(document, path, clause: dict, names: _Names) -> dict:
     """The clause at `path` with its shared definition (`use`) and named constraints resolved."""
     if "use" in clause:
@@ -644,7 +625,7 @@ def _check_clause(document, path, clause: dict, names: _Names) -> dict:
                 raise document.error(
                     path + ("where", capture, operator), f"unknown symbol set {constraint[operator]!r}"
                 )
-    check_patterns(document, path, clause)
+    check_clause(document, path, clause, names.operators)
     return clause
 
 

@@ -4,6 +4,9 @@ A document is first checked by `jsonschema-rs`, which validates in native code: 
 finds valid needs nothing more. Otherwise `jsonschema` finds the problems and names the first;
 its verdict stands. The schemas' patterns are written in explicit ASCII classes, where the
 native engine never accepts what `re` rejects (`re`'s `$` even accepts a final line break).
+
+The row schema's clause is completed from the registry of evidence kinds: each kind brings its
+key and its spec's definition (`SCHEMA` of its module).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import jsonschema_rs
 
+from air.evidence import KINDS
 from air.resources import data_dir
 from air.yamldoc import YamlDocument
 
@@ -27,10 +31,26 @@ SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture", "backends")
 
 @lru_cache(maxsize=1)
 def _schemas() -> dict[str, dict]:
-    return {
+    schemas = {
         name: json.loads((data_dir("schemas") / f"{name}.schema.json").read_text(encoding="utf-8"))
         for name in SCHEMA_FILES
     }
+    _add_kinds(schemas["row"])
+    return schemas
+
+
+def _add_kinds(row_schema: dict) -> None:
+    definitions = row_schema["$defs"]
+    clause = definitions["clause"]
+    for name, module in KINDS.items():
+        definitions[name] = module.SCHEMA
+        clause["properties"][name] = {"$ref": f"#/$defs/{name}"}
+    clause["oneOf"] = [{"required": ["use"]}, *({"required": [name]} for name in KINDS)]
+
+
+def schema(name: str) -> dict:
+    """The schema `name` (one of SCHEMA_FILES) as air validates with it."""
+    return _schemas()[name]
 
 
 @lru_cache(maxsize=1)
