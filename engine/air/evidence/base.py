@@ -149,6 +149,12 @@ class UpstreamCode:
     bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     inert_calls: tuple[str, ...] = ()
 
+    @cached_property
+    def namespaces(self) -> frozenset[str]:
+        """The framework's outermost C++ namespaces, as its qualified class names show them."""
+        names = {name for name, bases in self.bases.items() for name in (name, *bases)}
+        return frozenset(name.split("::", 1)[0] for name in names if "::" in name)
+
 
 class Context:
     """What a kind may consult besides its own spec."""

@@ -249,8 +249,8 @@ def base_name(base: str) -> str:
 
 def _family(context: Context, roots: list[str]) -> Family:
     upstream = upstream_descendants(context.upstream.bases, roots)
-    names = {last_component(root) for root in roots} | {last_component(name) for name in upstream}
-    return Family(derived_classes(context.index, names), frozenset(names))
+    names = frozenset({last_component(root) for root in roots} | {last_component(name) for name in upstream})
+    return Family(derived_classes(context.index, names, context.upstream.namespaces), names)
 
 
 def upstream_descendants(bases: Mapping[str, tuple[str, ...]], roots: list[str]) -> set[str]:
@@ -272,16 +272,25 @@ def _is_named(qualified: str, root: str) -> bool:
     return qualified == root or qualified.endswith("::" + root)
 
 
-def derived_classes(index: CodeIndex, roots: set[str]) -> dict[str, list[ClassSite]]:
-    """Every class of the tree that derives from one of `roots`, directly or through tree classes."""
+def derived_classes(
+    index: CodeIndex, roots: frozenset[str], namespaces: frozenset[str] = frozenset()
+) -> dict[str, list[ClassSite]]:
+    """Every class of the tree that derives from one of the framework classes `roots`, directly
+    or through tree classes. A root written qualified counts only in one of the framework's
+    `namespaces` (when it knows them): `other::Allocator` is another library's class."""
     found: dict[str, list[ClassSite]] = {}
-    known = set(roots)
+    known: set[str] = set()
     frontier = set(roots)
     seen: set[tuple[str, int]] = set()
+
+    def in_family(base: str) -> bool:
+        name = base_name(base)
+        return name in known or (name in roots and _in_namespaces(base, namespaces))
+
     while frontier:
         new_names: set[str] = set()
         for source, record in index.classes(sorted(frontier)):
-            if (source.path, record.line) in seen or not any(base_name(b) in known for b in record.bases):
+            if (source.path, record.line) in seen or not any(in_family(b) for b in record.bases):
                 continue
             seen.add((source.path, record.line))
             found.setdefault(record.name, []).append(ClassSite(source, record))
@@ -290,6 +299,13 @@ def derived_classes(index: CodeIndex, roots: set[str]) -> dict[str, list[ClassSi
         known |= new_names
         frontier = new_names
     return found
+
+
+def _in_namespaces(base: str, namespaces: frozenset[str]) -> bool:
+    """Whether `base`, as written, may name a class of the framework's `namespaces`: unqualified,
+    or qualified from one of them (`::c10::Allocator`, `at::Allocator`)."""
+    qualifier = base.split("<", 1)[0].strip().lstrip(":").rpartition("::")[0]
+    return not qualifier or not namespaces or qualifier.split("::", 1)[0].strip() in namespaces
 
 
 def registered_classes(index: CodeIndex, registrars: str | list[str], classes: dict[str, list[ClassSite]]) -> set[str]:

@@ -6,6 +6,9 @@ kind needs, and reading it costs a fraction of a parse.
 
 Options:
 - `function` or `class`: globs on the name.
+- `foreign_methods: false`: a method of a class deriving from another library's class (neither
+  the tree's nor the standard library's), directly or through classes of its file, does not
+  count: it implements that class's interface, not the module function the row asks for.
 - `bases`: a class counts when one of its bases, resolved through the file's imports, is
   named (on its full name or its last component), or is a class of the tree that counts
   (`class Mine(Shared)` where `class Shared(Named)`), at any depth.
@@ -19,6 +22,7 @@ Options:
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -37,6 +41,7 @@ from air.evidence.base import (
 from air.evidence.stubs import StubRules, is_python_stub
 from air.index.model import PyDef, SourceFile
 from air.index.python import function_bodies
+from air.index.vendored import top_packages
 from air.regex import GuardedPattern, compile_guarded
 
 SUMMARY = "function or class definitions, optionally by base class"
@@ -60,6 +65,10 @@ SCHEMA = {
             "enum": ["real", "stub"],
             "description": "with overrides: keep classes whose overrides do something (real), "
             "or whose overrides are there but one at least is a stub",
+        },
+        "foreign_methods": {
+            "type": "boolean",
+            "description": "false: a method of a class deriving from another library's class does not count",
         },
     },
     "dependentRequired": {"bodies": ["overrides"], "overrides": ["bases"]},
@@ -110,12 +119,41 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     names = as_list(spec.get(kind) or "*")
     hits = []
     for source in python_candidates(clause, context, *_prefilters(clause), parse=False):
-        for definition in context.index.python_lexical(source).defs:
-            if definition.kind == kind and any(fnmatchcase(last_component(definition.name), n) for n in names):
+        defs = context.index.python_lexical(source).defs
+        foreign = set() if spec.get("foreign_methods", True) else _foreign_classes(defs, _own_packages(context))
+        for definition in defs:
+            if definition.kind != kind or not any(fnmatchcase(last_component(definition.name), n) for n in names):
+                continue
+            if definition.name.rpartition(".")[0] not in foreign:
                 hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
         if enough(clause, hits, context):
             break
     return hits
+
+
+def _own_packages(context: Context) -> frozenset[str]:
+    return context.memo(
+        ("own-packages",),
+        lambda: frozenset(top_packages(source.path for source in context.index.files if source.role == "product")),
+    )
+
+
+def _foreign_classes(defs: tuple[PyDef, ...], own: frozenset[str]) -> set[str]:
+    """The classes of a file that derive from another library's class, directly or through
+    classes of the same file."""
+    classes = {definition.name: definition for definition in defs if definition.kind == "class"}
+
+    def is_foreign(base: str) -> bool:
+        top = base.split(".", 1)[0]
+        return "." in base and top not in own and top not in sys.stdlib_module_names
+
+    foreign = {name for name, definition in classes.items() if any(map(is_foreign, definition.bases))}
+    grown = True
+    while grown:
+        more = {name for name, d in classes.items() if name not in foreign and foreign.intersection(d.bases)}
+        foreign |= more
+        grown = bool(more)
+    return foreign
 
 
 def _derived_hits(clause: Clause, context: Context) -> list[Hit]:
