@@ -6,7 +6,7 @@ import json
 import shutil
 
 from air import cache
-from air.pack.load import pack_fingerprint
+from air.pack.shipped import pack_fingerprint
 from air.report.json_report import from_dict, render_json, to_dict
 from air.run import check_tree
 from helpers.cache import cache_entries

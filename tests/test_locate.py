@@ -167,7 +167,8 @@ def test_subdir_keeps_the_repository_provenance(tmp_path):
 
 
 def test_shipped_known_backends_load():
-    from air.pack.framework import framework_dir, known_backends
+    from air.pack.framework import known_backends
+    from air.pack.shipped import framework_dir
 
     names = {b.name for b in known_backends(framework_dir("pytorch"))}
     assert {"npu", "mlu", "musa", "spyre", "dipu", "xpu"} <= names

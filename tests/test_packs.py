@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from air.errors import PackError
-from air.pack.load import load_pack, shipped_packs
+from air.pack.load import load_pack
+from air.pack.shipped import shipped_packs
 from helpers.packs import TINY_CLAUSE, TINY_HEADER, TINY_ROWS, declared_rows, load_error, write_pack
 from helpers.paths import SHIPPED_PACK
 

@@ -382,7 +382,7 @@ def test_a_framework_named_by_a_path_is_refused_before_its_backends_are_read(tmp
 
 
 def test_the_pack_fingerprint_reads_no_file_through_a_link_leaving_the_pack(tmp_path):
-    from air.pack.load import pack_fingerprint
+    from air.pack.shipped import pack_fingerprint
 
     secret = outside(tmp_path) / "passwd.py"
     directory = copied_pack(tmp_path, lambda d: (d / "data" / "linked.json").symlink_to(secret))

@@ -3,7 +3,8 @@
 Exit codes: 0 done; 1 readiness below --fail-under; 2 usage, pack or input error;
 3 internal error; 130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM).
 Everything printed passes through `air.printable`, so text from the analysed tree (file and
-package names) cannot carry terminal controls.
+package names) cannot carry terminal controls. Each command imports the stages it runs when it
+runs: a check the result cache answers loads no evidence kind and no pack.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -32,26 +33,27 @@ from air.errors import (
     interrupt_behind,
     interruption,
 )
-from air.evidence import kind_table
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
-from air.pack.framework import (
+from air.pack.shipped import (
     VERSION_OPTION,
     framework_dir,
     framework_package_prefixes,
-    known_backends,
+    pack_framework,
+    shipped_packs,
     version_option_names,
 )
-from air.pack.load import load_pack, pack_framework, shipped_packs
-from air.pack.schemas import SCHEMA_FILES, schema
-from air.packtest import FixtureResult, run_pack_tests
 from air.printable import printable
 from air.report.json_report import render_json
 from air.report.markdown import render_markdown
 from air.report.output import is_standard_output, write_atomic
+from air.resources import SCHEMA_FILES
 from air.results import Backend, Report, Source
 from air.run import check_tree
 from air.source.locate import Located, is_bare_name, locate, path_exists
 from air.versions import is_release
+
+if TYPE_CHECKING:
+    from air.packtest import FixtureResult
 
 RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
 DEFAULT_PACK = "pytorch-2.x"
@@ -205,6 +207,8 @@ def _located(
     tried = ""
     if is_bare_name(target):
         tried = f"not an installed distribution ({', '.join(candidate_names(target, prefixes))})"
+    from air.pack.framework import known_backends
+
     known = partial(known_backends, framework_dir(framework))
     yield locate(target, ref, progress, known, subdir, tried)
 
@@ -262,6 +266,8 @@ def pack_group() -> None:
 @pack_group.command("list")
 def pack_list() -> None:
     """List the shipped packs."""
+    from air.pack.load import load_pack
+
     for name in shipped_packs():
         pack = load_pack(name)
         fields = (pack.id, pack.version, f"{len(pack.rows)} rows", pack.framework.name)
@@ -271,6 +277,8 @@ def pack_list() -> None:
 @pack_group.command("kinds")
 def pack_kinds() -> None:
     """List the evidence kinds a row's clauses may use, each with what it finds (markdown)."""
+    from air.evidence import kind_table
+
     click.echo(kind_table(), nl=False)
 
 
@@ -278,6 +286,8 @@ def pack_kinds() -> None:
 @click.argument("name", type=click.Choice(SCHEMA_FILES))
 def pack_schema(name: str) -> None:
     """Print a JSON schema air validates with, the row schema completed with every evidence kind."""
+    from air.pack.schemas import schema
+
     click.echo(json.dumps(schema(name), indent=2))
 
 
@@ -285,6 +295,8 @@ def pack_schema(name: str) -> None:
 @click.argument("pack_name")
 def pack_validate(pack_name: str) -> None:
     """Load and validate a pack (name or directory); report the first problem and exit 2."""
+    from air.pack.load import load_pack
+
     pack = load_pack(pack_name)
     encoded = sum(1 for row in pack.rows if row.encoded)
     _say(f"{pack.id} {pack.version}: valid, {len(pack.rows)} rows ({encoded} encoded), digest {pack.digest}")
@@ -295,6 +307,9 @@ def pack_validate(pack_name: str) -> None:
 @click.option("--fixture", "only", default=None, help="Run one fixture only (no check of untested rows).")
 def pack_test(pack_name: str, only: str | None) -> None:
     """Check a pack against its fixture trees; exit 1 when an expectation fails or a row is untested."""
+    from air.pack.load import load_pack
+    from air.packtest import run_pack_tests
+
     pack = load_pack(pack_name)
 
     def show(result: FixtureResult) -> None:

@@ -24,8 +24,9 @@ from air.index.build import normalized_name
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
 from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
-from air.pack.framework import QuickReference, Route, framework_vendoring
-from air.pack.load import Pack, Row, load_pack, pack_fingerprint, pack_framework, resolve_pack
+from air.pack.framework import QuickReference, Route
+from air.pack.load import Pack, Row, load_pack
+from air.pack.shipped import framework_vendoring, pack_fingerprint, pack_framework, resolve_pack
 from air.regex import TIMED_OUT
 from air.results import (
     Backend,

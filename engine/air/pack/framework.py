@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeGuard
 
 from air.errors import PackError
 from air.evidence import clause_from_data
@@ -16,16 +15,13 @@ from air.index.cpp_names import CppVocabulary
 from air.index.vendored import Vendoring
 from air.pack.conditions import EvidenceResult, Node
 from air.pack.schemas import validate_document
+from air.pack.shipped import framework_dir
 from air.pack.validation import check_clause, checked_condition, checked_pattern
-from air.resources import data_dir
 from air.results import Terms
 from air.source.locate import KnownBackend
 from air.yamldoc import YamlDocument, YamlPath, load_yaml
 
 COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")  # in a verdict's note
-FRAMEWORK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # as the pack schema has it: never a path
-VERSION_OPTION = "--framework-version"
-VERSION_OPTION_ALIAS = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*-version")  # as the framework schema has it
 
 
 @dataclass(frozen=True)
@@ -120,17 +116,6 @@ class Framework:
 
     def path_short(self, path_id: str) -> str:
         return next((p.short for p in self.paths if p.id == path_id), path_id)
-
-
-def is_framework_name(name: object) -> TypeGuard[str]:
-    return isinstance(name, str) and FRAMEWORK_NAME.fullmatch(name) is not None
-
-
-def framework_dir(name: str) -> Path:
-    """The directory of the shipped framework `name`; a name that is a path is refused."""
-    if not is_framework_name(name):
-        raise PackError("framework", f"{name!r} is not the name of a shipped framework")
-    return data_dir("frameworks") / name
 
 
 def load_framework(name: str) -> Framework:
@@ -244,54 +229,6 @@ def _vendoring(document: YamlDocument) -> Vendoring:
     if own is not None:
         checked_pattern(document, ("vendored", "own_code", "pattern"), own["pattern"])
     return Vendoring.from_data(document.data["vendored"])
-
-
-def framework_vendoring(name: str) -> Vendoring:
-    """The framework's rules for vendored code, read without loading the whole framework (a
-    check answered from the cache needs nothing else of it); loading a pack validates them."""
-    vendored = _unvalidated_setting(name, "vendored")
-    return Vendoring.from_data(vendored) if isinstance(vendored, dict) else Vendoring()
-
-
-def framework_package_prefixes(name: str) -> tuple[str, ...]:
-    """The prefixes of the framework's backends' package names, read without loading the
-    whole framework; loading a pack validates them."""
-    prefixes = _unvalidated_setting(name, "package_prefixes")
-    return tuple(prefix for prefix in prefixes if isinstance(prefix, str)) if isinstance(prefixes, list) else ()
-
-
-def version_option_names() -> tuple[str, ...]:
-    """The names of the option that gives the targeted framework release: VERSION_OPTION, and
-    the alias each shipped framework gives it (`cli_alias`). A framework whose files cannot be
-    read gives none: loading its pack says why."""
-    names = [VERSION_OPTION]
-    for name in shipped_frameworks():
-        try:
-            alias = _unvalidated_setting(name, "cli_alias")
-        except PackError:
-            continue
-        if isinstance(alias, str) and VERSION_OPTION_ALIAS.fullmatch(alias):
-            names.append(alias)
-    return tuple(dict.fromkeys(names))
-
-
-def shipped_frameworks() -> list[str]:
-    root = data_dir("frameworks")
-    return sorted(p.name for p in root.iterdir() if (p / "framework.yaml").is_file()) if root.is_dir() else []
-
-
-def _unvalidated_setting(name: str, key: str) -> object:
-    """The value of the top-level `key` in the framework's files, None when none sets it; the
-    files it includes are read only while framework.yaml does not set it."""
-    return next((data[key] for data in _framework_documents(name) if isinstance(data, dict) and key in data), None)
-
-
-def _framework_documents(name: str) -> Iterator[object]:
-    directory = framework_dir(name)
-    main = load_yaml(directory / "framework.yaml").data
-    yield main
-    for include in main.get("include", []) if isinstance(main, dict) else ():
-        yield load_yaml(directory / include).data
 
 
 def _conditional_paths(

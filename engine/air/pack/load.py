@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from air import __version__
 from air.errors import PackError
 from air.evidence import clause_from_data
@@ -31,15 +29,14 @@ from air.graph.operators import OperatorSyntax
 from air.graph.test_syntax import TestSyntax
 from air.pack.conditions import Node, measured_names
 from air.pack.families import expand_families
-from air.pack.framework import Framework, framework_dir, is_framework_name, load_framework
+from air.pack.framework import Framework, load_framework
 from air.pack.schemas import defined_properties, validate_document
+from air.pack.shipped import DEFAULT_FIXTURES, Refused, extended_pack, is_within, resolve_pack
 from air.pack.validation import check_clause, checked_condition, checked_pattern
-from air.resources import data_dir
 from air.versions import is_range, satisfies
-from air.yamldoc import COMPOSER, YamlDocument, load_yaml, read_bounded
+from air.yamldoc import YamlDocument, load_yaml
 
 DEFAULT_ROW_GLOBS = ("rows/*.yaml",)
-DEFAULT_FIXTURES = "fixtures"
 NOT_ENCODED = "not yet encoded"
 RENAMED_FIELDS = {"paths": "integration_paths"}  # a row field's old name: its new one
 _KIND_NAMES = {"evidence": "shared evidence", "constraints": "constraints"}
@@ -158,96 +155,9 @@ class _Names:
     operators: OperatorSyntax | None
 
 
-def shipped_packs() -> list[str]:
-    root = data_dir("rulepacks")
-    return sorted(p.name for p in root.iterdir() if (p / "pack.yaml").is_file()) if root.is_dir() else []
-
-
-def resolve_pack(name_or_dir: str) -> Path:
-    """A pack directory from a path or a shipped pack's name."""
-    if _is_pack(Path(name_or_dir)):
-        return Path(name_or_dir).resolve()
-    return _shipped_pack(name_or_dir)
-
-
-def _shipped_pack(name: str) -> Path:
-    shipped = data_dir("rulepacks") / name
-    if "/" not in name and _is_pack(shipped):
-        return shipped
-    known = ", ".join(shipped_packs()) or "none"
-    raise PackError(name, f"no such pack (a directory with pack.yaml, or one of the shipped packs: {known})")
-
-
-def _is_pack(directory: Path) -> bool:
-    try:
-        return (directory / "pack.yaml").is_file()
-    except OSError:  # a name too long to be a path, say
-        return False
-
-
 def load_pack(name_or_dir: str) -> Pack:
     """Load and validate a pack."""
     return _load(resolve_pack(name_or_dir), chain=())
-
-
-def pack_fingerprint(directory: Path) -> str:
-    """A hash of everything a pack's evaluation depends on, read without loading the pack:
-    its files (fixtures aside), those of the packs it extends, its framework's files, the
-    schemas and air's version. Two checks with the same fingerprint score the same way."""
-    digest = hashlib.sha256(__version__.encode())
-    seen: set[Path] = set()
-    pending = [directory]
-    while pending:
-        current = pending.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        header = _raw_header(current)
-        _hash_files(digest, current, skip=current / DEFAULT_FIXTURES)
-        framework = header.get("framework")
-        if is_framework_name(framework):
-            _hash_files(digest, framework_dir(framework))
-        if isinstance(header.get("extends"), str):
-            try:
-                pending.append(_extended_pack(current, header["extends"]))
-            except (PackError, _Refused):  # loading the pack says what is wrong
-                digest.update(b"unresolved:" + header["extends"].encode())
-    _hash_files(digest, data_dir("schemas"))
-    return digest.hexdigest()
-
-
-def pack_framework(name_or_dir: str) -> str:
-    """The framework a pack names, read without loading the pack."""
-    directory = resolve_pack(name_or_dir)
-    framework = _raw_header(directory).get("framework")
-    if not is_framework_name(framework):
-        raise PackError(
-            str(directory / "pack.yaml"), f"{framework!r} is not the name of a shipped framework", yaml_path="framework"
-        )
-    return framework
-
-
-def _raw_header(directory: Path) -> dict:
-    """pack.yaml as plain data, {} when it does not parse (loading the pack says why); a file
-    that cannot be read, or is too large, is a PackError already."""
-    path = directory / "pack.yaml"
-    try:
-        data = yaml.load(read_bounded(path, str(path)).decode("utf-8"), Loader=COMPOSER)
-    except (UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _hash_files(digest, directory: Path, skip: Path | None = None) -> None:
-    """The names and contents of the files in `directory` (but `skip`), leaving out links out of it."""
-    home = os.path.realpath(directory)
-    for path in sorted(
-        p
-        for p in directory.rglob("*")
-        if p.is_file() and (skip is None or skip not in p.parents) and _is_within(os.path.realpath(p), home)
-    ):
-        digest.update(str(path.relative_to(directory)).encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
 
 
 def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
@@ -450,30 +360,12 @@ def _row_files(directory: Path, header: YamlDocument) -> list[Path]:
     return sorted(files)
 
 
-class _Refused(Exception):
-    """A path a pack names that leads out of it."""
-
-
 def _parent_pack(header: YamlDocument, directory: Path) -> Path:
-    """The pack `extends` names (see `_extended_pack`), or the error at its line."""
+    """The pack `extends` names (see `extended_pack`), or the error at its line."""
     try:
-        return _extended_pack(directory, header.data["extends"])
-    except _Refused as refused:
+        return extended_pack(directory, header.data["extends"])
+    except Refused as refused:
         raise header.error(("extends",), str(refused)) from None
-
-
-def _extended_pack(directory: Path, extends: str) -> Path:
-    """A pack inside `directory` or beside it (`../base`), links resolved; else a shipped pack."""
-    written = PurePosixPath(extends)
-    if written.is_absolute():
-        raise _Refused(f"{extends!r} is an absolute path; name a shipped pack or a pack beside this one (../NAME)")
-    if ".." in written.parts and (written.parts[0] != ".." or len(written.parts) != 2 or written.name == ".."):
-        raise _Refused(f"{extends!r} climbs out of the directory holding this pack")
-    home = os.path.realpath(directory)
-    resolved = os.path.realpath(directory / extends)
-    if os.path.dirname(resolved) != os.path.dirname(home) and not _is_within(resolved, home):
-        raise _Refused(f"{extends!r} leads through a link out of the directory holding this pack")
-    return Path(resolved) if _is_pack(Path(resolved)) else _shipped_pack(extends)
 
 
 def _path_in_pack(document: YamlDocument, key: tuple, directory: Path, written: str) -> Path:
@@ -482,13 +374,9 @@ def _path_in_pack(document: YamlDocument, key: tuple, directory: Path, written: 
     if PurePosixPath(written).is_absolute() or ".." in PurePosixPath(written).parts:
         raise document.error(key, f"{written!r} leaves the pack directory (give a path inside it, without '..')")
     path = directory / written
-    if not _is_within(os.path.realpath(path), os.path.realpath(directory)):
+    if not is_within(os.path.realpath(path), os.path.realpath(directory)):
         raise document.error(key, f"{written!r} leads through a link out of the pack directory")
     return path
-
-
-def _is_within(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(os.path.join(directory, ""))
 
 
 def _shown(path: Path) -> str:

@@ -18,15 +18,13 @@ from typing import TYPE_CHECKING
 import jsonschema_rs
 
 from air.evidence import KINDS
-from air.resources import data_dir
+from air.resources import SCHEMA_FILES, data_dir
 from air.yamldoc import YamlDocument
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
-
-SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture", "backends")
 
 
 @lru_cache(maxsize=1)
