@@ -30,7 +30,12 @@ PACKAGE = {
 
 
 def test_graph_edges_and_reachability(tmp_path):
-    graph = DependencyGraph(build_index(write_tree(tmp_path, PACKAGE))).complete()
+    index = build_index(write_tree(tmp_path, PACKAGE))
+    dependencies = DependencyGraph(index)
+    for source in index.files:
+        dependencies.expand(source.path)
+    dependencies.entry_points("torch.backends")
+    graph = dependencies.graph
     assert graph.has_edge("foo/__init__.py", "foo/init.py")
     assert graph.has_edge("foo/init.py", "foo/dev/__init__.py")
     assert graph.has_edge("csrc/a.cpp", "csrc/b.h")

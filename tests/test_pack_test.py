@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from air.pack.load import load_pack
-from air.packtest import FixtureResult, annotations, check_fixture, fixture_dirs, run_pack_tests, untested_rows
+from air.packtest import FixtureResult, FixtureSet, annotations, check_fixture, run_pack_tests, untested_rows
 from helpers.packs import REGISTERS, TINY_ROWS, add_fixture, shipped_pack, write_pack
 
 RUNTIME_ROW = """\
@@ -141,7 +141,7 @@ def test_a_broken_expected_file_fails_in_one_line(tmp_path):
         check_fixture(load_pack(str(directory)), root)
 
 
-SHIPPED_FIXTURES = fixture_dirs(shipped_pack())
+SHIPPED_FIXTURES = FixtureSet(shipped_pack().fixtures, "").fixtures()
 
 
 @pytest.fixture(scope="module")

@@ -107,11 +107,6 @@ def required_outcomes(row: Row) -> tuple[Outcome, ...]:
     return max(row.score), 0
 
 
-def fixture_dirs(pack: Pack) -> list[Path]:
-    """The pack's own fixture trees."""
-    return FixtureSet(pack.fixtures, "").fixtures()
-
-
 def fixture_sets(pack: Pack) -> list[FixtureSet]:
     """The pack's own fixtures, then those of each pack it extends, nearest first, each for the
     rows that pack's fixtures still vouch for."""

@@ -84,7 +84,6 @@ def kind_table() -> str:
 T = TypeVar("T")
 TREE_WIDE_KINDS = frozenset(name for name, module in KINDS.items() if getattr(module, "TREE_WIDE", False))
 MIN_FORKED_CLAUSES = 64  # below this, workers cost more than they save
-COMMON_OPTIONS = ("scope", "where", "files", "exclude", "describe", "any_test_file", "tests_fallback")
 
 
 def clause_from_data(name: str, data: dict) -> Clause:

@@ -389,9 +389,6 @@ def literal_of(pattern: str) -> str:
     return max(re.split(r"[*?\[\]]", last_component(pattern)), key=len)
 
 
-Evaluate = Callable[[Clause, Context], list[Hit]]
-
-
 def _freeze(value: Any) -> Any:
     if isinstance(value, Mapping):
         return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))

@@ -15,7 +15,7 @@ from air.index import CodeIndex
 from air.index.model import SourceFile
 
 if TYPE_CHECKING:
-    import networkx
+    pass
 
 ENTRY_PREFIX = "entry:"
 
@@ -107,10 +107,3 @@ class DependencyGraph:
                     following.update(n for n in self.graph.successors(node) if n not in seen)
             level = sorted(following)
         return order
-
-    def complete(self) -> networkx.DiGraph:
-        for source in self.index.files:
-            self.expand(source.path)
-        for group in sorted({e.group for _s, facts in self.index.build for e in facts.entry_points}):
-            self.entry_points(group)
-        return self.graph

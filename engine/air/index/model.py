@@ -196,11 +196,6 @@ class CppClass:
     bases: tuple[str, ...]
     methods: tuple[CppMethod, ...]
 
-    @property
-    def method_names(self) -> tuple[str, ...]:
-        """The names of `methods`, each once."""
-        return tuple(dict.fromkeys(method.name for method in self.methods))
-
 
 @dataclass(frozen=True)
 class CppMethodDef:
