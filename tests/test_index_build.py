@@ -6,6 +6,7 @@ from air.index.build import (
     extract_requirements,
     extract_setup_cfg,
     extract_setup_py,
+    merge_build_facts,
 )
 from air.index.model import BuildFacts, EntryPoint, Requirement
 from hypothesis import given, settings
@@ -282,6 +283,22 @@ def test_leading_byte_order_mark_is_ignored():
 
 
 # --- merging and failures ---------------------------------------------------
+
+
+def test_merge_keeps_first_name_and_version_and_joins_errors():
+    merged = merge_build_facts(
+        [
+            BuildFacts(error="bad toml"),
+            BuildFacts(project_name="a", requirements=(Requirement("torch", "", 1),)),
+            BuildFacts(project_name="b", version="1.0", requirements=(Requirement("numpy", "", 2),), error="bad cfg"),
+        ]
+    )
+    assert merged == BuildFacts(
+        project_name="a",
+        version="1.0",
+        requirements=(Requirement("torch", "", 1), Requirement("numpy", "", 2)),
+        error="bad toml; bad cfg",
+    )
 
 
 @pytest.mark.parametrize(

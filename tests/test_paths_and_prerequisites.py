@@ -207,3 +207,125 @@ def test_rows_reading_kernels_are_unknown_when_an_empty_submodule_holds_code_the
     assert (binary.outcome == "unknown") == hidden
     assert binary.reason.startswith("kernels may live in submodule ext-kernels, not present") == hidden
     assert (methods.outcome, methods.points) == ("scored", 0)  # reads no kernels
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {
+            "ind/__init__.py": "from torch._inductor.codegen.common import register_backend_for_device as reg\n"
+            "reg('ind', Scheduling, Wrapper)\n"
+        },
+        {
+            "ind/__init__.py": "import torch._inductor.codegen.common as common\n"
+            "common.register_device_op_overrides('ind', Overrides())\n"
+        },
+        {
+            "ind/__init__.py": "import torch\ntorch._dynamo.device_interface.register_interface_for_device('ind', Iface)\n"
+        },
+        {
+            "ind/__init__.py": "from torch._dynamo.backends.common import aot_autograd\n"
+            "ind_backend = aot_autograd(fw_compiler=lower)\n"
+        },
+        {
+            "ind/__init__.py": "from functorch.compile import aot_module_simplified\n\n"
+            "def run(gm, inputs):\n    return aot_module_simplified(gm, inputs, fw_compiler=lower)\n"
+        },
+        {
+            "ind/__init__.py": "import functools\n\ndef _compile(gm, example_inputs, *, level=1):\n    return gm\n\n"
+            "def get_backend(level):\n    return functools.partial(_compile, level=level)\n"
+        },
+        {
+            "ind/__init__.py": "class Backend:\n    def __call__(self, graph_module, example_inputs):\n        return graph_module\n"
+        },
+        {
+            "ind/__init__.py": "import torch\nfrom ind.factory import make\n\nfast = torch.compile(model, backend=make())\n"
+        },
+        {
+            "ind/__init__.py": "import torch\nimport ind.compiler as compiler\n\n"
+            "fast = torch._dynamo.optimize(backend=compiler.lower)(model)\n"
+        },
+        {"pyproject.toml": '[project]\nname = "ind"\n[project.entry-points.torch_dynamo_backends]\nind = "ind:c"\n'},
+    ],
+    ids=[
+        "inductor-backend",
+        "op-overrides",
+        "device-interface",
+        "aot-autograd",
+        "aot-module",
+        "factory",
+        "callable-class",
+        "factory-passed",
+        "optimize-passed",
+        "entry-point",
+    ],
+)
+def test_every_spelling_of_a_compile_backend_decides_compile_only(tmp_path, pack, files):
+    path = check(write_tree(tmp_path / "tree", files), pack).integration_path
+    assert (path.id, path.key) == ("compile-only", None)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch\nfast = torch.compile(model, backend='inductor')\n",
+        "import torch\nfast = torch.compile(model)\n",
+        "import torch\nbackend = 'vendor'\nfast = torch._dynamo.optimize(backend)(model)\n",
+        "def fold(gm, example_inputs=None):\n    return gm\n",
+        "def lower(gm, example_inputs, options):\n    return gm\n",
+        "class Tracer:\n    def __init__(self, gm, example_inputs):\n        self.gm = gm\n",
+    ],
+    ids=["named-backend", "default-backend", "optimize-by-name", "graph-pass", "three-parameters", "constructor"],
+)
+def test_using_torch_compile_is_no_compile_backend(tmp_path, pack, code):
+    path = check(write_tree(tmp_path / "tree", {"zoo/__init__.py": code}), pack).integration_path
+    assert path.id == "none"
+
+
+COMPILER = "def graph_compiler(gm, example_inputs):\n    return gm\n"
+OWN_OP_KERNEL = "import torch\ntorch.library.impl('acc::fused', 'PrivateUse1')(fused)\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "verdict", "key"),
+    [
+        ({"acc/graph.py": COMPILER, "acc/ops.py": OWN_OP_KERNEL}, "compile-only", "PrivateUse1"),
+        ({"acc/graph.py": COMPILER, "csrc/ops.cpp": KERNELS.replace("aten", "acc")}, "compile-only", "PrivateUse1"),
+        ({"acc/graph.py": COMPILER, "acc/ops.py": OWN_OP_KERNEL, "acc/__init__.py": PU1}, "privateuse1", "PrivateUse1"),
+        ({"acc/ops.py": OWN_OP_KERNEL}, "privateuse1", "PrivateUse1"),
+    ],
+    ids=["python-kernels", "cpp-kernels", "names-the-slot", "no-compile-backend"],
+)
+def test_a_compile_backend_using_another_packages_privateuse1_device_is_compile_only(
+    tmp_path, pack, files, verdict, key
+):
+    path = check(write_tree(tmp_path / "tree", files), pack).integration_path
+    assert (path.id, path.key) == (verdict, key)
+    assert ("the device is another package's" in path.note) == (verdict == "compile-only")
+
+
+MODEL_TEST = (
+    "import torch\nimport acc\nfrom transformers import T5Model\n\n"
+    "def test_t5():\n    model = T5Model.from_pretrained('t5-small')\n    torch.compile(model)(x).sum().backward()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("product", "runs"),
+    [
+        ({"acc/__init__.py": COMPILER}, True),
+        ({"acc/__init__.py": "from torch._dynamo import register_backend\nregister_backend(lower, 'acc')\n"}, True),
+        ({"acc/__init__.py": COMPILER + PU1}, False),  # a device of its own needs kernels for its tensors
+        ({"acc/__init__.py": COMPILER, "csrc/guard.cpp": "C10_REGISTER_GUARD_IMPL(PrivateUse1, Guard);\n"}, False),
+        ({"acc/__init__.py": "x = 1\n"}, False),
+    ],
+    ids=["compiler-function", "dynamo-backend", "renamed-slot", "guard", "neither"],
+)
+def test_a_compile_backend_runs_models_only_without_a_device_of_its_own(tmp_path, pack, product, runs):
+    report = check(write_tree(tmp_path / "tree", {**product, "tests/test_t5.py": MODEL_TEST}), pack)
+    for row_id in ("model-t5", "autograd-backward-runs", "ecosystem-transformers"):
+        row = row_of(report, row_id)
+        assert (row.points == 1) == runs, (row_id, row.reason)
+        assert ("cannot work without its static prerequisite" in row.reason) == (not runs)
+    higher_order = row_of(report, "autograd-higher-order")  # AOTAutograd compiles no double backward
+    assert (higher_order.outcome, higher_order.points) == ("scored", 0)

@@ -84,6 +84,8 @@ class Backend:
     version: str | None
     source: Source
     target_framework_version: str | None  # from the backend's pins, e.g. ">=2.4,<2.6"
+    metadata_file: str | None = None  # the build file that names the backend's distribution
+    pin_file: str | None = None  # the file whose requirement gives target_framework_version
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path, PurePosixPath
 
@@ -20,9 +18,6 @@ from air.evidence.base import Context
 from air.executor import Executor
 from air.graph.live_tests import LiveTests
 from air.index import CodeIndex, IndexOptions, build_index
-from air.index.build import normalized_name
-from air.index.model import BuildFacts, SourceFile
-from air.index.python import module_name
 from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
 from air.pack.framework import QuickReference, Route
 from air.pack.load import Pack, Row, load_pack
@@ -41,6 +36,7 @@ from air.results import (
     Source,
     Usage,
 )
+from air.scoring.backend import describe_backend
 from air.scoring.formula import score
 from air.scoring.operators import operator_coverage
 from air.scoring.paths import detect_path
@@ -49,7 +45,6 @@ from air.scoring.test_inventory import test_inventory
 from air.scoring.upstream import backend_names, find_candidates
 from air.source.distribution import BINARY_DIST
 from air.source.provenance import local_source
-from air.source.tree import shown_path
 
 Progress = Callable[[str], None]
 MAX_LISTED_SKIPPED = 200
@@ -202,7 +197,12 @@ def _identity(
     def identify() -> Identity:
         route, path = detect_path(pack.framework, evaluator)
         backend = describe_backend(
-            evaluator.context.index, root, pack, source, framework_version, registering_files(pack, evaluator)
+            evaluator.context.index,
+            root,
+            pack.framework.package,
+            source,
+            framework_version,
+            registering_files(pack, evaluator),
         )
         names = backend_names(backend.name, device_names(pack, evaluator), pack.framework.package_prefixes)
         return route, path, backend, names
@@ -236,8 +236,9 @@ def report_date() -> str:
 
 
 def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
-    """The product files where the backend registers its device: those of the framework's path
-    signals that name the device (capture NAME), or of every signal found when none does."""
+    """The product files where the backend registers its device (or its compile backend): those
+    of the framework's path signals that name the device (capture NAME), or of every signal
+    found when none does."""
     naming: set[str] = set()
     found: set[str] = set()
     for clause in pack.framework.signals.values():
@@ -245,92 +246,6 @@ def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
             if hit.role == "product":
                 (naming if hit.capture("NAME") else found).add(hit.path)
     return tuple(sorted(naming or found))
-
-
-def describe_backend(
-    index: CodeIndex,
-    root: Path,
-    pack: Pack,
-    source: Source | None,
-    framework_version: str | None = None,
-    registering: tuple[str, ...] = (),
-) -> Backend:
-    """The backend's name and version, read from the build metadata of the distribution that
-    registers the device (see `_own_builds`), and the framework release its product's
-    requirements pin, the tree's top level first. Without a name in the build metadata, the
-    backend is named after the package that registers the device, else the directory."""
-    source = source or local_source(root)
-    name = version = target = None
-    package = (pack.framework.package or "").lower()
-    builds = [item for item in index.build if item[0].role == "product"]  # an example's or a test's does not count
-    for _source_file, facts in builds:
-        for requirement in facts.requirements:
-            if package and requirement.name == package and requirement.spec and target is None:
-                target = requirement.spec
-    packages = _registering_packages(index, registering)
-    for _source_file, facts in _own_builds(builds, registering, packages):
-        name = name or facts.project_name
-        version = version or facts.version
-    return Backend(
-        name=name or (packages[0] if packages else shown_path(root.resolve().name)),
-        version=version or source.version or _tagged_version(source),
-        source=source,
-        target_framework_version=framework_version or target,
-    )
-
-
-def _registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> list[str]:
-    """The top-level Python packages of the `registering` files, the one holding most first."""
-    found: Counter[str] = Counter()
-    for path in registering:
-        module = module_name(path, index.package_dirs)
-        if module and ("." in module or path.endswith("__init__.py")):  # a lone script is no package
-            found[module.partition(".")[0]] += 1
-    return sorted(found, key=lambda top: (-found[top], top))
-
-
-def _own_builds(
-    builds: list[tuple[SourceFile, BuildFacts]], registering: tuple[str, ...], packages: list[str]
-) -> list[tuple[SourceFile, BuildFacts]]:
-    """Those of `builds` (the tree's top level first) that may describe the backend, its own
-    distribution first: one named after a package that registers the device, then one that
-    lists such a package, then one that lists no packages but encloses a `registering` file,
-    the nearest first. A helper tool's build file beside or above the backend's, listing its
-    own packages, does not name it. Without `registering` files, every build is kept."""
-    if not registering:
-        return builds
-    wanted = {normalized_name(top) for top in packages}
-
-    def rank(item: tuple[SourceFile, BuildFacts]) -> int | None:
-        source_file, facts = item
-        if facts.project_name is not None and normalized_name(facts.project_name) in wanted:
-            return 0
-        if facts.packages is not None and packages:
-            return 1 if any(_lists(facts.packages, top) for top in packages) else None
-        return 2 if any(_within(path, source_file.path) for path in registering) else None
-
-    ranked = [(rank(item), -item[0].path.count("/"), item) for item in builds]
-    kept = [entry for entry in ranked if entry[0] is not None]
-    return [item for _rank, _depth, item in sorted(kept, key=lambda entry: entry[:2])]
-
-
-def _lists(declared: tuple[str, ...], package: str) -> bool:
-    """Whether `declared` packages (or patterns of them, `pkg*`) hold the top-level `package`."""
-    return any(fnmatchcase(package, pattern.partition(".")[0]) for pattern in declared)
-
-
-def _within(path: str, build_file: str) -> bool:
-    """Whether `path` is in the directory of `build_file` or below it."""
-    directory = posixpath.dirname(build_file)
-    return not directory or path.startswith(directory + "/")
-
-
-def _tagged_version(source: Source) -> str | None:
-    """The tag `git describe` names, when the commit is tagged or descends from a tag."""
-    described = re.match(r"^(.+?)(?:-\d+-g[0-9a-f]+)?(?:-dirty)?$", source.describe) if source.describe else None
-    if described is None or re.fullmatch(r"[0-9a-f]{7,40}", described.group(1)):
-        return None  # --always printed a bare commit: there is no tag
-    return described.group(1)
 
 
 def quick_reference(

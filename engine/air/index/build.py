@@ -123,6 +123,21 @@ def normalized_name(name: str) -> str:
 # --- Strings shared by every format ----------------------------------------
 
 
+def merge_build_facts(parts: Iterable[BuildFacts]) -> BuildFacts:
+    """Combine facts from several files: the first name and version found win,
+    entry points and requirements are concatenated, errors joined with "; "."""
+    parts = list(parts)
+    errors = [part.error for part in parts if part.error]
+    return BuildFacts(
+        project_name=next((part.project_name for part in parts if part.project_name is not None), None),
+        version=next((part.version for part in parts if part.version is not None), None),
+        entry_points=tuple(entry for part in parts for entry in part.entry_points),
+        requirements=tuple(requirement for part in parts for requirement in part.requirements),
+        error="; ".join(errors) or None,
+        packages=next((part.packages for part in parts if part.packages is not None), None),
+    )
+
+
 def _requirement(text: str, line: int) -> Requirement | None:
     """`"numpy>=2.1,<2.5; python_version>'3'"` -> Requirement("numpy", ">=2.1,<2.5").
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from air.printable import printable
 from air.results import (
+    Backend,
     Finding,
     IndexStats,
     Link,
@@ -70,9 +71,10 @@ def _title(report: Report) -> list[str]:
     metadata = [
         ("Backend", _text(backend.name)),
         ("Backend version", _text(backend.version or "unknown")),
+        ("Build metadata", _code(backend.metadata_file) if backend.metadata_file else _text(NONE)),
         ("Integration path", _text(path.title)),
         (_capitalized(pack.terms.key), _text(path.key or NONE)),
-        (f"{pack.framework_name} version targeted", _text(backend.target_framework_version or "not pinned")),
+        (f"{pack.framework_name} version targeted", _targeted(backend)),
         ("Source", _describe_source(backend.source)),
         ("Evaluation date", _text(report.date)),
         ("Tool", _text(f"air {report.tool_version}")),
@@ -274,6 +276,11 @@ def _gaps(rows: Iterable[RowResult]) -> list[str]:
     if len(missing) > MAX_GAPS:
         gaps.append(f"… and {len(missing) - MAX_GAPS} more")
     return gaps
+
+
+def _targeted(backend: Backend) -> str:
+    pinned = _text(backend.target_framework_version or "not pinned")
+    return f"{pinned} (in {_code(backend.pin_file)})" if backend.pin_file else pinned
 
 
 def _describe_source(source: Source) -> str:

@@ -85,16 +85,26 @@ def _not_applicable(row: Row, setting: Setting) -> str:
 
 
 def _without_prerequisite(row: Row, results: Mapping[str, ClauseResult]) -> str:
+    """Why the prerequisite fails: what it wants and was not found, and what it reads only under
+    `not` and was found."""
     assert row.requires is not None  # asked only when the row's prerequisite is false
-    missing = [
-        results[name].clause.description()
-        for name in sorted(referenced_names(row.requires))
-        if results[name].decided and results[name].count() == 0
-    ]
-    return (
+    wanted = affirmed_names(row.requires)
+    missing = _descriptions(results, sorted(wanted), found=False)
+    excluding = _descriptions(results, sorted(referenced_names(row.requires) - wanted), found=True)
+    reason = (
         f"cannot work without its static prerequisite (`{row.requires_text}`), which is absent; "
         f"not found: {'; '.join(missing)}"
     )
+    return reason + (f"; found, which it rules out: {'; '.join(excluding)}" if excluding else "")
+
+
+def _descriptions(results: Mapping[str, ClauseResult], names: list[str], found: bool) -> list[str]:
+    """The descriptions of the decided clauses of `names` that found something (or nothing)."""
+    return [
+        results[name].clause.description()
+        for name in names
+        if results[name].decided and bool(results[name].count()) == found
+    ]
 
 
 def _absent_text(kind: str, absent: tuple[str, ...]) -> str:

@@ -1,0 +1,130 @@
+"""The backend's identity: its name, version and targeted framework release, read from the build
+metadata of its product distribution, with the files they came from."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from air.index import CodeIndex
+from air.index.build import normalized_name
+from air.index.distributions import Distribution, distributions, encloses, holder
+from air.index.model import BuildFacts, SourceFile
+from air.index.python import module_name
+from air.results import Backend, Source
+from air.source.provenance import local_source
+from air.source.tree import shown_path
+
+Build = tuple[SourceFile, BuildFacts]
+
+
+def describe_backend(
+    index: CodeIndex,
+    root: Path,
+    framework_package: str | None,
+    source: Source | None,
+    framework_version: str | None = None,
+    registering: tuple[str, ...] = (),
+) -> Backend:
+    """The backend's name and version, from the build metadata of its product distribution (see
+    `product_distribution`), and the framework release it pins, from the build files nearest
+    that distribution. Without a distribution of its own, the backend is named after the
+    package that registers the device, else the directory."""
+    source = source or local_source(root)
+    packages = registering_packages(index, registering)
+    found = distributions(index.build, index.files)
+    product = product_distribution(found, registering, packages)
+    pin = None if framework_version else framework_pin(index.build, (framework_package or "").lower(), product, found)
+    return Backend(
+        name=product.name if product else (packages[0] if packages else shown_path(root.resolve().name)),
+        version=(product.facts.version if product else None) or source.version or _tagged_version(source),
+        source=source,
+        target_framework_version=framework_version or (pin[0] if pin else None),
+        metadata_file=product.named_by if product else None,
+        pin_file=pin[1] if pin else None,
+    )
+
+
+def registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> list[str]:
+    """The top-level Python packages of the `registering` files, the one holding most first."""
+    found: Counter[str] = Counter()
+    for path in registering:
+        module = module_name(path, index.package_dirs)
+        if module and ("." in module or path.endswith("__init__.py")):  # a lone script is no package
+            found[module.partition(".")[0]] += 1
+    return sorted(found, key=lambda top: (-found[top], top))
+
+
+def product_distribution(
+    found: list[Distribution], registering: tuple[str, ...], packages: list[str]
+) -> Distribution | None:
+    """Of the distributions `found`, the one that is the backend's product. With `registering`
+    files, only those that may register the device count, best first: one named after a
+    package that registers it, then one that lists such a package, then one that lists no
+    packages but encloses a registering file; a helper tool's build listing its own packages
+    never counts. Among equals, the one holding the most product code, then the top-most."""
+    ranked = [(rank, item) for item in found if (rank := _rank(item, registering, packages)) is not None]
+    best = min(ranked, key=lambda pair: (pair[0], -pair[1].code_lines, pair[1].depth, pair[1].directory), default=None)
+    return best[1] if best else None
+
+
+def _rank(distribution: Distribution, registering: tuple[str, ...], packages: list[str]) -> int | None:
+    if not registering:
+        return 0
+    declared = distribution.facts.packages
+    if normalized_name(distribution.name) in {normalized_name(top) for top in packages}:
+        return 0
+    if declared is not None and packages:
+        return 1 if any(_lists(declared, top) for top in packages) else None
+    return 2 if any(distribution.encloses(path) for path in registering) else None
+
+
+def _lists(declared: tuple[str, ...], package: str) -> bool:
+    """Whether `declared` packages (or patterns of them, `pkg*`) hold the top-level `package`."""
+    return any(fnmatchcase(package, pattern.partition(".")[0]) for pattern in declared)
+
+
+def framework_pin(
+    builds: list[Build], package: str, product: Distribution | None, found: list[Distribution]
+) -> tuple[str, str] | None:
+    """(spec, file) of the first requirement of the framework's `package` with a version
+    specifier, in the product build files nearest the `product` distribution (see `_nearest`),
+    or, without one, in the tree's, top level first."""
+    if not package:
+        return None
+    for source, facts in _nearest(builds, product, found):
+        for requirement in facts.requirements:
+            if requirement.name == package and requirement.spec:
+                return requirement.spec, source.path
+    return None
+
+
+def _nearest(builds: list[Build], product: Distribution | None, found: list[Distribution]) -> list[Build]:
+    """The product build files that may pin the `product` distribution's framework: those it
+    holds (its own first, then those below it that no nearer distribution of `found` holds),
+    then those beside its ancestors, the nearest first. Another distribution's pins are not
+    its own."""
+    product_builds = [item for item in builds if item[0].role == "product"]  # an example's or a test's does not count
+    top_first = sorted(product_builds, key=lambda item: (item[0].path.count("/"), item[0].path))
+    if product is None:
+        return top_first
+    directories = [distribution.directory for distribution in found]
+    held = [item for item in top_first if holder(directories, item[0].path) == product.directory]
+    above = [item for item in top_first if _is_above(posixpath.dirname(item[0].path), product.directory)]
+    return held + sorted(above, key=lambda item: -item[0].path.count("/"))  # stable: by path within a level
+
+
+def _is_above(directory: str, below: str) -> bool:
+    """Whether `directory` is an ancestor of the directory `below`."""
+    return directory != below and encloses(directory, below + "/")
+
+
+def _tagged_version(source: Source) -> str | None:
+    """The tag `git describe` names, when the commit is tagged or descends from a tag."""
+    described = re.match(r"^(.+?)(?:-\d+-g[0-9a-f]+)?(?:-dirty)?$", source.describe) if source.describe else None
+    if described is None or re.fullmatch(r"[0-9a-f]{7,40}", described.group(1)):
+        return None  # --always printed a bare commit: there is no tag
+    return described.group(1)

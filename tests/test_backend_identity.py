@@ -1,0 +1,103 @@
+"""The backend's name, version and targeted framework release: which build file of a tree with
+several distributions describes the product, and which file pins its framework."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from air.index import build_index
+from air.index.distributions import distributions
+from air.report.json_report import to_dict
+from air.report.markdown import render_markdown
+from air.run import check
+from helpers.reports import REPORT_VALIDATOR
+from helpers.trees import write_tree
+
+COMPILER = "def graph_compiler(gm, example_inputs):\n    return gm\n"
+BULK = "".join(f"def lowering_{i}(node):\n    return node\n\n\n" for i in range(30))
+
+
+def setup_py(name: str, version: str, *requirements: str) -> str:
+    return f"from setuptools import setup\nsetup(name={name!r}, version={version!r}, install_requires={list(requirements)!r})\n"
+
+
+def monorepo(root: Path) -> Path:
+    """A small sibling whose build file sorts first, and the product, which holds most code."""
+    return write_tree(
+        root,
+        {
+            "addon/setup.py": setup_py("addon", "9.0", "torch>=2.9"),
+            "addon/addon/__init__.py": COMPILER,
+            "python/setup.py": setup_py("torch-mono", "3.1"),
+            "python/requirements.txt": "torch>=2.3,<2.5\n",
+            "python/torch_mono/__init__.py": COMPILER + BULK,
+        },
+    )
+
+
+def test_a_distribution_is_a_directory_of_build_files_that_name_a_project(tmp_path):
+    root = write_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "torch-pair"\ndynamic = ["version"]\n',
+            "setup.py": setup_py("torch-pair", "1.2"),
+            "requirements.txt": "torch==2.6.0\n",
+            "torch_pair/__init__.py": "x = 1\ny = 2\n",
+            "tools/gen/setup.py": setup_py("pair-gen", "0.1"),
+            "tools/gen/gen.py": "z = 3\n",
+            "ci/requirements.txt": "pytest\n",
+        },
+    )
+    index = build_index(root)
+    top, tool = distributions(index.build, index.files)
+    assert (top.directory, top.named_by) == ("", "pyproject.toml")
+    assert top.build_files == ("pyproject.toml", "requirements.txt", "setup.py")
+    assert (top.facts.project_name, top.facts.version) == ("torch-pair", "1.2")
+    assert (tool.directory, tool.facts.project_name) == ("tools/gen", "pair-gen")
+    assert (top.code_lines, tool.code_lines) == (4, 3)  # the tool's code is its own, not the top level's
+
+
+def test_the_distribution_holding_most_code_names_the_backend_and_pins_its_framework(tmp_path, pack):
+    backend = check(monorepo(tmp_path), pack).backend
+    assert (backend.name, backend.version, backend.metadata_file) == ("torch-mono", "3.1", "python/setup.py")
+    assert (backend.target_framework_version, backend.pin_file) == (">=2.3,<2.5", "python/requirements.txt")
+
+
+def test_another_distributions_pin_is_not_the_products(tmp_path, pack):
+    root = monorepo(tmp_path)
+    (root / "python/requirements.txt").unlink()
+    backend = check(root, pack).backend
+    assert (backend.name, backend.target_framework_version, backend.pin_file) == ("torch-mono", None, None)
+
+
+def test_a_pin_beside_an_ancestor_of_the_product_counts(tmp_path, pack):
+    root = monorepo(tmp_path)
+    (root / "python/requirements.txt").unlink()
+    (root / "requirements.txt").write_text("torch==2.4.1\n")
+    backend = check(root, pack).backend
+    assert (backend.target_framework_version, backend.pin_file) == ("==2.4.1", "requirements.txt")
+
+
+def test_a_given_framework_version_has_no_pin_file(tmp_path, pack):
+    backend = check(monorepo(tmp_path), pack, framework_version="2.7").backend
+    assert (backend.target_framework_version, backend.pin_file) == ("2.7", None)
+
+
+def test_the_report_says_which_files_the_metadata_came_from(tmp_path, pack):
+    report = check(monorepo(tmp_path), pack)
+    markdown = render_markdown(report)
+    assert "| Build metadata | `python/setup.py` |" in markdown
+    assert "| PyTorch version targeted | \\>=2.3,\\<2.5 (in `python/requirements.txt`) |" in markdown
+    data = to_dict(report)
+    assert (data["backend"]["metadata_file"], data["backend"]["pin_file"]) == (
+        "python/setup.py",
+        "python/requirements.txt",
+    )
+    assert REPORT_VALIDATOR.validate(data) is None
+
+
+def test_a_backend_without_build_metadata_says_so(tmp_path, pack):
+    root = write_tree(tmp_path / "bare", {"bare/__init__.py": COMPILER})
+    report = check(root, pack)
+    assert report.backend.metadata_file is None
+    assert "| Build metadata | — |" in render_markdown(report)
