@@ -12,7 +12,7 @@ OPERATORS = {
     "!=": operator.ne,
     ">": operator.gt,
     "<": operator.lt,
-    "~=": operator.ge,
+    "~=": operator.ge,  # and the release before its last component, in `satisfies`
 }
 CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)\s*((?>[0-9]+(?:\.[0-9]+)*))(?:[.*A-Za-z0-9+-]*)\s*$")
 
@@ -42,6 +42,8 @@ def satisfies(version: str, spec: str) -> bool:
             left, right = left[: len(bound)], bound
         if not OPERATORS[symbol](left, right):
             return False
+        if symbol == "~=" and len(bound) > 1 and release[: len(bound) - 1] != bound[:-1]:
+            return False  # ~=2.4.1 is >=2.4.1 and ==2.4.*; ~=2.4 is >=2.4 and ==2.*
     return True
 
 
