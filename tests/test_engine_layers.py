@@ -16,7 +16,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "engine" / "air"
 FLOW = ("source", "index", "graph", "evidence", "pack", "scoring", "report")
-COMMANDS = frozenset({"cli", "run", "cache", "packtest", "__main__"})
+COMMANDS = frozenset({"cli", "run", "evaluation", "cache", "packtest", "__main__"})
 
 
 def layer_of(module: str) -> int:

@@ -315,7 +315,7 @@ def test_top_level_build_metadata_comes_first(tmp_path):
 
 
 def test_absent_submodules_are_listed(tmp_path):
-    from air.run import absent_submodules
+    from air.evaluation import absent_submodules
 
     (tmp_path / ".gitmodules").write_text(
         '[submodule "kernels"]\n\tpath = kernels\n[submodule "present"]\n\tpath = present\n'

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 SCHEMA_VERSION = "1.0"
@@ -232,3 +234,10 @@ class Report:
     tests: TestInventory | None = None
     upstream: tuple[UpstreamCandidate, ...] | None = None  # None when the pack declares no detectors
     schema_version: str = SCHEMA_VERSION
+
+
+def report_date() -> str:
+    """Today in UTC, or the date of SOURCE_DATE_EPOCH when it is set (reproducible reports)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch.isdigit() else datetime.now(UTC)
+    return moment.date().isoformat()

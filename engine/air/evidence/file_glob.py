@@ -56,7 +56,10 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         code = context.index.code_text(source)
         line = _first_code_line(code)
         if "contains" in spec:
-            line = source.text.count("\n", 0, source.text.index(spec["contains"])) + 1
+            found = code.find(spec["contains"])
+            if found < 0:  # only in a comment
+                continue
+            line = code.count("\n", 0, found) + 1
         if regex is not None:
             with searching(source.path):
                 match = regex.search(code)

@@ -1,0 +1,266 @@
+"""The evaluation of one check: the integration path, every row, operator coverage, the test
+inventory and upstream candidates, assembled into the report."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path, PurePosixPath
+
+from air import __version__
+from air.evidence import Evaluator
+from air.evidence.base import Context
+from air.graph.live_tests import LiveTests
+from air.index import CodeIndex
+from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
+from air.pack.framework import QuickReference, Route
+from air.pack.load import Pack, Row
+from air.results import (
+    Backend,
+    IndexStats,
+    IntegrationPath,
+    Link,
+    PackInfo,
+    PathLabel,
+    QuickReferenceEntry,
+    Report,
+    RowResult,
+    Source,
+    Usage,
+    report_date,
+)
+from air.run import Progress
+from air.scoring.backend import describe_backend
+from air.scoring.formula import score
+from air.scoring.operators import operator_coverage
+from air.scoring.paths import detect_path
+from air.scoring.rows import Setting, evaluate_row
+from air.scoring.test_inventory import test_inventory
+from air.scoring.upstream import backend_names, find_candidates
+from air.source.distribution import BINARY_DIST
+
+MAX_LISTED_SKIPPED = 200
+
+
+def evaluate(
+    root: Path,
+    pack: Pack,
+    index: CodeIndex,
+    say: Progress,
+    source: Source | None,
+    started: float,
+    framework_version: str | None,
+) -> Report:
+    evaluator = Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp, pack.framework.upstream))
+    clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
+    clauses += [d.clause for d in pack.upstream]
+    absent = AbsentCode.of(index, pack.framework.vendoring)
+    evaluator.prepare(clauses, absent.literals)
+    if pack.test_syntax and pack.test_syntax.live:
+        identified = partial(_identity, pack, evaluator, root, source, framework_version)
+        found_names = partial(_names_in_tests, identified)
+        evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
+    test_syntax = pack.test_syntax
+    tests = evaluator.evaluate_all(
+        clauses,
+        alongside=(lambda: test_inventory(index, test_syntax)) if test_syntax else None,
+    )
+    route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
+    say(f"integration path: {path.title}")
+    target = backend.target_framework_version
+    compiled = backend.source.kind == BINARY_DIST
+    setting = Setting(route, pack.framework, target, compiled, absent.used(index))
+    rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
+    operators = operator_coverage(pack, evaluator)
+    upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
+    result = score(pack.framework.sections, rows)
+    say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
+    return Report(
+        tool_version=__version__,
+        date=report_date(),
+        pack=PackInfo(
+            pack.id,
+            pack.version,
+            pack.digest,
+            pack.framework.id,
+            pack.framework.name,
+            tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths),
+            pack.framework.terms,
+        ),
+        backend=backend,
+        integration_path=path,
+        readiness=result.readiness,
+        coverage=result.coverage,
+        sections=result.sections,
+        rows=rows,
+        quick_reference=quick_reference(pack, rows, evaluator, route),
+        sources=tuple(Link(title, url) for title, url in pack.framework.sources),
+        index=index_stats(index),
+        operators=operators,
+        tests=tests,
+        upstream=upstream,
+    )
+
+
+Identity = tuple[Route, IntegrationPath, Backend, tuple[str, ...]]
+
+
+def _identity(
+    pack: Pack, evaluator: Evaluator, root: Path, source: Source | None, framework_version: str | None
+) -> Identity:
+    """The backend's integration path, description and names, worked out once per process."""
+
+    def identify() -> Identity:
+        route, path = detect_path(pack.framework, evaluator)
+        backend = describe_backend(
+            evaluator.context.index,
+            root,
+            pack.framework.package,
+            source,
+            framework_version,
+            registering_files(pack, evaluator),
+        )
+        names = backend_names(backend.name, device_names(pack, evaluator), pack.framework.package_prefixes)
+        return route, path, backend, names
+
+    return evaluator.context.memo(("identity",), identify)
+
+
+def _names_in_tests(identified: Callable[[], Identity]) -> tuple[str, ...]:
+    """The names by which the backend's tests name it: its package, its device names, the key
+    of its integration path. Asked for by the first clause that reads tests, in whichever process."""
+    _route, path, _backend, names = identified()
+    return names + ((path.key,) if path.key else ())
+
+
+def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
+    """The device names the backend registers: NAME captures of the framework's path signals."""
+    names = {
+        captured.strip().strip("\"'")
+        for clause in pack.framework.signals.values()
+        for hit in evaluator.result(clause).counted()
+        if (captured := hit.capture("NAME"))
+    }
+    return tuple(sorted(name for name in names if name.isidentifier()))
+
+
+def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
+    """The product files where the backend registers its device (or its compile backend): those
+    of the framework's path signals that name the device (capture NAME), or of every signal
+    found when none does."""
+    naming: set[str] = set()
+    found: set[str] = set()
+    for clause in pack.framework.signals.values():
+        for hit in evaluator.result(clause).counted():
+            if hit.role == "product":
+                (naming if hit.capture("NAME") else found).add(hit.path)
+    return tuple(sorted(naming or found))
+
+
+def quick_reference(
+    pack: Pack, rows: tuple[RowResult, ...], evaluator: Evaluator, route: Route
+) -> tuple[QuickReferenceEntry, ...]:
+    """Each mechanism of the framework's quick reference, used when one of its clauses finds it
+    in product code (not when its row earns points by other means, nor in tests or docs)."""
+    results = {row.id: row for row in rows}
+    definitions = {row.id: row for row in pack.rows}
+    entries = []
+    for reference in pack.framework.quick_reference:
+        row = results.get(reference.row)
+        if row is None:
+            continue
+        status, location = _usage(reference, definitions[reference.row], row, evaluator, route)
+        entries.append(QuickReferenceEntry(reference.entry, row.id, status, location, row.points, row.outcome))
+    return tuple(entries)
+
+
+def _usage(
+    reference: QuickReference, definition: Row, row: RowResult, evaluator: Evaluator, route: Route
+) -> tuple[Usage, str]:
+    if row.outcome == "not_applicable" or reference.paths and not set(reference.paths) & set(route.applies):
+        return "not_applicable", ""
+    results = [evaluator.result(definition.evidence[name]) for name in reference.evidence]
+    found = sorted((hit.path, hit.line) for result in results for hit in result.counted() if hit.role == "product")
+    if found:
+        return "used", f"{found[0][0]}:{found[0][1]}"
+    return ("unknown" if any(not result.decided for result in results) else "unused"), ""
+
+
+def index_stats(index: CodeIndex) -> IndexStats:
+    roles = Counter(f.role for f in index.files)
+    skipped = Counter(s.reason for s in index.skipped)
+    return IndexStats(
+        files=len(index.files),
+        product=roles["product"],
+        tests=roles["tests"],
+        docs=roles["docs"],
+        bytes=index.total_bytes,
+        skipped=tuple(sorted(skipped.items())),
+        absent_submodules=absent_submodules(index),
+        skipped_files=tuple(sorted((s.path, s.reason) for s in index.skipped))[:MAX_LISTED_SKIPPED],
+        skipped_directories=tuple(sorted(index.skipped_directories)),
+        vendored_read=tuple(sorted(index.vendored_read)),
+    )
+
+
+@dataclass(frozen=True)
+class AbsentCode:
+    """The absent submodules that may hold code of the backend's own (not named after an
+    upstream project: a missing googletest hides nothing the rows read), each with the names
+    the product would use its code under."""
+
+    names: dict[str, frozenset[str]]  # submodule path -> its name, also with `_` for `-`
+    owners: frozenset[str]  # the product's outermost Python packages
+
+    @classmethod
+    def of(cls, index: CodeIndex, vendoring: Vendoring) -> AbsentCode:
+        names = {
+            path: frozenset({PurePosixPath(path).name, PurePosixPath(path).name.replace("-", "_")})
+            for path in absent_submodules(index)
+            if vendoring.upstream_name(path) is None
+        }
+        owners = top_packages(source.path for source in index.files if source.role == "product") if names else ()
+        return cls(names, frozenset(owners))
+
+    @property
+    def literals(self) -> dict[str, str]:
+        return own_use_literals(sorted(set().union(*self.names.values())), sorted(self.owners)) if self.names else {}
+
+    def used(self, index: CodeIndex) -> tuple[str, ...]:
+        """The submodules whose code the product uses as its own, under their names: headers it
+        includes (`#include "op_plugin/..."` for `third_party/op-plugin`) or a module it
+        imports as one of its packages' (`torch_x.op_plugin`). The literals were scanned for."""
+        literals = self.literals
+        if not literals:
+            return ()
+        candidates = index.select(literals, languages=["python", "cpp", "template"], roles=["product"])
+        used = used_as_own(candidates, sorted(set(literals.values())), sorted(self.owners))
+        return tuple(f"submodule {path}" for path, spelled in self.names.items() if spelled & used.keys())
+
+
+_SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")
+
+
+def absent_submodules(index: CodeIndex) -> tuple[str, ...]:
+    """Submodules `.gitmodules` declares whose directory is missing or empty: code the check
+    cannot see (a backend's kernels often live in one)."""
+    declared = index.by_path.get(".gitmodules")
+    if declared is None:
+        return ()
+    root = index.root.resolve()
+    absent = []
+    for path in sorted({match.group(1).strip("/") for match in _SUBMODULE_PATH.finditer(declared.text)}):
+        directory = (root / path).resolve()
+        if root not in directory.parents:
+            continue  # a path that leaves the tree is not the tree's business
+        try:
+            empty = not directory.is_dir() or next(directory.iterdir(), None) is None
+        except OSError:
+            empty = True
+        if empty:
+            absent.append(path)
+    return tuple(absent)
