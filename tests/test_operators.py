@@ -831,6 +831,7 @@ REGISTER_XPU_DISPATCH(at::native::_amp_update_scale_stub, &xpu::amp_update);
 REGISTER_XPU_DISPATCH(LayerNormKernel, &xpu::layer_norm_kernel);
 REGISTER_XPU_DISPATCH(no_such_operator_stub, &xpu::other);
 #define MY_STUB(op) REGISTER_XPU_DISPATCH(op##_stub, &xpu::op##_kernel)
+MY_STUB(neg);
 """,
     "src/Structured.cpp": """\
 TORCH_IMPL_FUNC(add_out_xpu)
@@ -849,9 +850,15 @@ Tensor& arange_xpu_out(const Scalar& start, const Scalar& end, const Scalar& ste
 Tensor& masked_fill__xpu(Tensor& self, const Tensor& mask, const Scalar& value) { return self; }
 Tensor XPUFunctions::sum_xpu(const Tensor& self) { return self.helper_xpu(); }
 static void launch_xpu(const Tensor& self) { other.sort_xpu(self); }
+static Tensor mean_xpu(const Tensor& self) { return self; }
 }
 """,
-    "include/Functions.h": "Tensor view_xpu(const Tensor& self, IntArrayRef size);\n",
+    "include/Functions.h": """\
+Tensor view_xpu(const Tensor& self, IntArrayRef size);
+inline Tensor max_xpu(const Tensor& self) { return self; }
+#include "inline/helpers.h"
+Tensor min_xpu(const Tensor& self) { return self; }
+""",
     "tests/test_kernels.cpp": "Tensor mul_xpu(const Tensor& a) { return a; }\n",
 }
 
@@ -863,12 +870,15 @@ def test_kernels_of_an_in_tree_key_are_known_by_their_names(tmp_path, syntax):
         ("abs", "XPU", "dispatch stub", "src/Stubs.cpp", 1, "abs_stub"),
         ("div", "XPU", "dispatch stub", "src/Stubs.cpp", 2, "div_true_stub"),  # a variant: its longest known part
         ("_amp_update_scale", "XPU", "dispatch stub", "src/Stubs.cpp", 5, "_amp_update_scale_stub"),
+        ("neg", "XPU", "dispatch stub", "src/Stubs.cpp", 9, "neg_stub"),  # through a macro of the tree's
         ("add.out", "XPU", "structured kernel", "src/Structured.cpp", 1, "add_out_xpu"),
         ("empty", "XPU", "kernel name", "src/Functions.cpp", 2, "empty_xpu"),
         ("arange.out", "XPU", "kernel name", "src/Functions.cpp", 3, "arange_xpu_out"),
         ("masked_fill_", "XPU", "kernel name", "src/Functions.cpp", 6, "masked_fill__xpu"),
         ("sum", "XPU", "kernel name", "src/Functions.cpp", 7, "sum_xpu"),
-    }  # not: a stub without the suffix, declarations, member calls, names of no operator, tests
+        ("min", "XPU", "kernel name", "include/Functions.h", 4, "min_xpu"),
+    }  # not: a stub without the suffix, declarations, static or inline functions, member calls,
+    # names of no operator, tests
 
 
 @pytest.mark.parametrize(
@@ -919,6 +929,11 @@ static const torch::detail::TorchLibraryInit aten_init(
 void fill(torch::Library& lib) {
   lib.impl("add.Tensor", TORCH_FN(add));
 }
+static void fill_checked(torch::Library& m) { m.impl("sub.Tensor", TORCH_FN(sub)); }
+static const torch::detail::TorchLibraryInit checked(
+    torch::Library::IMPL,
+    (c10::impl::dispatch_key_allowlist_check(c10::DispatchKey::PrivateUse1) ? &fill_checked : [](torch::Library&) -> void {}),
+    "aten", std::make_optional(c10::DispatchKey::PrivateUse1), __FILE__, __LINE__);
 """,
     "csrc/elsewhere.cpp": """\
 static const TorchLibraryInit C10_CONCATENATE(init_, __COUNTER__)(
@@ -968,6 +983,7 @@ def test_registrar_objects_written_out_register_what_their_function_does(tmp_pat
     assert sorted((r.namespace, r.op, r.key, r.source.path, r.line) for r in found.ops + found.elsewhere) == [
         ("aten", "add.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/named.cpp", 5),
         ("aten", "mul.Tensor", "c10::DispatchKey::AutogradXPU", "csrc/lazy.cpp", 3),
+        ("aten", "sub.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/named.cpp", 7),  # as the macro writes it
         ("mydev", "fused", "c10::DispatchKey::PrivateUse1", "csrc/inline.cpp", 5),  # a definition library: own key only
         ("torchvision", "nms", "c10::DispatchKey::XPU", "csrc/vision.cpp", 3),
     ]

@@ -5,13 +5,16 @@ list (`dispatch: {Key: abs_key}`); a tree that holds only such kernels (an opera
 the framework builds as a submodule) carries no registration for them. They are known by the
 framework's naming conventions, which a pack gives as data (`operators.in_tree_kernels`):
 
-- stub registrations, `REGISTER_KEY_DISPATCH(abs_stub, &abs_kernel)`: the stub, without its
-  suffix, names the operator family, or a variant of it (`div_true_stub`): the longest leading
-  part of the name, `_`-separated, that the catalog knows;
+- stub registrations, `REGISTER_KEY_DISPATCH(abs_stub, &abs_kernel)`, also in a macro of the
+  tree's own where it is invoked: the stub, without its suffix, names the operator family, or a
+  variant of it (`div_true_stub`): the longest leading part of the name, `_`-separated, that
+  the catalog knows;
 - structured kernels, `IMPL_MACRO(add_out_key) (...) { ... }`: the macro opens a definition,
   its argument named as a function below;
 - functions the tree defines (with a body: a declaration is not a kernel) named after their
-  operator and key, `empty_key`, `add_out_key`, `arange_key_out`, for the name templates given.
+  operator and key, `empty_key`, `add_out_key`, `arange_key_out`, for the name templates given,
+  that another translation unit can call, as the framework's generated registration does (not
+  `static`, nor `inline` helpers of a header).
 
 Which operator a kernel named so serves is only the framework's op list's to say, so they count
 only for a key of the pack's set whose kernels the framework builds, and, but for stub
@@ -23,17 +26,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any
 
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, find_calls
-from air.index.model import CppCall, SourceFile
+from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls
+from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
 STUB, STRUCTURED, NAMED = "dispatch stub", "structured kernel", "kernel name"
 HOWS = (STUB, STRUCTURED, NAMED)
 _OP = r"[a-z_][a-z0-9_]*"
 _DEFINITION_OPENS = re.compile(r"[;{]")
+_INTERNAL = re.compile(r"\b(?:static|inline)\b")
+_DIRECTIVE = re.compile(r"(?m)^[ \t]*#.*$")
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,7 @@ class InTreeNaming:
     kernel_names: tuple[tuple[str, str], ...]  # (function name template, operator template)
 
     @classmethod
-    def from_data(cls, data: dict, keys: tuple[str, ...]) -> InTreeNaming:
+    def from_data(cls, data: dict[str, Any], keys: tuple[str, ...]) -> InTreeNaming:
         return cls(
             keys=keys,
             stub_registrations=tuple(data.get("stub_registrations", ())),
@@ -110,11 +116,31 @@ def find_in_tree_kernels(
 
 def _stub_kernels(index: CodeIndex, naming: InTreeNaming, knows: Callable[[str], bool]) -> Iterator[NamedKernel]:
     macros = naming.stub_macros()
-    for source, call in _calls_of(index, macros):
+    for source, call in _calls_through_wrappers(index, macros):
         stub = call.args[0].rpartition("::")[2] if call.args else ""
         op = _stub_operator(stub, naming.stub_suffix, knows)
         if op is not None:
             yield NamedKernel(op, macros[call.name.rpartition("::")[2]], source, call.line, STUB, stub)
+
+
+def _calls_through_wrappers(index: CodeIndex, names: Collection[str]) -> Iterator[tuple[SourceFile, CppCall]]:
+    """The calls of `names` in the product's C/C++, and those a function-like macro of the tree
+    writes (`#define UNARY(op) REGISTER(op##_stub, ...)`) where it is invoked, with the
+    invocation's arguments, at its line."""
+    wrappers: set[str] = set()
+    for source, call in _all_calls(index, names):
+        if call.in_define is None:
+            yield source, call
+        else:
+            wrappers.update(define.name for define in _function_like(index, call.in_define))
+    for source, invocation in _calls_of(index, wrappers):
+        for define in _function_like(index, invocation.name.rpartition("::")[2]):
+            for call in find_calls(CppFacts(expand_macro(define, invocation.args)), names):
+                yield source, replace(call, line=invocation.line)
+
+
+def _function_like(index: CodeIndex, name: str) -> list[CppDefine]:
+    return [define for _where, define in index.defines.get(name, []) if define.params is not None]
 
 
 def _stub_operator(stub: str, suffix: str, knows: Callable[[str], bool]) -> str | None:
@@ -152,20 +178,34 @@ def _defined_kernels(
     for key in keys:
         written = re.compile(rf"(?<![\w.])(?<!->)(\w*_{re.escape(key.lower())}\w*)\s*\(")
         for source in index.select([f"_{key.lower()}"], languages=CPP_LANGUAGES, roles=("product",)):
-            names = dict.fromkeys(written.findall(index.cpp_facts(source).stripped))
-            for name in names:
+            code = index.cpp_facts(source).stripped
+            lines = [0, *(newline.end() for newline in re.finditer("\n", code))]
+            for name in dict.fromkeys(written.findall(code)):
                 op = naming.operator_named(name, key, knows)
                 if op is None:
                     continue
                 for function in index.function_bodies(source).defined(name):
-                    yield NamedKernel(op, key, source, function.line, NAMED, name)
+                    if _linked_from_outside(code, lines[function.line - 1], name):
+                        yield NamedKernel(op, key, source, function.line, NAMED, name)
+
+
+def _linked_from_outside(code: str, head_line: int, name: str) -> bool:
+    """Whether the function whose head names it on the line starting at `head_line` can be
+    called from another translation unit, as the framework's generated registration calls its
+    kernels: it is declared neither `static` nor `inline` (a helper of a header)."""
+    at = code.find(name, head_line)
+    head_start = max(code.rfind(mark, 0, at) for mark in ";{}") + 1
+    return _INTERNAL.search(_DIRECTIVE.sub("", code[head_start:at])) is None
 
 
 def _calls_of(index: CodeIndex, names: Collection[str]) -> Iterator[tuple[SourceFile, CppCall]]:
     """The calls of `names` in the product's C/C++, but for those a macro's definition writes."""
+    return ((source, call) for source, call in _all_calls(index, names) if call.in_define is None)
+
+
+def _all_calls(index: CodeIndex, names: Collection[str]) -> Iterator[tuple[SourceFile, CppCall]]:
     if not names:
         return
     for source in index.select(sorted(names), languages=CPP_LANGUAGES, roles=("product",)):
         for call in find_calls(index.cpp_facts(source), names):
-            if call.in_define is None:
-                yield source, call
+            yield source, call

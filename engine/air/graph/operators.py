@@ -541,6 +541,7 @@ class _FilledBlock:
 
 _NAMESPACE_LITERAL = re.compile(r'"(\w+)"')
 _WRAPPED = re.compile(r"[\w:]+(?:<[^<>(){}]*>)?\s*[({](?P<inner>[^(){}]*)[)}]")
+_CHOSEN_FUNCTION = re.compile(r"\?\s*(?P<function>&?\s*[A-Za-z_][\w:]*)\s*:(?!:)")
 _LAMBDA_HEAD = re.compile(r"\[[^\]]*\]\s*\((?P<parameters>[^()]*)\)")
 _BODY_OR_END = re.compile(r"[;{}]")
 _HEAD_TRAILER = re.compile(r"[\s\w:<>,&*-]*")  # `const`, `noexcept`, `-> void`: no call, no statement
@@ -581,6 +582,9 @@ def _filling_function(
 ) -> tuple[SourceFile, _Block, str] | None:
     """(file, body, library parameter) of the function a registrar is constructed with: a
     lambda written in its arguments, or one bound to a name, or a function, of its file first."""
+    chosen = _CHOSEN_FUNCTION.search(written)
+    if chosen is not None:  # `allowed(key) ? &fill : [](Library&) {}`, as the block macro writes it
+        written = chosen["function"]
     if written.startswith("["):
         facts = index.cpp_facts(source)
         head = _LAMBDA_HEAD.search(facts.stripped, construction.start, construction.end)
