@@ -816,3 +816,243 @@ def test_registrations_naming_their_own_key_count_inside_definition_blocks(tmp_p
         ("conv2d", "c10::DispatchKey::AutocastPrivateUse1", 3),
         ("mm", "c10::DispatchKey::PrivateUse1", 8),
     ]
+
+
+# --- Kernels of an in-tree key bound by the framework's own op list -------------------
+
+IN_TREE_KERNELS = {
+    "src/Fallback.cpp": "TORCH_LIBRARY_IMPL(_, XPU, m) { m.fallback(makeFromBoxedFunction<&host>()); }\n",
+    "src/Stubs.cpp": """\
+REGISTER_XPU_DISPATCH(abs_stub, &xpu::abs_kernel);
+REGISTER_XPU_DISPATCH(
+    div_true_stub,
+    &xpu::div_true_kernel);
+REGISTER_XPU_DISPATCH(at::native::_amp_update_scale_stub, &xpu::amp_update);
+REGISTER_XPU_DISPATCH(LayerNormKernel, &xpu::layer_norm_kernel);
+REGISTER_XPU_DISPATCH(no_such_operator_stub, &xpu::other);
+#define MY_STUB(op) REGISTER_XPU_DISPATCH(op##_stub, &xpu::op##_kernel)
+MY_STUB(neg);
+""",
+    "src/Structured.cpp": """\
+TORCH_IMPL_FUNC(add_out_xpu)
+(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  xpu::add(self, other, alpha, out);
+}
+TORCH_IMPL_FUNC(topk_out_xpu)(const Tensor& self, int64_t k, const Tensor& values);
+TORCH_IMPL_FUNC(helper_out_xpu) (const Tensor& self) { }
+""",
+    "src/Functions.cpp": """\
+namespace at::native {
+Tensor empty_xpu(IntArrayRef size) { return xpu::allocate(size); }
+Tensor& arange_xpu_out(const Scalar& start, const Scalar& end, const Scalar& step, Tensor& out) {
+  return xpu::arange(start, end, step, out);
+}
+Tensor& masked_fill__xpu(Tensor& self, const Tensor& mask, const Scalar& value) { return self; }
+Tensor XPUFunctions::sum_xpu(const Tensor& self) { return self.helper_xpu(); }
+static void launch_xpu(const Tensor& self) { other.sort_xpu(self); }
+static Tensor mean_xpu(const Tensor& self) { return self; }
+}
+""",
+    "include/Functions.h": """\
+Tensor view_xpu(const Tensor& self, IntArrayRef size);
+inline Tensor max_xpu(const Tensor& self) { return self; }
+#include "inline/helpers.h"
+Tensor min_xpu(const Tensor& self) { return self; }
+""",
+    "tests/test_kernels.cpp": "Tensor mul_xpu(const Tensor& a) { return a; }\n",
+}
+
+
+def test_kernels_of_an_in_tree_key_are_known_by_their_names(tmp_path, syntax):
+    found = registered(tmp_path, syntax, IN_TREE_KERNELS)
+    named = {(r.op, r.key, r.how, r.source.path, r.line, r.via) for r in found.ops if r.how != "block"}
+    assert named == {
+        ("abs", "XPU", "dispatch stub", "src/Stubs.cpp", 1, "abs_stub"),
+        ("div", "XPU", "dispatch stub", "src/Stubs.cpp", 2, "div_true_stub"),  # a variant: its longest known part
+        ("_amp_update_scale", "XPU", "dispatch stub", "src/Stubs.cpp", 5, "_amp_update_scale_stub"),
+        ("neg", "XPU", "dispatch stub", "src/Stubs.cpp", 9, "neg_stub"),  # through a macro of the tree's
+        ("add.out", "XPU", "structured kernel", "src/Structured.cpp", 1, "add_out_xpu"),
+        ("empty", "XPU", "kernel name", "src/Functions.cpp", 2, "empty_xpu"),
+        ("arange.out", "XPU", "kernel name", "src/Functions.cpp", 3, "arange_xpu_out"),
+        ("masked_fill_", "XPU", "kernel name", "src/Functions.cpp", 6, "masked_fill__xpu"),
+        ("sum", "XPU", "kernel name", "src/Functions.cpp", 7, "sum_xpu"),
+        ("min", "XPU", "kernel name", "include/Functions.h", 4, "min_xpu"),
+    }  # not: a stub without the suffix, declarations, static or inline functions, member calls,
+    # names of no operator, tests
+
+
+@pytest.mark.parametrize(
+    ("registration", "counted"),
+    [
+        ("", False),  # nothing registers on XPU: a function named `_xpu` is no kernel of it
+        ('TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("neg", &neg); }', False),
+        ('TORCH_LIBRARY_IMPL(aten, XPU, m) { m.impl("neg", &neg); }', True),
+        ('#define DEV_KEY XPU\nTORCH_LIBRARY_IMPL(aten, DEV_KEY, m) { m.impl("neg", &neg); }', True),
+        ('TORCH_LIBRARY_IMPL(aten, c10::DispatchKey::XPU, m) { m.impl("neg", &neg); }', True),
+        ("REGISTER_XPU_DISPATCH(exp_stub, &exp_kernel);", True),
+        ("REGISTER_PRIVATEUSE1_DISPATCH(exp_stub, &exp_kernel);", False),  # not a key of in-tree kernels
+    ],
+)
+def test_kernels_named_for_an_in_tree_key_count_only_when_the_tree_registers_on_it(
+    tmp_path, syntax, registration, counted
+):
+    files = {
+        "src/Register.cpp": registration + "\n",
+        "src/Kernels.cpp": "Tensor empty_xpu(IntArrayRef size) { return allocate(size); }\n"
+        "TORCH_IMPL_FUNC(abs_out_xpu) (const Tensor& self, const Tensor& out) { run(self, out); }\n",
+    }
+    found = registered(tmp_path, syntax, files)
+    assert bool({r.op for r in found.ops} & {"empty", "abs.out"}) == counted
+
+
+def test_coverage_says_which_operators_only_kernel_names_cover(tmp_path):
+    files = {**IN_TREE_KERNELS, "src/Block.cpp": 'TORCH_LIBRARY_IMPL(aten, XPU, m) { m.impl("abs", &abs); }\n'}
+    data = {
+        "ops": {"of": ["abs", "div.Tensor", "empty.memory_format", "relu"]},
+        "where": {"KEY": {"symbol": "kernel_key"}},
+    }
+    result = evaluate_clause(tmp_path, files, data)
+    assert result.coverage.covered == ("abs", "div.Tensor", "empty.memory_format")
+    assert result.coverage.sources == (
+        "2 by the names of kernels of XPU (dispatch stub, kernel name), "
+        "which the framework's own op list binds to their operators, not the tree",
+    )
+
+
+# --- Block macros written out: registrar objects ---------------------------------------
+
+REGISTRARS = {
+    "csrc/named.cpp": """\
+static void fill(torch::Library& lib);
+static const torch::detail::TorchLibraryInit aten_init(
+    torch::Library::IMPL, &fill, "aten", std::make_optional(c10::DispatchKey::PrivateUse1), __FILE__, __LINE__);
+void fill(torch::Library& lib) {
+  lib.impl("add.Tensor", TORCH_FN(add));
+}
+static void fill_checked(torch::Library& m) { m.impl("sub.Tensor", TORCH_FN(sub)); }
+static const torch::detail::TorchLibraryInit checked(
+    torch::Library::IMPL,
+    (c10::impl::dispatch_key_allowlist_check(c10::DispatchKey::PrivateUse1) ? &fill_checked : [](torch::Library&) -> void {}),
+    "aten", std::make_optional(c10::DispatchKey::PrivateUse1), __FILE__, __LINE__);
+""",
+    "csrc/elsewhere.cpp": """\
+static const TorchLibraryInit C10_CONCATENATE(init_, __COUNTER__)(
+    torch::Library::IMPL, ns::fill_vision, "torchvision", c10::DispatchKey::XPU, __FILE__, __LINE__);
+void use() { if (fill_vision(x)) { x.impl("torchvision::roi_align", &wrong); } }
+""",
+    "csrc/vision.cpp": """\
+namespace ns {
+void fill_vision(torch::Library& m) const {
+  m.impl(TORCH_SELECTIVE_NAME("torchvision::nms"), TORCH_FN(nms));
+}
+}
+""",
+    "csrc/lazy.cpp": """\
+bool lazily() {
+  auto fill_lazily = [](torch::Library& m) -> void {
+    m.impl("mul.Tensor", &mul);
+  };
+  static const torch::detail::TorchLibraryInit lazy(
+      torch::Library::IMPL, fill_lazily, "aten", std::optional<c10::DispatchKey>(c10::DispatchKey::AutogradXPU),
+      __FILE__, __LINE__);
+  return true;
+}
+""",
+    "csrc/inline.cpp": """\
+static const torch::detail::TorchLibraryInit defined(
+    torch::Library::FRAGMENT,
+    [](torch::Library& m) {
+      m.def("fused(Tensor x) -> Tensor");
+      m.impl("fused", torch::dispatch(c10::DispatchKey::PrivateUse1, &fused));
+      m.impl("fused", &fused_everywhere);
+    },
+    "mydev", std::nullopt, __FILE__, __LINE__);
+static const torch::detail::TorchLibraryInit wildcard(
+    torch::Library::IMPL, [](torch::Library& m) { m.fallback(makeFromBoxedFunction<&host>()); },
+    "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+void never_defined(torch::Library& m);
+static const torch::detail::TorchLibraryInit missing(
+    torch::Library::IMPL, &never_defined, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+#define OWN_INIT(ns, k, fn) static const torch::detail::TorchLibraryInit init_##ns(torch::Library::IMPL, &fn, #ns, k, __FILE__, __LINE__);
+""",
+}
+
+
+def test_registrar_objects_written_out_register_what_their_function_does(tmp_path, syntax):
+    found = registered(tmp_path, syntax, REGISTRARS)
+    assert sorted((r.namespace, r.op, r.key, r.source.path, r.line) for r in found.ops + found.elsewhere) == [
+        ("aten", "add.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/named.cpp", 5),
+        ("aten", "mul.Tensor", "c10::DispatchKey::AutogradXPU", "csrc/lazy.cpp", 3),
+        ("aten", "sub.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/named.cpp", 7),  # as the macro writes it
+        ("mydev", "fused", "c10::DispatchKey::PrivateUse1", "csrc/inline.cpp", 5),  # a definition library: own key only
+        ("torchvision", "nms", "c10::DispatchKey::XPU", "csrc/vision.cpp", 3),
+    ]
+    assert [(r.key, r.source.path) for r in found.fallbacks] == [("c10::DispatchKey::PrivateUse1", "csrc/inline.cpp")]
+
+
+# --- torch.library spellings ---------------------------------------------------------
+
+PYTHON_SPELLINGS = {
+    "pkg/__init__.py": "",
+    "pkg/_lib.py": 'import torch\nlib = torch.library.Library("mydev", "FRAGMENT")\n'
+    'aten = torch.library.Library("aten", "IMPL", "PrivateUse1")\n',
+    "pkg/ops.py": """\
+import torch
+import external_package
+from torch.library import Library, impl, impl_abstract, register_fake
+from . import _lib
+from ._lib import lib as shared
+
+
+class Ops:
+    lib = Library("mydev", "DEF")
+    device = torch.library.Library("aten", "IMPL", "PrivateUse1")
+
+    def register(self):
+        self.lib.impl("op_a", _a, "PrivateUse1")
+        Ops.device.impl("add.Tensor", _add)
+
+    @classmethod
+    def more(cls):
+        cls.lib.impl("op_b", _b, "Meta")
+
+
+impl(shared, "op_c", "PrivateUse1")(_c)
+impl(_lib.lib, name="op_d", dispatch_key="Meta")(_d)
+shared.impl(op_name="op_e", fn=_e, dispatch_key="PrivateUse1")
+_lib.aten.impl(torch.ops.aten.mul.Tensor, _mul)
+register_fake("mydev::op_f")(_f)
+impl_abstract(qualname="mydev::op_g", func=_g)
+torch.library.register_fake(torch.ops.mydev.op_h.default)(_h)
+torch.library.register_kernel(op="mydev::op_i", device_types="privateuseone", func=_i)
+impl(external_package.lib, "op_j", "PrivateUse1")(_j)
+""",
+}
+
+
+def test_python_registrations_in_every_spelling(tmp_path, syntax):
+    found = registered(tmp_path, syntax, PYTHON_SPELLINGS)
+    assert sorted((r.namespace, r.op, r.key, r.line) for r in found.ops + found.elsewhere) == [
+        ("aten", "add.Tensor", "PrivateUse1", 14),  # a class attribute, through the class
+        ("aten", "mul.Tensor", "PrivateUse1", 24),  # a library of another module, an operator object
+        ("mydev", "op_a", "PrivateUse1", 13),  # a class attribute, through an instance
+        ("mydev", "op_b", "Meta", 18),  # ... and through `cls`
+        ("mydev", "op_c", "PrivateUse1", 21),  # a library imported from another module
+        ("mydev", "op_d", "Meta", 22),
+        ("mydev", "op_e", "PrivateUse1", 23),
+        ("mydev", "op_f", "Meta", 25),  # fake kernels are Meta kernels
+        ("mydev", "op_g", "Meta", 26),
+        ("mydev", "op_h", "Meta", 27),
+        ("mydev", "op_i", "privateuseone", 28),
+    ]  # not op_j: the library of a package outside the tree names no namespace the check sees
+
+
+def test_ops_clauses_reach_every_namespace_when_asked(tmp_path):
+    data = {
+        "ops": {"any": True, "namespaces": "all"},
+        "where": {"NAMESPACE": {"equals": "mydev"}, "KEY": {"in": ["Meta"]}},
+    }
+    result = evaluate_clause(tmp_path, PYTHON_SPELLINGS, data)
+    assert sorted(hit.capture("OP") for hit in result.hits) == ["op_b", "op_d", "op_f", "op_g", "op_h"]
+    catalog_only = evaluate_clause(tmp_path / "catalog", PYTHON_SPELLINGS, {"ops": {"any": True}})
+    assert {hit.capture("NAMESPACE") for hit in catalog_only.hits} == {"aten"}

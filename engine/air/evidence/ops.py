@@ -15,9 +15,15 @@ a native kernel of their own leave the coverage undecided (it needs a runtime ch
 `fallback: global` finds global fallbacks instead (with `kernel: fallback`, only those whose
 kernel reaches a CPU fallback function; with `kernel: native`, only the backend's own, such as
 a tracer that captures every operator); `fallback: per_op` the operators registered with a
-fallback kernel; `any: true` every registration of an operator (on the keys the
-clause's `where` allows). Each hit captures OP, KEY, HOW and, when there is one, VIA (the fallback
-function reached, or the op list's template).
+fallback kernel; `any: true` every registration of an operator of the catalog's namespace (on
+the keys the clause's `where` allows), and with `namespaces: all` of any namespace (a backend's
+own operators, a library's). Each hit captures OP, NAMESPACE, KEY, HOW and, when there is one,
+VIA (the fallback function reached, the op list's template, or the stub or function an in-tree
+key's kernel is known by).
+
+Kernels of an in-tree key known by the framework's naming conventions (see
+`air.graph.in_tree_kernels`) count as native; the coverage says how many of the covered
+operators only they cover, bound to them by the framework's own op list rather than the tree.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from air.evidence.base import (
     hit_at,
     roles_for,
 )
+from air.graph.in_tree_kernels import HOWS as IN_TREE_HOWS
 from air.graph.operators import (
     FALLBACK,
     NATIVE,
@@ -52,6 +59,7 @@ SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "oneOf": [{"required": ["of"]}, {"required": ["fallback"]}, {"required": ["any"]}],
+    "dependentRequired": {"namespaces": ["any"]},
     "properties": {
         "of": {
             "type": "array",
@@ -66,6 +74,11 @@ SCHEMA = {
             "description": "global: the global fallbacks; per_op: operators registered with a fallback kernel",
         },
         "any": {"const": True, "description": "every registration of an operator, on the keys `where` allows"},
+        "namespaces": {
+            "enum": ["catalog", "all"],
+            "description": "with any: the operators of the catalog's namespace (the default), or of every "
+            "namespace (custom operators, a library's), which `where` may narrow by NAMESPACE",
+        },
         "kernel": {
             "enum": ["native", "fallback"],
             "description": "with fallback: global, only the global fallbacks whose kernel is "
@@ -117,14 +130,19 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     elif fallback == "per_op":
         chosen = tuple(r for r in found.ops if r.kernel == FALLBACK)
     elif clause.spec.get("any"):
-        chosen = found.ops
+        chosen = found.ops + (found.elsewhere if clause.spec.get("namespaces") == "all" else ())
     else:
         chosen = _of_listed(found, clause, NATIVE)
     return [registration_hit(r) for r in chosen]
 
 
 def registration_hit(registration: Registration) -> Hit:
-    captures = {"OP": registration.op, "KEY": registration.key, "HOW": registration.how}
+    captures = {
+        "OP": registration.op,
+        "NAMESPACE": registration.namespace,
+        "KEY": registration.key,
+        "HOW": registration.how,
+    }
     if registration.via:
         captures["VIA"] = registration.via
     return hit_at(registration.source, registration.line, captures)
@@ -159,7 +177,7 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         fallback=tuple(served),
         unresolved=tuple(uncertain),
         undecided=_captured(uncertain, captured) if captured is not None else _undecided(uncertain, unresolved),
-        sources=_op_lists(hits),
+        sources=_op_lists(hits) + _bound_by_the_framework(covered, hits),
         ignored=_unused_lists(_missing_of(needed, covered + uncertain + served), found, clause, context),
     )
 
@@ -232,6 +250,22 @@ def _undecided(uncertain: list[str], unresolved: list[Hit]) -> str:
 def _shown(names: list[str]) -> str:
     more = len(names) - MAX_UNRESOLVED_SHOWN
     return ", ".join(names[:MAX_UNRESOLVED_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def _bound_by_the_framework(covered: list[str], hits: list[Hit]) -> tuple[str, ...]:
+    """How many of the covered operators only kernels of an in-tree key known by their names
+    cover, which the framework's own op list binds to their operators."""
+    named = [hit for hit in hits if hit.capture("HOW") in IN_TREE_HOWS]
+    registered = _families([hit for hit in hits if hit.capture("HOW") not in IN_TREE_HOWS])
+    only_named = [member for member in covered if not _covers(member, registered)]
+    if not only_named:
+        return ()
+    keys = sorted({hit.capture("KEY") or "" for hit in named})
+    hows = [how for how in IN_TREE_HOWS if any(hit.capture("HOW") == how for hit in named)]
+    return (
+        f"{len(only_named)} by the names of kernels of {', '.join(keys)} ({', '.join(hows)}), "
+        "which the framework's own op list binds to their operators, not the tree",
+    )
 
 
 def _op_lists(hits: list[Hit]) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """Operator registrations of a backend, and their coverage of an operator catalog.
 
-Registrations are read from three places, as a pack's `operators` section names them:
+Registrations are read from four places, as a pack's `operators` section names them:
 - C/C++ blocks `BLOCK(namespace, key, m) { m.impl("op.overload", kernel); }`, also when the
   block macro is wrapped in one of the backend's own macros (which may write the block
   itself), and `m.fallback(...)` in a block on the wildcard namespace (a global fallback).
@@ -10,14 +10,26 @@ Registrations are read from three places, as a pack's `operators` section names 
   their own. Blocks `DEF_BLOCK(namespace, m)` (the pack's `def_blocks`) count only registrations
   that name their own key. A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
   through the pack's `dispatch` call, or `m.impl("op", key, f)` through its `keyed_impl`
-  method) is on that key.
+  method) is on that key. A block written out by hand, as the macro expands (the pack's
+  `registrars`: `static const Init r(kind, &fill, "namespace", std::make_optional(key), ...)`),
+  is the body of the function it is constructed with (`void fill(Library& m) { ... }`, in
+  any file of the tree, or a lambda, written in the arguments or bound to a name), on its
+  namespace and key; of a kind that defines operators, it is read as a definition block.
 - Python: calls of `python_impl` functions (`impl("namespace::op", "key")`, also
-  `impl(lib, "op", "key")`), and calls on library objects created with `Library(namespace,
-  kind[, key])` and bound to a name or an attribute (`lib`, `self._lib`) or copied from one
-  to another, anywhere in the same file: `lib.impl("op", fn[, key])`, and `lib.fallback(fn[,
-  key])` on the wildcard namespace. Where each call passes the namespace, the operator, the
-  key and a fallback's kernel (by position or keyword) is the pack's `python_arguments`.
+  `impl(lib, "op", "key")`), of `python_fake` ones (`register_fake("namespace::op")`, a kernel
+  on `fake_key`), and calls on library objects created with `Library(namespace, kind[, key])`:
+  `lib.impl("op", fn[, key])`, and `lib.fallback(fn[, key])` on the wildcard namespace. A
+  library object is one the file binds to a name or an attribute (`lib`, `self._lib`) or copies
+  from one to another, a class attribute (read as `self.lib`, `cls.lib`, `Ops.lib`), or a
+  module-level name of another module of the tree (`from .ops import lib`). An operator is
+  named `namespace::op`, `op` of a library object, or by an operator object
+  (`<python_op_objects>.namespace.op.overload`); an operator without a namespace given to a
+  library the check cannot see is not counted. Where each call passes the namespace, the
+  operator, the key and a fallback's kernel (by position or keyword) is the pack's
+  `python_arguments`.
 - op lists of codegen backends (see "Codegen op lists" below).
+- kernels of an in-tree key that the framework's own op list binds, known by their names
+  (see `air.graph.in_tree_kernels`), for the keys the tree registers on in the ways above.
 
 A registration's kernel is native, or a fallback when it forwards to one of the framework's
 CPU fallback functions (`cpu_fallback`): when the kernel names one of them, or names a
@@ -47,7 +59,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
@@ -58,6 +70,7 @@ from typing import Any
 import yaml
 
 from air.errors import PackError
+from air.graph.in_tree_kernels import InTreeNaming, find_in_tree_kernels
 from air.index import CodeIndex
 from air.index.cpp import (
     CPP_LANGUAGES,
@@ -65,7 +78,10 @@ from air.index.cpp import (
     calls_between,
     expand_macro,
     find_calls,
+    find_constructions,
     includes_between,
+    is_name,
+    resolve_alias,
 )
 from air.index.files import LANGUAGES
 from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, CppInclude, PyCall, PythonFacts, SourceFile
@@ -108,6 +124,34 @@ class Argument:
 
 
 @dataclass(frozen=True)
+class Registrar:
+    """A class whose object a block macro expands to (`static const Init name(kind, &fill,
+    "namespace", key, ...)`), written out by hand: where its constructor takes the library's
+    kind, the function that fills the library, the namespace and the key. A library of one of
+    `impl_kinds` registers on the key; another defines operators, and registers only what names
+    its own key, as a definition block does."""
+
+    name: str
+    kind: int
+    function: int
+    namespace: int
+    key: int
+    impl_kinds: tuple[str, ...]
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Registrar:
+        arguments = data["arguments"]
+        return cls(
+            data["class"],
+            arguments["kind"],
+            arguments["function"],
+            arguments["namespace"],
+            arguments["key"],
+            tuple(data["impl_kinds"]),
+        )
+
+
+@dataclass(frozen=True)
 class OperatorSyntax:
     """How a framework's backends register operators (a pack's `operators` section)."""
 
@@ -129,9 +173,15 @@ class OperatorSyntax:
     op_list_key_fields: str = ""  # a regex found in the names of an op list's fields that give keys
     op_list_template_fields: str = ""  # a regex found in the names of an op-list entry's fields that name a template
     def_blocks: tuple[str, ...] = ()  # blocks `BLOCK(namespace, m)` that register only what names its own key
+    registrars: tuple[Registrar, ...] = ()  # the objects block macros expand to, constructed by hand
+    python_fake: tuple[str, ...] = ()  # Python functions that register a fake kernel, on `fake_key`
+    fake_key: str = ""
+    python_op_objects: str = ""  # the module whose attributes `<module>.ns.op[.overload]` name operators
+    in_tree: InTreeNaming | None = None  # how kernels of in-tree keys bound by the framework's own op list are named
 
     @classmethod
-    def from_data(cls, data: dict[str, Any], pack_dir: Path) -> OperatorSyntax:
+    def from_data(cls, data: dict[str, Any], pack_dir: Path, symbols: Mapping[str, tuple[str, ...]]) -> OperatorSyntax:
+        in_tree = data.get("in_tree_kernels")
         return cls(
             catalog_path=pack_dir / data["catalog"],
             namespace=data["namespace"],
@@ -154,6 +204,11 @@ class OperatorSyntax:
             op_list_key_fields=data.get("op_list_key_fields", ""),
             op_list_template_fields=data.get("op_list_template_fields", ""),
             def_blocks=tuple(data.get("def_blocks", ())),
+            registrars=tuple(Registrar.from_data(registrar) for registrar in data.get("registrars", ())),
+            python_fake=tuple(data.get("python_fake", ())),
+            fake_key=data.get("fake_key", ""),
+            python_op_objects=data.get("python_op_objects", ""),
+            in_tree=InTreeNaming.from_data(in_tree, symbols.get(in_tree["keys"], ())) if in_tree else None,
         )
 
     @cached_property
@@ -250,22 +305,45 @@ class Registrations:
     ops: tuple[Registration, ...]  # of the pack's namespace
     fallbacks: tuple[Registration, ...]  # global fallbacks
     unused: tuple[Registration, ...] = ()  # entries of op lists that no build or codegen file names
+    elsewhere: tuple[Registration, ...] = ()  # of the other namespaces (the backend's own operators, a library's)
 
 
 def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registrations:
     fallbacks = _fallback_functions(index, syntax)
-    ops: list[Registration] = []
-    global_fallbacks: list[Registration] = []
-    for registration in (*_cpp_registrations(index, syntax, fallbacks), *_python_registrations(index, syntax)):
-        if registration.namespace == syntax.wildcard_namespace:
-            global_fallbacks.append(registration)
-        elif registration.namespace == syntax.namespace:
-            ops.append(registration)
+    registered = [*_cpp_registrations(index, syntax, fallbacks), *_python_registrations(index, syntax)]
     listed = list(_op_list_registrations(index, syntax, fallbacks))
     used = _used_op_lists(index, {r.source.path for r in listed})
-    ops.extend(r for r in listed if r.source.path in used)
-    unused = tuple(r for r in listed if r.source.path not in used)
-    return Registrations(tuple(ops), tuple(global_fallbacks), unused)
+    registered.extend(r for r in listed if r.source.path in used)
+    if syntax.in_tree is not None:
+        registered.extend(_in_tree_registrations(index, syntax, syntax.in_tree, registered))
+    return Registrations(
+        ops=tuple(r for r in registered if r.namespace == syntax.namespace),
+        fallbacks=tuple(r for r in registered if r.namespace == syntax.wildcard_namespace),
+        unused=tuple(r for r in listed if r.source.path not in used),
+        elsewhere=tuple(r for r in registered if r.namespace not in (syntax.namespace, syntax.wildcard_namespace)),
+    )
+
+
+def _in_tree_registrations(
+    index: CodeIndex, syntax: OperatorSyntax, naming: InTreeNaming, registered: list[Registration]
+) -> Iterator[Registration]:
+    """Kernels of in-tree keys that the framework's own op list binds (see `air.graph.in_tree_kernels`),
+    for the keys the tree registers on otherwise, as written or through a `#define`."""
+    keys = {_written_key(index, registration.key) for registration in registered}
+    for kernel in find_in_tree_kernels(index, naming, syntax.catalog.knows, keys):
+        yield Registration(
+            kernel.op, syntax.namespace, kernel.key, kernel.source, kernel.line, kernel.how, via=kernel.name
+        )
+
+
+def _written_key(index: CodeIndex, key: str) -> str:
+    """The last component of a key, through the object-like `#define`s of the tree."""
+    return resolve_alias(key, lambda name: _object_define(index, name)).rpartition("::")[2]
+
+
+def _object_define(index: CodeIndex, name: str) -> str | None:
+    bodies = (define.body.strip() for _where, define in index.defines.get(name, []) if define.params is None)
+    return next((body for body in bodies if body), None)
 
 
 def _op_name(literal: str, namespace: str) -> str | None:
@@ -413,21 +491,143 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: froz
                 (namespace, variable), key = opened.args, ""
             else:
                 continue
-            for statement in body.statements(source, opened, variable, call.line):
-                inner = statement.call
-                receiver, _, method = inner.callee.rpartition(".")
-                if namespace == syntax.wildcard_namespace:
-                    if receiver == variable and method == syntax.fallback:
-                        kind, via = _global_kernel_kind(index, ", ".join(inner.args), fallbacks)
-                        yield Registration("*", namespace, key, statement.source, statement.line, "block", kind, via)
-                    continue
-                op = _op_name(inner.literal, namespace) if inner.literal else None
-                own_key = body.own_key(inner) if op else None
-                if op and (own_key or key):
-                    kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
-                    yield Registration(
-                        op, namespace, own_key or key, statement.source, statement.line, "block", kind, via
-                    )
+            statements = body.statements(source, opened, variable, call.line)
+            yield from _registered_in(statements, namespace, key, variable, body, index, syntax, fallbacks)
+    for registrar in syntax.registrars:
+        for filled in _registrar_blocks(index, registrar):
+            statements = body.statements(filled.source, filled.block, filled.variable, filled.block.call.line)
+            yield from _registered_in(
+                statements, filled.namespace, filled.key, filled.variable, body, index, syntax, fallbacks
+            )
+
+
+def _registered_in(
+    statements: Iterable[_Statement],
+    namespace: str,
+    key: str,
+    variable: str,
+    body: _BlockBody,
+    index: CodeIndex,
+    syntax: OperatorSyntax,
+    fallbacks: frozenset[str],
+) -> Iterator[Registration]:
+    """What a block's statements register on the library `variable` of `namespace` and `key`
+    ("" for a definition block): operators, or global fallbacks on the wildcard namespace."""
+    for statement in statements:
+        inner = statement.call
+        receiver, _, method = inner.callee.rpartition(".")
+        if namespace == syntax.wildcard_namespace:
+            if receiver == variable and method == syntax.fallback:
+                kind, via = _global_kernel_kind(index, ", ".join(inner.args), fallbacks)
+                yield Registration("*", namespace, key, statement.source, statement.line, "block", kind, via)
+            continue
+        op = _op_name(inner.literal, namespace) if inner.literal else None
+        own_key = body.own_key(inner) if op else None
+        if op and (own_key or key):
+            kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
+            yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block", kind, via)
+
+
+@dataclass(frozen=True)
+class _FilledBlock:
+    """The body of the function a registrar object fills its library with, read as a block."""
+
+    source: SourceFile
+    block: _Block
+    namespace: str
+    key: str  # "" for a library that defines operators
+    variable: str  # the library's parameter
+
+
+_NAMESPACE_LITERAL = re.compile(r'"(\w+)"')
+_WRAPPED = re.compile(r"[\w:]+(?:<[^<>(){}]*>)?\s*[({](?P<inner>[^(){}]*)[)}]")
+_CHOSEN_FUNCTION = re.compile(r"\?\s*(?P<function>&?\s*[A-Za-z_][\w:]*)\s*:(?!:)")
+_LAMBDA_HEAD = re.compile(r"\[[^\]]*\]\s*\((?P<parameters>[^()]*)\)")
+_BODY_OR_END = re.compile(r"[;{}]")
+_HEAD_TRAILER = re.compile(r"[\s\w:<>,&*-]*")  # `const`, `noexcept`, `-> void`: no call, no statement
+_LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _registrar_blocks(index: CodeIndex, registrar: Registrar) -> Iterator[_FilledBlock]:
+    """The blocks that objects of `registrar` fill: the bodies of the functions (or lambdas)
+    they are constructed with, with the namespace and key they are constructed with."""
+    needed = max(registrar.kind, registrar.function, registrar.namespace, registrar.key)
+    for source in index.select([registrar.name], languages=CPP_LANGUAGES, roles=("product",)):
+        facts = index.cpp_facts(source)
+        for construction in find_constructions(facts, [registrar.name]):
+            args = construction.args
+            namespace = _NAMESPACE_LITERAL.fullmatch(args[registrar.namespace]) if len(args) > needed else None
+            if construction.in_define is not None or namespace is None:
+                continue
+            impl = args[registrar.kind].rpartition("::")[2] in registrar.impl_kinds
+            key = _unwrapped(args[registrar.key]) if impl else ""
+            filling = _filling_function(index, source, construction, args[registrar.function])
+            if filling is not None:
+                where, block, variable = filling
+                yield _FilledBlock(where, block, namespace[1], key, variable)
+
+
+def _unwrapped(argument: str) -> str:
+    """A key as an optional wraps it: `std::make_optional(ns::Key::K)` -> `ns::Key::K`."""
+    for _ in range(MAX_EXPANSION_DEPTH):
+        wrapped = _WRAPPED.fullmatch(argument)
+        if wrapped is None:
+            break
+        argument = wrapped["inner"].strip()
+    return argument
+
+
+def _filling_function(
+    index: CodeIndex, source: SourceFile, construction: CppCall, written: str
+) -> tuple[SourceFile, _Block, str] | None:
+    """(file, body, library parameter) of the function a registrar is constructed with: a
+    lambda written in its arguments, or one bound to a name, or a function, of its file first."""
+    chosen = _CHOSEN_FUNCTION.search(written)
+    if chosen is not None:  # `allowed(key) ? &fill : [](Library&) {}`, as the block macro writes it
+        written = chosen["function"]
+    if written.startswith("["):
+        facts = index.cpp_facts(source)
+        head = _LAMBDA_HEAD.search(facts.stripped, construction.start, construction.end)
+        block = _function_block(facts, head.end(), head["parameters"]) if head else None
+        return (source, *block) if block else None
+    name = written.lstrip("&").strip().rpartition("::")[2]
+    if not is_name(name):
+        return None
+    others = (other for other in index.select([name], languages=CPP_LANGUAGES, roles=("product",)) if other != source)
+    for where in (source, *others):
+        block = _named_function_block(index.cpp_facts(where), name)
+        if block is not None:
+            return (where, *block)
+    return None
+
+
+def _named_function_block(facts: CppFacts, name: str) -> tuple[_Block, str] | None:
+    """The body of the function `name` defines, or of the lambda bound to `name`."""
+    for call in find_calls(facts, [name]):
+        block = _function_block(facts, call.end + 1, call.args[0]) if len(call.args) == 1 else None
+        if call.in_define is None and block is not None:
+            return block
+    bound = re.compile(rf"(?<![\w.])(?<!->){re.escape(name)}\s*=\s*(?={_LAMBDA_HEAD.pattern})")
+    for assignment in bound.finditer(facts.stripped):
+        head = _LAMBDA_HEAD.match(facts.stripped, assignment.end())
+        block = _function_block(facts, head.end(), head["parameters"]) if head else None
+        if block is not None:
+            return block
+    return None
+
+
+def _function_block(facts: CppFacts, after_parameters: int, parameters: str) -> tuple[_Block, str] | None:
+    """The body that opens after a function's parameters (past its trailing `const`, `-> T`,
+    ...), as a block on the library its last parameter names; None for a declaration."""
+    opens = _BODY_OR_END.search(facts.stripped, after_parameters)
+    variable = _LAST_NAME.search(parameters)
+    if opens is None or opens.group() != "{" or variable is None:
+        return None
+    if not _HEAD_TRAILER.fullmatch(facts.stripped, after_parameters, opens.start()):
+        return None
+    line = facts.stripped.count("\n", 0, opens.start()) + 1
+    head = CppCall(line, "", (parameters,), end=opens.start() - 1, start=opens.start())
+    return _Block((variable[1],), facts, head, expanded=False), variable[1]
 
 
 def _opens_def_block(block: _Block, syntax: OperatorSyntax) -> bool:
@@ -600,19 +800,16 @@ def _opened_block(
 
 
 def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
-    module = syntax.python_library.rpartition(".")[0].rpartition(".")[2]  # `library` of `pkg.library.Library`
-    methods = sorted({syntax.fallback, *_last_components(syntax.python_impl)})
-    literals = [(module, method) for method in methods]
+    methods = sorted({syntax.fallback, *_last_components(syntax.python_impl + syntax.python_fake)})
     hint = re.compile(rf"\b(?:{'|'.join(map(re.escape, methods))})\s*\(")
     candidates = [
-        source
-        for source in index.select(literals, languages=["python"], roles=("product",))
-        if hint.search(source.text)
+        source for source in index.select(methods, languages=["python"], roles=("product",)) if hint.search(source.text)
     ]
     index.prefetch_python(candidates)
+    imported = _ImportedLibraries(index, syntax)
     for source in candidates:
         facts = index.python_facts(source)
-        libraries = _libraries(facts, syntax)
+        libraries = _Libraries(facts, syntax, imported)
         for call in facts.calls:
             for namespace, op, key in _python_registration(call, libraries, syntax):
                 kind, via = NATIVE, ""
@@ -621,7 +818,10 @@ def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[
                 yield Registration(op, namespace, key, source, call.line, "python", kind, via)
 
 
-def _libraries(facts: PythonFacts, syntax: OperatorSyntax) -> dict[str, tuple[str, str]]:
+_Library = tuple[str, str]  # (namespace, key) of a library object
+
+
+def _bound_libraries(facts: PythonFacts, syntax: OperatorSyntax) -> dict[str, _Library]:
     """Names and attributes bound to a library object, with its (namespace, key): bound to
     the call that creates it, or copied from another such name, anywhere in the file."""
     created = {(call.line, call.qualname): call for call in facts.calls if call.qualname == syntax.python_library}
@@ -641,29 +841,82 @@ def _libraries(facts: PythonFacts, syntax: OperatorSyntax) -> dict[str, tuple[st
     return found
 
 
-def _python_registration(
-    call: PyCall, libraries: dict[str, tuple[str, str]], syntax: OperatorSyntax
-) -> Iterator[tuple[str, str, str]]:
+class _ImportedLibraries:
+    """The library objects the tree's Python modules bind to module-level names, by module."""
+
+    def __init__(self, index: CodeIndex, syntax: OperatorSyntax) -> None:
+        self._index = index
+        self._syntax = syntax
+        self._by_module: dict[str, dict[str, _Library]] = {}
+
+    def of(self, module: str) -> dict[str, _Library]:
+        if module not in self._by_module:
+            path = self._index.modules.get(module)
+            bound = _bound_libraries(self._index.python_facts(self._index.by_path[path]), self._syntax) if path else {}
+            self._by_module[module] = {name: library for name, library in bound.items() if "." not in name}
+        return self._by_module[module]
+
+
+class _Libraries:
+    """The library objects a file's calls name: names and attributes the file binds to one
+    (`lib`, `self._lib`) or copies from one, a class attribute read through an instance or the
+    class (`self.lib`, `cls.lib`, `Ops.lib`), and a module-level name of another module of the
+    tree that the file imports (`from .ops import lib`, `ops.lib`)."""
+
+    def __init__(self, facts: PythonFacts, syntax: OperatorSyntax, imported: _ImportedLibraries) -> None:
+        self._bound = _bound_libraries(facts, syntax)
+        classes = [definition.name for definition in facts.defs if definition.kind == "class"]
+        self._owners = {"self", "cls", *classes, *(name.rpartition(".")[2] for name in classes)}
+        self._imported = imported
+
+    def of(self, name: str) -> _Library | None:
+        if name in self._bound:
+            return self._bound[name]
+        owner, _, attribute = name.rpartition(".")
+        if owner in self._owners:
+            found = self._bound.get(attribute) or self._bound.get(f"self.{attribute}")
+            if found is not None:
+                return found
+        return self._imported.of(owner).get(attribute) if owner else None
+
+
+def _python_registration(call: PyCall, libraries: _Libraries, syntax: OperatorSyntax) -> Iterator[tuple[str, str, str]]:
     """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback."""
     receiver, _, method = call.qualname.rpartition(".")
-    if receiver in libraries and method == syntax.fallback:
-        namespace, library_key = libraries[receiver]
+    impl_methods = _last_components(syntax.python_impl)
+    library = libraries.of(receiver) if receiver and method in {syntax.fallback, *impl_methods} else None
+    if library is not None and method == syntax.fallback:
+        namespace, library_key = library
         if namespace == syntax.wildcard_namespace:
             key = syntax.python_argument("library_fallback", "key", call) or library_key
             yield from ((namespace, "*", k) for k in _keys(key))
         return
-    if receiver in libraries and method in _last_components(syntax.python_impl):  # lib.impl("op", fn[, key])
-        library, kind = libraries[receiver], "library_impl"
-    elif call.qualname in syntax.python_impl and call.args and call.args[0] in libraries:  # impl(lib, "op"[, key])
-        library, kind = libraries[call.args[0]], "impl_on_library"
-    elif call.qualname in syntax.python_impl:  # impl("ns::op", key)
-        library, kind = (syntax.namespace, ""), "impl"
+    if library is not None and method in impl_methods:  # lib.impl("op", fn[, key])
+        kind = "library_impl"
+    elif call.qualname in syntax.python_impl:
+        library = libraries.of(call.args[0]) if call.args else None
+        kind = "impl_on_library" if library is not None else "impl"  # impl(lib, "op"[, key]), impl("ns::op", key)
+    elif call.qualname in syntax.python_fake:  # register_fake("ns::op")
+        kind = "fake"
     else:
         return
-    op, key = syntax.python_argument(kind, "op", call), syntax.python_argument(kind, "key", call)
-    qualified = _qualified_op(op, library[0])
-    if qualified is not None:
-        yield from ((*qualified, k) for k in _keys(key or library[1]))
+    named = _python_op(syntax.python_argument(kind, "op", call), library[0] if library else "", syntax)
+    if named is None:  # an operator that names no namespace, given to a library this file cannot see
+        return
+    key = syntax.fake_key if kind == "fake" else syntax.python_argument(kind, "key", call)
+    yield from ((*named, k) for k in _keys(key or (library[1] if library else "")))
+
+
+def _python_op(written: str, default_namespace: str, syntax: OperatorSyntax) -> tuple[str, str] | None:
+    """(namespace, op) of an operator as a Python registration gives it: `ns::op`, `op` of a
+    library of `default_namespace`, or an operator object `<op objects>.ns.op[.overload]`."""
+    prefix = syntax.python_op_objects + "."
+    if syntax.python_op_objects and written.startswith(prefix):
+        namespace, _, name = written.removeprefix(prefix).partition(".")
+        op, _, overload = name.partition(".")
+        written = f"{namespace}::{op}" + (f".{overload}" if overload and overload != "default" else "")
+    qualified = _qualified_op(written, default_namespace)
+    return qualified if qualified is not None and qualified[0] else None
 
 
 def _last_components(names: tuple[str, ...]) -> frozenset[str]:

@@ -465,9 +465,14 @@ def _operators(header: YamlDocument, directory: Path, symbols: dict) -> Operator
     for name in ("op_list_header_keys", "op_list_key_fields", "op_list_template_fields"):
         if name in header.data["operators"]:
             checked_pattern(header, ("operators", name), header.data["operators"][name])
-    syntax = OperatorSyntax.from_data(header.data["operators"], directory)
+    syntax = OperatorSyntax.from_data(header.data["operators"], directory, symbols)
     if syntax.kernel_keys not in symbols:
         raise header.error(("operators", "kernel_keys"), f"unknown symbol set {syntax.kernel_keys!r}")
+    if syntax.python_fake and "fake" not in syntax.python_arguments:
+        raise header.error(("operators", "python_arguments"), "python_fake needs the arguments of `fake` calls")
+    in_tree_keys = header.data["operators"].get("in_tree_kernels", {}).get("keys")
+    if in_tree_keys is not None and in_tree_keys not in symbols:
+        raise header.error(("operators", "in_tree_kernels", "keys"), f"unknown symbol set {in_tree_keys!r}")
     if not syntax.catalog_path.is_file():
         raise header.error(("operators", "catalog"), f"no operator catalog at {syntax.catalog_path}")
     return syntax
