@@ -49,7 +49,7 @@ from air.report.output import is_standard_output, write_atomic
 from air.resources import SCHEMA_FILES
 from air.results import Backend, Report, Source
 from air.run import check_tree
-from air.source.locate import Located, is_bare_name, locate, path_exists
+from air.source.locate import KnownBackend, Located, is_bare_name, locate, path_exists
 from air.versions import is_release
 
 if TYPE_CHECKING:
@@ -207,10 +207,14 @@ def _located(
     tried = ""
     if is_bare_name(target):
         tried = f"not an installed distribution ({', '.join(candidate_names(target, prefixes))})"
+    yield locate(target, ref, progress, partial(_known_backends, framework), subdir, tried)
+
+
+def _known_backends(framework: str) -> tuple[KnownBackend, ...]:
+    """The framework's known backends, loaded only for a target that may name one."""
     from air.pack.framework import known_backends
 
-    known = partial(known_backends, framework_dir(framework))
-    yield locate(target, ref, progress, known, subdir, tried)
+    return known_backends(framework_dir(framework))
 
 
 def _checked(
