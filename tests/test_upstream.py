@@ -32,8 +32,9 @@ def test_no_candidates_in_a_bare_backend(pack):
 
 def test_backend_names():
     prefixes = ("torch_", "torch-", "pytorch_", "pytorch-")
-    assert backend_names("torch_npu", ("npu",), prefixes) == ("npu", "torch_npu")
-    assert backend_names("torch-spyre", ("spyre",), prefixes) == ("spyre", "torch-spyre")
-    assert backend_names("pytorch-ext", (), prefixes) == ("ext", "pytorch-ext")
-    assert backend_names("torch_npu", (), ()) == ("torch_npu",)
-    assert backend_names(None, (), prefixes) == ()
+    assert backend_names(("torch_npu",), ("npu",), prefixes) == ("npu", "torch_npu")
+    assert backend_names(("torch-spyre",), ("spyre",), prefixes) == ("spyre", "torch-spyre")
+    assert backend_names(("pytorch-ext",), (), prefixes) == ("ext", "pytorch-ext")
+    assert backend_names(("torch_npu",), (), ()) == ("torch_npu",)
+    assert backend_names((None,), (), prefixes) == ()
+    assert backend_names(("op-lib", "torch_xdev"), (), prefixes) == ("op-lib", "torch_xdev", "xdev")

@@ -34,7 +34,7 @@ from air.results import (
     report_date,
 )
 from air.run import Progress
-from air.scoring.backend import describe_backend
+from air.scoring.backend import describe_backend, extended_packages
 from air.scoring.formula import score
 from air.scoring.operators import operator_coverage
 from air.scoring.paths import detect_path
@@ -124,7 +124,10 @@ def _identity(
             framework_version,
             registering_files(pack, evaluator),
         )
-        names = backend_names(backend.name, device_names(pack, evaluator), pack.framework.package_prefixes)
+        prefixes = pack.framework.package_prefixes
+        devices = device_names(pack, evaluator)
+        extended = () if devices else extended_packages(evaluator.context.index, prefixes)
+        names = backend_names((backend.name, *extended), devices, prefixes)
         return route, path, backend, names
 
     return evaluator.context.memo(("identity",), identify)

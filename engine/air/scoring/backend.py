@@ -14,6 +14,7 @@ from air.index.build import normalized_name
 from air.index.distributions import Distribution, distributions, encloses, holder
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
+from air.index.vendored import top_packages
 from air.results import Backend, Source
 from air.source.provenance import local_source
 from air.source.tree import shown_path
@@ -128,3 +129,23 @@ def _tagged_version(source: Source) -> str | None:
     if described is None or re.fullmatch(r"[0-9a-f]{7,40}", described.group(1)):
         return None  # --always printed a bare commit: there is no tag
     return described.group(1)
+
+
+def extended_packages(index: CodeIndex, prefixes: tuple[str, ...]) -> tuple[str, ...]:
+    """The packages named with one of the framework's `prefixes` that the product imports or
+    includes from but the tree does not hold: the backend a component of another one extends
+    (an operator library's, a graph compiler's device package)."""
+    words = sorted({prefix for prefix in prefixes if prefix.isidentifier()}, key=len, reverse=True)
+    if not words:
+        return ()
+    package = "(?:" + "|".join(map(re.escape, words)) + r")\w+"
+    uses = re.compile(
+        rf"(?m)^[ \t]*(?:(?:import|from)[ \t]+(?P<imported>{package})\b|#[ \t]*include[ \t]*[<\"](?P<included>{package})/)"
+    )
+    own = top_packages(source.path for source in index.files if source.role == "product")
+    found: set[str] = set()
+    for source in index.files:
+        if source.role == "product" and source.language in ("python", "cpp"):
+            for match in uses.finditer(index.code_text(source)):
+                found.add(match.group("imported") or match.group("included"))
+    return tuple(sorted(found - own))

@@ -54,12 +54,12 @@ def find_candidates(
 
 
 def backend_names(
-    package: str | None, device_names: tuple[str, ...], package_prefixes: tuple[str, ...]
+    packages: tuple[str | None, ...], device_names: tuple[str, ...], package_prefixes: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """The names by which code refers to this backend: its package, the package without the
+    """The names by which code refers to this backend: its packages, each also without the
     longest of the framework's package prefixes it starts with, and the device names it registers."""
     names = set(device_names)
-    if package:
+    for package in filter(None, packages):
         prefix = max((prefix for prefix in package_prefixes if package.startswith(prefix)), key=len, default="")
         names.update((package, package.removeprefix(prefix)))
     return tuple(sorted(name for name in names if len(name) >= 2))
