@@ -14,6 +14,7 @@ from air.index.cpp.lexing import (
     collapse,
     identifier_start,
     is_identifier_char,
+    matching_opener,
     qualifier_start,
     skip_group,
     skip_space,
@@ -240,7 +241,7 @@ def _scope_before(code: str, colons: int) -> tuple[int, str] | None:
     template arguments dropped: `Foo<T>::` -> "Foo"."""
     end = skip_space_back(code, colons)
     if code[end - 1 : end] == ">":
-        opening = _template_arguments_start(code, end)
+        opening = matching_opener(code, end - 1, "<>", _MAX_TEMPLATE_ARGUMENTS, stops=";{}()")
         if opening is None:
             return None
         end = skip_space_back(code, opening)
@@ -248,22 +249,6 @@ def _scope_before(code: str, colons: int) -> tuple[int, str] | None:
     if start == end or code[start].isdigit():
         return None
     return start, code[start:end]
-
-
-def _template_arguments_start(code: str, end: int) -> int | None:
-    """Offset of the `<` that opens the template arguments ending with the `>` before `end`."""
-    depth = 0
-    for pos in range(end - 1, max(end - _MAX_TEMPLATE_ARGUMENTS, 0) - 1, -1):
-        char = code[pos]
-        if char == ">":
-            depth += 1
-        elif char == "<":
-            depth -= 1
-            if depth == 0:
-                return pos
-        elif char in ";{}()":
-            return None
-    return None
 
 
 def _definition_after(code: str, pos: int, brackets: Brackets, constructor: bool) -> tuple[bool, int | None]:

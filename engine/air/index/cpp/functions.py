@@ -20,6 +20,7 @@ from air.index.cpp.lexing import (
     identifier_start,
     is_identifier_char,
     lexemes,
+    matching_opener,
     occurrences,
     skip_space_back,
 )
@@ -145,7 +146,7 @@ class FunctionBodies:
             close = code.rfind(")", max(0, end - _MAX_FUNCTION_HEAD), end)
             if close < 0 or not _FUNCTION_TRAILER.fullmatch(code, close + 1, end):
                 return None
-            paren = _opening_paren(code, close)
+            paren = matching_opener(code, close, "()", _MAX_FUNCTION_HEAD)
             if paren is None:
                 return None
             name_end = skip_space_back(code, paren)
@@ -181,20 +182,6 @@ class FunctionBodies:
         body encloses."""
         before = max(self._code.rfind(char, 0, opened) for char in ";{}")
         return _SCOPE_KEYWORDS.search(self._code, before + 1, opened) is not None
-
-
-def _opening_paren(code: str, close: int) -> int | None:
-    """Offset of the `(` that the `)` at `close` closes, searching back at most _MAX_FUNCTION_HEAD."""
-    depth = 0
-    for pos in range(close, max(close - _MAX_FUNCTION_HEAD, -1), -1):
-        char = code[pos]
-        if char == ")":
-            depth += 1
-        elif char == "(":
-            depth -= 1
-            if depth == 0:
-                return pos
-    return None
 
 
 def _parameter_name(parameter: str) -> str:

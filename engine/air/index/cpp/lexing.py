@@ -247,3 +247,21 @@ NOT_FUNCTION_NAMES = frozenset(
     typeid unsigned void volatile while __attribute__ __declspec _Pragma __pragma
     """.split()
 )
+
+
+def matching_opener(code: str, last: int, pair: str, limit: int, stops: str = "") -> int | None:
+    """Offset of the opening bracket of `pair` ("()", "<>") that balances the closing ones from
+    `last` back, looking at most `limit` characters back; None at one of `stops` or past the limit."""
+    opener, closer = pair[0], pair[1]
+    depth = 0
+    for pos in range(last, max(last - limit + 1, 0) - 1, -1):
+        char = code[pos]
+        if char == closer:
+            depth += 1
+        elif char == opener:
+            depth -= 1
+            if depth == 0:
+                return pos
+        elif char in stops:
+            return None
+    return None
