@@ -81,8 +81,12 @@ def test_operator_coverage_shows_native_fallback_missing_and_undecided(pack):
     assert unary.fallback == ("sin", "cos", "erf", "floor", "ceil", "round", "log1p")
     assert fallbacks.operators.per_op_fallbacks == 9
     markdown = render_markdown(fallbacks)
-    assert "| # | Category | Native | Per-op fallback | Missing | Composite (no kernel needed) |" in markdown
-    assert "| 8.1.3 | Tensor.item() via \\_local_scalar_dense | 0/1 | `_local_scalar_dense` | — | — |" in markdown
+    assert "| # | Category | Native | Per-op fallback | Stub | Missing | Composite (no kernel needed) |" in markdown
+    assert "| 8.1.3 | Tensor.item() via \\_local_scalar_dense | 0/1 | `_local_scalar_dense` | — | — | — |" in markdown
+    stubs = check(FIXTURES / "ops_stub_kernels", pack)
+    unary = next(c for c in stubs.operators.categories if c.item == "8.2.1")
+    assert (unary.covered, unary.stub) == (0, ("abs", "neg"))
+    assert "Operators registered with a stub kernel only, which computes nothing: 8" in render_markdown(stubs)
     codegen = check(FIXTURES / "ops_py_codegen", pack)
     reduction = next(c for c in codegen.operators.categories if c.item == "8.2.3")
     assert reduction.undecided.startswith("codegen/families.yml names template tree_reduce")

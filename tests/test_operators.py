@@ -10,6 +10,8 @@ import pytest
 from air.errors import PackError
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
+from air.evidence.kernel_bodies import KernelReader
+from air.evidence.stubs import StubRules
 from air.graph import operators
 from air.graph.operators import family, find_registrations
 from air.index import build_index
@@ -409,11 +411,94 @@ def test_kernels_that_forward_to_the_cpu_fallback_are_fallbacks(tmp_path, syntax
     }
 
 
+# --- Kernels read from their bodies ----------------------------------------------
+
+KERNEL_BODIES = """\
+namespace dev {
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  const c10::OptionalDeviceGuard guard(at::device_of(self));
+  return at::empty(self.sizes(), self.options());
+}
+Tensor& fill_(Tensor& self, const Scalar& value) { return self; }
+Tensor mul(const Tensor& self, const Tensor& other) { TORCH_CHECK(false, "mul: not implemented"); }
+Tensor div(const Tensor& self, const Tensor& other) { return refuse(self); }
+Tensor refuse(const Tensor& self) { throw std::logic_error("unsupported"); }
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, TensorOptions options) { return at::empty(size, options); }
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  auto out = at::empty_like(self);
+  launch_sub(self, other, alpha, out);
+  return out;
+}
+Tensor sin(const Tensor& self) {
+  auto host = self.to(at::kCPU);
+  auto result = at::native::sin(host);
+  return result.to(self.device());
+}
+Tensor& cos_out(const Tensor& self, Tensor& out) {
+  auto out_host = out.cpu();
+  at::cpu::cos_out(out_host, self.cpu());
+  out.copy_(out_host);
+  return out;
+}
+Tensor tan(const Tensor& self) {
+  std::cout << self.cpu() << std::endl;
+  TORCH_CHECK(self.abs().max().cpu().item<float>() < 1e6f, "too large");
+  auto out = at::empty_like(self);
+  launch_tan(self, out);
+  return out;
+}
+Tensor copy_back(const Tensor& self) { return self.cpu().to(self.device()); }
+}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", TORCH_FN(dev::add));
+  m.impl("fill_.Scalar", &dev::fill_);
+  m.impl("mul.Tensor", dev::mul);
+  m.impl("div.Tensor", TORCH_FN(dev::div));
+  m.impl("neg", [](const Tensor& self) { return self; });
+  m.impl("empty_strided", TORCH_FN(dev::empty_strided));
+  m.impl("sub.Tensor", TORCH_FN(dev::sub));
+  m.impl("sin", TORCH_FN(dev::sin));
+  m.impl("cos.out", TORCH_FN(dev::cos_out));
+  m.impl("exp", [](const Tensor& self) { return at::exp(self.cpu()).to(self.device()); });
+  m.impl("tan", TORCH_FN(dev::tan));
+  m.impl("clone", TORCH_FN(dev::copy_back));
+  m.impl("abs", TORCH_FN(dev::undefined_here));
+}
+"""
+
+
+def test_kernel_bodies_tell_stubs_and_cpu_fallbacks_written_by_hand(tmp_path, syntax):
+    write_tree(tmp_path, {"csrc/kernels.cpp": KERNEL_BODIES})
+    index = build_index(tmp_path)
+    upstream = load_pack("pytorch-2.x").framework.upstream
+    bodies = KernelReader(
+        index, StubRules(upstream.inert_calls, allocations=upstream.allocations), syntax.host_fallback
+    )
+    kinds = {r.op: (r.kernel, r.via) for r in find_registrations(index, syntax, bodies).ops}
+    assert kinds == {
+        "add.Tensor": ("stub", "dev::add"),
+        "fill_.Scalar": ("stub", "dev::fill_"),
+        "mul.Tensor": ("stub", "dev::mul"),
+        "div.Tensor": ("stub", "dev::div"),
+        "neg": ("stub", ""),
+        "empty_strided": ("native", ""),  # an allocation operator returns an allocation
+        "sub.Tensor": ("native", ""),
+        "sin": ("fallback", "dev::sin"),
+        "cos.out": ("fallback", "dev::cos_out"),
+        "exp": ("fallback", ""),
+        "tan": ("native", ""),  # the host only prints and checks a scalar
+        "clone": ("native", ""),  # a round trip computing nothing on the host
+        "abs": ("native", ""),  # not defined in the tree
+    }
+    assert {r.kernel for r in find_registrations(index, syntax).ops} == {"native"}
+
+
 def evaluate_clause(tmp_path, files: dict[str, str], data: dict):
     write_tree(tmp_path, files)
     pack = load_pack("pytorch-2.x")
     index = build_index(tmp_path)
-    return Evaluator(Context(index, pack.symbols, pack.operators)).result(clause_from_data("native", data))
+    context = Context(index, pack.symbols, pack.operators, upstream=pack.framework.upstream)
+    return Evaluator(context).result(clause_from_data("native", data))
 
 
 def test_coverage_tells_native_kernels_from_per_op_fallbacks(tmp_path):
@@ -426,6 +511,16 @@ def test_coverage_tells_native_kernels_from_per_op_fallbacks(tmp_path):
     assert result.covered_share() == 0.25
     per_op = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "per_op"}})
     assert sorted(hit.capture("OP") for hit in per_op.hits) == ["cos", "erf", "sin", "tan"]
+
+
+def test_coverage_counts_stub_kernels_apart(tmp_path):
+    data = {"ops": {"of": ["add", "sub", "sin", "mul", "pow"]}, "where": {"KEY": {"symbol": "kernel_key"}}}
+    result = evaluate_clause(tmp_path, {"csrc/kernels.cpp": KERNEL_BODIES}, data)
+    assert result.coverage.covered == ("sub",)
+    assert result.coverage.fallback == ("sin",)
+    assert result.coverage.stub == ("add", "mul")
+    assert result.coverage.missing == ("pow",)
+    assert result.covered_share() == 0.2
 
 
 # --- Empty blocks register nothing ----------------------------------------------

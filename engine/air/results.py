@@ -155,6 +155,7 @@ class OperatorCategory:
     missing: tuple[str, ...]  # neither a native kernel nor a per-op fallback
     composite: tuple[str, ...]
     fallback: tuple[str, ...] = ()  # registered only with a per-op fallback kernel
+    stub: tuple[str, ...] = ()  # registered only with a stub kernel, which computes nothing
     undecided: str = ""  # why the category's coverage cannot be told, if it cannot
 
 
@@ -171,6 +172,7 @@ class OperatorCoverage:
     fallbacks: tuple[Finding, ...]
     categories: tuple[OperatorCategory, ...]
     per_op_fallbacks: int = 0  # distinct operators registered on the device's keys with a fallback kernel only
+    stubs: int = 0  # distinct operators registered on the device's keys with a stub kernel only
 
 
 @dataclass(frozen=True)

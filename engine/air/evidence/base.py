@@ -98,6 +98,7 @@ class Coverage:
     missing: tuple[str, ...]
     composite: tuple[str, ...] = ()  # listed, but needing no implementation of their own
     fallback: tuple[str, ...] = ()  # not covered, but served by a stand-in (a CPU fallback, say)
+    stub: tuple[str, ...] = ()  # not covered: what stands for them implements nothing (a stub kernel)
     unresolved: tuple[str, ...] = ()  # whether covered cannot be told
     undecided: str = ""  # why, when some are unresolved
     sources: tuple[str, ...] = ()  # where the covered ones were found, when worth saying
@@ -105,7 +106,7 @@ class Coverage:
 
     @property
     def total(self) -> int:
-        return len(self.covered) + len(self.fallback) + len(self.unresolved) + len(self.missing)
+        return len(self.covered) + len(self.fallback) + len(self.stub) + len(self.unresolved) + len(self.missing)
 
     @property
     def ratio(self) -> float:
@@ -144,10 +145,12 @@ class ClauseResult:
 class UpstreamCode:
     """What the framework's own C++ tells that a tree does not: its classes with their direct
     bases (qualified names), and the calls that check, warn or fail but implement nothing
-    (names or globs of their last component)."""
+    (names or globs of their last component), and those that give a fresh value nothing has
+    computed (`empty`)."""
 
     bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     inert_calls: tuple[str, ...] = ()
+    allocations: tuple[str, ...] = ()
 
     @cached_property
     def namespaces(self) -> frozenset[str]:

@@ -5,8 +5,10 @@ whole family (`add` covers `add.Tensor`, `add_.Tensor`, `add.out`), and `a|b` is
 either (`_to_copy|_copy_from`: a cast works through either kernel). Listed operators that the
 catalog says need no kernel of their own (composite) are left out of the coverage and listed
 apart; `a|b` is such only when each of its alternatives is. A listed operator registered only
-with a fallback kernel is counted as such, not as covered; one whose registration is unresolved (an op-list entry naming a template or file
-that is not in the tree) leaves the coverage undecided unless a native kernel covers it.
+with a fallback kernel is counted as such, not as covered, and so is one registered only with a
+stub kernel, whose body computes nothing (see `air.evidence.kernel_bodies`); one whose
+registration is unresolved (an op-list entry naming a template or file that is not in the
+tree) leaves the coverage undecided unless a native kernel covers it.
 Entries of op lists that no build or codegen file names are not counted; the coverage says
 which listed operators such a list names ("not used by the build").
 When a key of the pack's `fallback_keys` has a global fallback of the backend's own and none
@@ -40,10 +42,13 @@ from air.evidence.base import (
     hit_at,
     roles_for,
 )
+from air.evidence.kernel_bodies import KernelReader
+from air.evidence.stubs import StubRules
 from air.graph.in_tree_kernels import HOWS as IN_TREE_HOWS
 from air.graph.operators import (
     FALLBACK,
     NATIVE,
+    STUB,
     UNRESOLVED,
     OperatorSyntax,
     Registration,
@@ -112,7 +117,10 @@ def tree_literals(context: Context) -> list[str]:
 
 def registrations(context: Context) -> Registrations:
     syntax = _operator_syntax(context)
-    return context.memo(("operators",), lambda: find_registrations(context.index, syntax))
+    upstream = context.upstream
+    rules = StubRules(upstream.inert_calls, allocations=upstream.allocations)
+    bodies = KernelReader(context.index, rules, syntax.host_fallback)
+    return context.memo(("operators",), lambda: find_registrations(context.index, syntax, bodies))
 
 
 def _operator_syntax(context: Context) -> OperatorSyntax:
@@ -160,6 +168,7 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     found = registrations(context)
     native = _families(hits)
     fallback = _families(_kept(_of_listed(found, clause, FALLBACK), clause, context))
+    stubbed = _families(_kept(_of_listed(found, clause, STUB), clause, context))
     unresolved = _kept(_of_listed(found, clause, UNRESOLVED), clause, context)
     listed = list(dict.fromkeys(clause.spec["of"]))
     composite = tuple(member for member in listed if all(map(catalog.is_composite, alternatives(member))))
@@ -170,15 +179,17 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     if captured is not None:
         uncertain = [member for member in needed if member not in covered]
     served = [member for member in needed if member not in covered + uncertain and _covers(member, fallback)]
+    stubs = [member for member in needed if member not in covered + uncertain + served and _covers(member, stubbed)]
     return Coverage(
         covered=tuple(covered),
-        missing=tuple(_missing_of(needed, covered + uncertain + served)),
+        missing=tuple(_missing_of(needed, covered + uncertain + served + stubs)),
         composite=composite,
         fallback=tuple(served),
+        stub=tuple(stubs),
         unresolved=tuple(uncertain),
         undecided=_captured(uncertain, captured) if captured is not None else _undecided(uncertain, unresolved),
         sources=_op_lists(hits) + _bound_by_the_framework(covered, hits),
-        ignored=_unused_lists(_missing_of(needed, covered + uncertain + served), found, clause, context),
+        ignored=_unused_lists(_missing_of(needed, covered + uncertain + served + stubs), found, clause, context),
     )
 
 

@@ -13,7 +13,11 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
   and calls of those with constant arguments (`c10::DeviceIndex(1)`); an unqualified
   name may be a variable (`CURRENT_DEVICE`), so it is not a constant;
 - placeholder: an expression naming one of the names the clause gives
-  (`return getDefaultStream(d);`).
+  (`return getDefaultStream(d);`);
+- unchanged: a name the caller gives that the body returns as it is (a kernel's input:
+  `return self;`), or a fresh value of one of the framework's allocation calls
+  (`return at::empty(self.sizes(), self.options());`); a local bound to either is one too,
+  and binding it is inert.
 
 A Python method body is judged alike, statement for statement (`is_python_stub`): `pass`,
 `...`, a docstring, `assert`, a local bound to a constant and a call of `print`, of an inert
@@ -55,6 +59,7 @@ _THROW = re.compile(r"throw\b")
 _VOID_CAST = re.compile(r"\( ?void ?\)|static_cast ?< ?void ?>")
 _STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
 _CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
+_CALL_OR_METHOD = re.compile(rf"(?:{_QUALIFIED} ?(?:\.|->) ?)?(?P<callee>{_QUALIFIED}) ?(?=\()")  # also `x.new_empty(`
 _ARGUMENT_TOKEN = re.compile(rf"{_LITERAL}|[()\[\]{{}},]")
 _CONSTANT_TOKEN = re.compile(rf" ?(?:{_LITERAL}|{_NUMBER}|(?P<name>{_QUALIFIED})|[(){{}}<>,!~+\-])", re.S)
 _EMPTY_CALL = re.compile(r"\w ?\( ?\)")
@@ -78,12 +83,40 @@ class StubRules:
     inert_calls: tuple[str, ...] = ()
     placeholders: frozenset[str] = frozenset()
     constant_is_real: bool = False
+    unchanged: frozenset[str] = frozenset()  # names a stub may return as they are (the inputs)
+    allocations: tuple[str, ...] = ()  # calls (globs of their last component) giving a fresh, uncomputed value
 
 
 def is_stub(statements: list[str], rules: StubRules) -> bool:
     """Whether a body made of `statements` (see `air.index.cpp.body_statements`) is a stub."""
     *leading, last = statements or [""]
-    return all(_inert(statement, rules) for statement in leading) and (_inert(last, rules) or _leaves(last, rules))
+    for statement in leading:
+        bound = _unchanged_binding(statement, rules)
+        if bound is not None:
+            rules = replace(rules, unchanged=rules.unchanged | {bound})
+        elif not _inert(statement, rules):
+            return False
+    return _inert(last, rules) or _leaves(last, rules)
+
+
+def _unchanged_binding(statement: str, rules: StubRules) -> str | None:
+    """The local a declaration binds to an unchanged value (`auto out = at::empty(...)`)."""
+    declaration = _DECLARATION.fullmatch(statement)
+    if declaration is None or not (declaration["init"] or "").startswith("="):
+        return None
+    return declaration["name"] if _is_unchanged(declaration["init"][1:].strip(), rules) else None
+
+
+def _is_unchanged(value: str, rules: StubRules) -> bool:
+    if value in rules.unchanged:
+        return True
+    call = _CALL_OR_METHOD.match(value)
+    closing = _closing(value, call.end()) if call is not None else None
+    return (
+        call is not None
+        and closing == len(value) - 1
+        and any(fnmatchcase(last_component(call["callee"]), pattern) for pattern in rules.allocations)
+    )
 
 
 def _leaves(statement: str, rules: StubRules) -> bool:
@@ -95,6 +128,8 @@ def _leaves(statement: str, rules: StubRules) -> bool:
         return False
     value = returned["value"].strip()
     if not value:
+        return True
+    if _is_unchanged(value, rules):
         return True
     named = set(_IDENTIFIER.findall(value))
     return bool(named & rules.placeholders) or (not rules.constant_is_real and is_constant(value))
@@ -120,13 +155,23 @@ def _inert(statement: str, rules: StubRules) -> bool:
 
 def _inert_initialiser(init: str | None) -> bool:
     """Whether a declaration's initialiser does nothing: none, a constant, or a
-    constructor given plain names (a lock guard)."""
+    constructor given plain names or what calls given plain names return (a lock guard,
+    `DeviceGuard guard(device_of(self))`)."""
     if init is None:
         return True
     if init.startswith("="):
         return is_constant(init[1:])
     inner = init[1:-1]
-    return not inner.strip() or all(_PLAIN_ARGUMENT.fullmatch(arg) for arg in _split_arguments(inner))
+    return not inner.strip() or all(map(_plain_or_plain_call, _split_arguments(inner)))
+
+
+def _plain_or_plain_call(argument: str) -> bool:
+    if _PLAIN_ARGUMENT.fullmatch(argument):
+        return True
+    call = _CALL_OR_METHOD.match(argument)  # a function or a method
+    closing = _closing(argument, call.end()) if call is not None else None
+    inner = _split_arguments(argument[call.end() + 1 : closing]) if call is not None and closing is not None else None
+    return closing == len(argument) - 1 and inner is not None and all(map(_PLAIN_ARGUMENT.fullmatch, inner))
 
 
 def _always_fails(statement: str) -> bool:

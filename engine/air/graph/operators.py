@@ -42,7 +42,9 @@ capture that receives every operator) when it is a lambda or a function of the t
 the function it names; a function the tree does not define, or a Python function (whose body
 is not read), is unresolved. A function that falls back only on some paths (`if (...) { return
 fallback; } return own(x);`, or in an `else`) is a native kernel. Functions are matched by
-name, whatever their namespace or class; a member call (`x.f()`, `p->f()`) names none. An
+name, whatever their namespace or class; a member call (`x.f()`, `p->f()`) names none. Given
+the kernels' bodies (`KernelBodies`), a C/C++ kernel the tree defines is also read
+there: a stub when it computes nothing, a fallback when it is a CPU fallback written by hand. An
 op-list entry's kernel is unresolved when the template or file the entry names is not in
 the tree.
 
@@ -65,11 +67,12 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from itertools import islice
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
 from air.errors import PackError
+from air.graph.host_fallback import HostTransfers
 from air.graph.in_tree_kernels import InTreeNaming, find_in_tree_kernels
 from air.index import CodeIndex
 from air.index.cpp import (
@@ -95,7 +98,7 @@ MAX_FORWARDING_DEPTH = 4
 MAX_COPY_DEPTH = 4
 MAX_EXPANSION_DEPTH = 3
 MAX_BLOCK_STATEMENTS = 50_000
-NATIVE, FALLBACK, UNRESOLVED = "native", "fallback", "unresolved"
+NATIVE, FALLBACK, STUB, UNRESOLVED = "native", "fallback", "stub", "unresolved"
 _KERNEL_FREE = frozenset({"composite", "composite_explicit"})
 _NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()` names no function `item`
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
@@ -178,6 +181,7 @@ class OperatorSyntax:
     fake_key: str = ""
     python_op_objects: str = ""  # the module whose attributes `<module>.ns.op[.overload]` name operators
     in_tree: InTreeNaming | None = None  # how kernels of in-tree keys bound by the framework's own op list are named
+    host_fallback: HostTransfers | None = None  # how a kernel written as a CPU fallback by hand moves tensors
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path, symbols: Mapping[str, tuple[str, ...]]) -> OperatorSyntax:
@@ -209,6 +213,7 @@ class OperatorSyntax:
             fake_key=data.get("fake_key", ""),
             python_op_objects=data.get("python_op_objects", ""),
             in_tree=InTreeNaming.from_data(in_tree, symbols.get(in_tree["keys"], ())) if in_tree else None,
+            host_fallback=HostTransfers.from_data(data["host_fallback"]) if "host_fallback" in data else None,
         )
 
     @cached_property
@@ -288,6 +293,14 @@ def family(name: str) -> str:
     return base.rstrip("_") or base
 
 
+class KernelBodies(Protocol):
+    """What the bodies of a tree's C/C++ kernels do: their kinds (NATIVE, FALLBACK or STUB)."""
+
+    def kind_of_lambda(self, kernel: str, op: str) -> str: ...
+
+    def kind_of_function(self, name: str, op: str) -> str: ...
+
+
 @dataclass(frozen=True)
 class Registration:
     op: str  # "add.Tensor", namespace removed
@@ -296,7 +309,7 @@ class Registration:
     source: SourceFile
     line: int
     how: str  # "block", "python", "op list"
-    kernel: str = NATIVE  # NATIVE, FALLBACK or UNRESOLVED
+    kernel: str = NATIVE  # NATIVE, FALLBACK, STUB or UNRESOLVED
     via: str = ""  # the fallback function reached, or the template or file an op-list entry names
 
 
@@ -308,9 +321,11 @@ class Registrations:
     elsewhere: tuple[Registration, ...] = ()  # of the other namespaces (the backend's own operators, a library's)
 
 
-def find_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Registrations:
+def find_registrations(index: CodeIndex, syntax: OperatorSyntax, bodies: KernelBodies | None = None) -> Registrations:
+    """The tree's registrations, the kinds of their C/C++ kernels read from the kernels' bodies
+    when `bodies` is given."""
     fallbacks = _fallback_functions(index, syntax)
-    registered = [*_cpp_registrations(index, syntax, fallbacks), *_python_registrations(index, syntax)]
+    registered = [*_cpp_registrations(index, syntax, fallbacks, bodies), *_python_registrations(index, syntax)]
     listed = list(_op_list_registrations(index, syntax, fallbacks))
     used = _used_op_lists(index, {r.source.path for r in listed})
     registered.extend(r for r in listed if r.source.path in used)
@@ -440,6 +455,20 @@ def _kernel_kind(kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
     return (FALLBACK, reached) if reached else (NATIVE, "")
 
 
+def _registered_kind(kernel: str, op: str, fallbacks: frozenset[str], bodies: KernelBodies | None) -> tuple[str, str]:
+    """(kind, via) of an operator's kernel as written in a registration: a fallback reaching a
+    CPU fallback function; else what its body does (see `KernelBodies`), via the
+    function it names."""
+    kind, via = _kernel_kind(kernel, fallbacks)
+    if kind != NATIVE or bodies is None:
+        return kind, via
+    if "{" in kernel:
+        return bodies.kind_of_lambda(kernel, op), ""
+    function = _kernel_function(kernel)
+    kind = bodies.kind_of_function(function, op) if is_name(function.rpartition("::")[2]) else NATIVE
+    return kind, (function if kind != NATIVE else "")
+
+
 def _global_kernel_kind(index: CodeIndex, kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
     """(kind, via) of a global fallback's kernel: a fallback reaching a CPU fallback function;
     else the backend's own kernel when it is a lambda or a function the tree defines, via the
@@ -474,7 +503,9 @@ def _kernel_function(kernel: str) -> str:
 # --- C/C++ ------------------------------------------------------------------
 
 
-def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: frozenset[str]) -> Iterator[Registration]:
+def _cpp_registrations(
+    index: CodeIndex, syntax: OperatorSyntax, fallbacks: frozenset[str], bodies: KernelBodies | None
+) -> Iterator[Registration]:
     wrappers = _wrappers(index, syntax.blocks + syntax.def_blocks)
     blocks = frozenset(block for block in syntax.blocks + syntax.def_blocks if not _is_pattern(block))
     names = blocks | frozenset(wrappers)
@@ -492,12 +523,12 @@ def _cpp_registrations(index: CodeIndex, syntax: OperatorSyntax, fallbacks: froz
             else:
                 continue
             statements = body.statements(source, opened, variable, call.line)
-            yield from _registered_in(statements, namespace, key, variable, body, index, syntax, fallbacks)
+            yield from _registered_in(statements, namespace, key, variable, body, index, syntax, fallbacks, bodies)
     for registrar in syntax.registrars:
         for filled in _registrar_blocks(index, registrar):
             statements = body.statements(filled.source, filled.block, filled.variable, filled.block.call.line)
             yield from _registered_in(
-                statements, filled.namespace, filled.key, filled.variable, body, index, syntax, fallbacks
+                statements, filled.namespace, filled.key, filled.variable, body, index, syntax, fallbacks, bodies
             )
 
 
@@ -510,6 +541,7 @@ def _registered_in(
     index: CodeIndex,
     syntax: OperatorSyntax,
     fallbacks: frozenset[str],
+    bodies: KernelBodies | None,
 ) -> Iterator[Registration]:
     """What a block's statements register on the library `variable` of `namespace` and `key`
     ("" for a definition block): operators, or global fallbacks on the wildcard namespace."""
@@ -524,7 +556,7 @@ def _registered_in(
         op = _op_name(inner.literal, namespace) if inner.literal else None
         own_key = body.own_key(inner) if op else None
         if op and (own_key or key):
-            kind, via = _kernel_kind(", ".join(inner.args[1:]), fallbacks)
+            kind, via = _registered_kind(", ".join(inner.args[1:]), op, fallbacks, bodies)
             yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block", kind, via)
 
 

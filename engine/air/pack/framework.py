@@ -206,6 +206,7 @@ def _build(document: _Combined) -> Framework:
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
             inert_calls=tuple(data.get("inert_calls", ())),
+            allocations=tuple(data.get("allocations", ())),
         ),
     )
 

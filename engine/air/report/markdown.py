@@ -190,6 +190,7 @@ def _operators(operators: OperatorCoverage | None, pack: PackInfo) -> list[str]:
     facts = [
         f"Operators with a native kernel on the device's keys: {operators.registered} ({sources})",
         f"Operators registered with a per-op CPU fallback only: {operators.per_op_fallbacks}",
+        f"Operators registered with a stub kernel only, which computes nothing: {operators.stubs}",
         f"{core} covered: {operators.core_covered} of {operators.core_total} "
         f"(catalog of {_text(pack.framework_name)} {_text(operators.catalog_version)})",
         "Global fallbacks: "
@@ -202,13 +203,14 @@ def _operators(operators: OperatorCoverage | None, pack: PackInfo) -> list[str]:
             _text(op.title),
             f"{'?' if op.undecided else op.covered}/{op.total}",
             _names(op.fallback),
+            _names(op.stub),
             _names(op.missing),
             _names(op.composite),
         )
         for op in operators.categories
     ]
     blocks.append(
-        _table(("#", "Category", "Native", "Per-op fallback", "Missing", "Composite (no kernel needed)"), rows)
+        _table(("#", "Category", "Native", "Per-op fallback", "Stub", "Missing", "Composite (no kernel needed)"), rows)
     )
     undecided = [f"{op.item}: {_text(op.undecided)}" for op in operators.categories if op.undecided]
     if undecided:

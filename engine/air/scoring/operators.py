@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from air.evidence import Evaluator
 from air.evidence.base import constraint_holds, hit_at
 from air.evidence.ops import registrations
-from air.graph.operators import FALLBACK, NATIVE, family
+from air.graph.operators import FALLBACK, NATIVE, STUB, family
 from air.pack.load import Pack
 from air.results import OperatorCategory, OperatorCoverage
 from air.scoring.rows import finding_of
@@ -26,6 +26,7 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
     device = [r for r in found.ops if constraint_holds(r.key, on_device, context, r.source.path)]
     kernels = [r for r in device if r.kernel == NATIVE]
     native = {r.op for r in kernels}
+    fallback_only = {r.op for r in device if r.kernel == FALLBACK} - native
     families = {family(r.op) for r in kernels}
     core = syntax.catalog.core
     core_missing = tuple(name for name in core if family(name) not in families)
@@ -42,7 +43,8 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
             if constraint_holds(r.key, on_device, context, r.source.path)
         ),
         categories=tuple(_categories(pack, evaluator)),
-        per_op_fallbacks=len({r.op for r in device if r.kernel == FALLBACK} - native),
+        per_op_fallbacks=len(fallback_only),
+        stubs=len({r.op for r in device if r.kernel == STUB} - native - fallback_only),
     )
 
 
@@ -62,6 +64,7 @@ def _categories(pack: Pack, evaluator: Evaluator) -> Iterator[OperatorCategory]:
                 coverage.missing,
                 coverage.composite,
                 coverage.fallback,
+                coverage.stub,
                 coverage.undecided,
             )
             break

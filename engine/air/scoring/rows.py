@@ -127,6 +127,8 @@ def _coverage_text(name: str, coverage: Coverage) -> str:
         parts[0] += f" ({'; '.join(coverage.sources)})"
     if coverage.fallback:
         parts.append(f"through a per-op fallback only: {_listed(coverage.fallback)}")
+    if coverage.stub:
+        parts.append(f"a stub kernel only, which computes nothing: {_listed(coverage.stub)}")
     if coverage.missing:
         parts.append(f"missing {_listed(coverage.missing)}")
     if coverage.composite:

@@ -1,0 +1,180 @@
+"""A kernel written as a CPU fallback by hand: it moves its tensors to the host, computes there
+and copies the result back.
+
+Its last statement outside inner blocks returns, or is, a copy back to the device of a value
+computed on the host. A host value is a tensor moved to the host (`x.cpu()`, `x.to(<host>)`), or
+a local bound to an expression naming the host device (`at::empty(sizes,
+opts.device(at::kCPU))`) or a host value; the host computes when a call other than a transfer
+or an allocation is given a host value or made on one (`at::native::op(x_cpu)`,
+`x_cpu.sin()`); a copy back moves a host value to the device (`r.to(x.device())`) or copies one
+into a tensor of the device (`out.copy_(out_cpu)`, then `return out;`). A kernel that moves a
+tensor to the host for a print or to check a host scalar copies nothing back: it is native.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import cached_property
+from typing import Any
+
+_CALL = re.compile(r"(?<![\w:])(?P<callee>[A-Za-z_]\w*(?: ?(?:::|\.|->) ?[A-Za-z_]\w*)*) ?(?:<[^<>;()]*> ?)?\(")
+_BINDING = re.compile(r"(?:[\w:<>,*& ]+? )?(?P<name>[A-Za-z_]\w*) ?=(?!=) ?(?P<value>.+)", re.S)
+_RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
+_MEMBER = re.compile(r"(?:\.|->) ?$")
+
+
+@dataclass(frozen=True)
+class HostTransfers:
+    """How the framework's C++ writes the host device (`"cpu"`, `kCPU`, `DeviceType::CPU`),
+    the methods that move a tensor to it (`cpu`), and those that move a tensor to the device
+    their arguments name or copy one tensor into another (`to`, `copy_`)."""
+
+    device: tuple[str, ...]
+    to_host: tuple[str, ...]
+    transfers: tuple[str, ...]
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> HostTransfers:
+        return cls(tuple(data["device"]), tuple(data["to_host"]), tuple(data["transfers"]))
+
+    @cached_property
+    def _device(self) -> re.Pattern[str]:
+        spellings = [
+            re.escape(spelling) if spelling.startswith(('"', "'")) else _name_pattern(spelling)
+            for spelling in self.device
+        ]
+        return re.compile("|".join(spellings))
+
+    @cached_property
+    def _to_host(self) -> re.Pattern[str]:
+        methods = "|".join(map(re.escape, self.to_host)) or r"(?!)"
+        return re.compile(rf"(?:\.|->) ?(?:{methods}) ?\( ?\)")
+
+    def names_device(self, text: str) -> bool:
+        return self._device.search(text) is not None
+
+    def moves_to_host(self, text: str) -> bool:
+        """Whether `text` moves a tensor to the host: `x.cpu()`, or a transfer naming the host."""
+        return self._to_host.search(text) is not None or any(
+            call.name in self.transfers and call.member and self.names_device(call.args) for call in _calls(text)
+        )
+
+
+def _name_pattern(name: str) -> str:
+    parts = [re.escape(part) for part in name.split("::")]
+    return r"(?<![\w.])" + r" ?:: ?".join(parts) + r"(?!\w)"
+
+
+@dataclass(frozen=True)
+class _Call:
+    name: str  # the last component of the callee
+    receiver: str  # the text the call is made on (`x` of `x.sin()`), "" for a plain call
+    args: str  # the text between its parentheses
+    member: bool
+    end: int  # past its closing parenthesis
+
+
+def _calls(text: str) -> Iterator[_Call]:
+    for found in _CALL.finditer(text):
+        callee = found["callee"].replace(" ", "")
+        close = _closing(text, found.end() - 1)
+        if close is None:
+            continue
+        parts = re.split(r"::|\.|->", callee)
+        member = bool(re.search(r"(?:\.|->)[A-Za-z_]\w*$", callee)) or bool(_MEMBER.search(text[: found.start()]))
+        receiver = callee[: -len(parts[-1])] if "." in callee or "->" in callee else text[: found.start()]
+        yield _Call(parts[-1], receiver if member else "", text[found.end() : close], member, close + 1)
+
+
+def _closing(text: str, opened: int) -> int | None:
+    depth = 0
+    for pos in range(opened, len(text)):
+        if text[pos] == "(":
+            depth += 1
+        elif text[pos] == ")":
+            depth -= 1
+            if depth == 0:
+                return pos
+    return None
+
+
+class _HostFlow:
+    """What a body's statements do with host values, statement after statement."""
+
+    def __init__(self, host: HostTransfers, allocations: tuple[str, ...]) -> None:
+        self._host = host
+        self._allocations = allocations
+        self.host_locals: set[str] = set()
+        self.copied_back: set[str] = set()
+        self.computed = False
+
+    def read(self, statement: str) -> None:
+        binding = _BINDING.fullmatch(statement)
+        value = binding["value"] if binding else statement
+        self.computed |= self._computes(value)
+        if binding is not None and self.copies_back(value):
+            self.copied_back.add(binding["name"])
+        elif binding is not None and (self._holds_host(value) or self._host.names_device(value)):
+            self.host_locals.add(binding["name"])
+        elif binding is None:
+            self.copied_back |= self.copied_into(statement)
+
+    def copies_back(self, value: str) -> bool:
+        """Whether `value` ends moving a host value to the device (`r.to(x.device())`)."""
+        last = next((call for call in _calls(value) if call.end == len(value)), None)
+        return (
+            last is not None
+            and last.member
+            and last.name in self._host.transfers
+            and not self._host.names_device(last.args)
+            and self._holds_host(last.receiver)
+        )
+
+    def copied_into(self, statement: str) -> set[str]:
+        """The device tensor a statement copies a host value into (`out.copy_(out_cpu)`)."""
+        found = set()
+        for call in _calls(statement):
+            receiver = call.receiver.strip().rstrip(".->").strip()
+            into_device = receiver.isidentifier() and receiver not in self.host_locals
+            if call.name in self._host.transfers and into_device and self._holds_host(call.args):
+                found.add(receiver)
+        return found
+
+    def _holds_host(self, text: str) -> bool:
+        names = set(re.findall(r"(?<![\w.>])[A-Za-z_]\w*", text))
+        return bool(names & self.host_locals) or self._host.moves_to_host(text)
+
+    def _computes(self, text: str) -> bool:
+        """Whether `text` calls something other than a transfer or an allocation on a host value."""
+        moves = (*self._host.to_host, *self._host.transfers)
+        return any(
+            call.name not in moves
+            and not any(fnmatchcase(call.name, pattern) for pattern in self._allocations)
+            and (self._holds_host(call.args) or self._holds_host(call.receiver))
+            for call in _calls(text)
+        )
+
+
+def is_host_fallback(statements: list[str], host: HostTransfers, allocations: tuple[str, ...] = ()) -> bool:
+    """Whether a body made of `statements` runs its operator on the host (see the module's docstring)."""
+    if not statements:
+        return False
+    *leading, last = statements
+    flow = _HostFlow(host, allocations)
+    for statement in leading:
+        flow.read(statement)
+    returned = _RETURN.fullmatch(last)
+    if returned is None:
+        flow.read(last)
+        return flow.computed and bool(flow.copied_into(last))
+    value = returned["value"].strip()
+    flow.read(value)
+    return flow.computed and (value in flow.copied_back or flow.copies_back(value))
+
+
+def called_functions(statement: str) -> list[str]:
+    """The last components of the functions a statement calls, not its methods, in order."""
+    return [call.name for call in _calls(statement) if not call.member]
