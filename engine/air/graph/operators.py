@@ -574,7 +574,7 @@ class _FilledBlock:
 _NAMESPACE_LITERAL = re.compile(r'"(\w+)"')
 _WRAPPED = re.compile(r"[\w:]+(?:<[^<>(){}]*>)?\s*[({](?P<inner>[^(){}]*)[)}]")
 _CHOSEN_FUNCTION = re.compile(r"\?\s*(?P<function>&?\s*[A-Za-z_][\w:]*)\s*:(?!:)")
-_LAMBDA_HEAD = re.compile(r"\[[^\]]*\]\s*\((?P<parameters>[^()]*)\)")
+_LAMBDA_HEAD = re.compile(r"\[[^\[\]]*\]\s*\((?P<parameters>[^()]*)\)")
 _BODY_OR_END = re.compile(r"[;{}]")
 _HEAD_TRAILER = re.compile(r"[\s\w:<>,&*-]*")  # `const`, `noexcept`, `-> void`: no call, no statement
 _LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*$")
