@@ -60,16 +60,18 @@ def evaluate(
     clauses += [d.clause for d in pack.upstream]
     absent = AbsentCode.of(index, pack.framework.vendoring)
     evaluator.prepare(clauses, absent.literals)
+    identified = partial(_identity, pack, evaluator, root, source, framework_version)
     if pack.test_syntax and pack.test_syntax.live:
-        identified = partial(_identity, pack, evaluator, root, source, framework_version)
-        found_names = partial(_names_in_tests, identified)
-        evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
+        live_tests = LiveTests(index, pack.test_syntax, partial(_names_in_tests, identified))
+        evaluator.context.live_tests = live_tests
+        live_tests.find_names()
+        live_tests.read_ahead()
+    route, path, backend, names = identified()  # before the workers start: each would work it out again
     test_syntax = pack.test_syntax
     tests = evaluator.evaluate_all(
         clauses,
         alongside=(lambda: test_inventory(index, test_syntax)) if test_syntax else None,
     )
-    route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
     say(f"integration path: {path.title}")
     target = backend.target_framework_version
     compiled = backend.source.kind == BINARY_DIST
