@@ -35,6 +35,7 @@ BUILD_EXTRACTORS = {
 PARALLEL_THRESHOLD = 4
 HASH_COMMENT_LANGUAGES = frozenset({"yaml", "toml", "shell", "cmake", "make", "bazel", "meson"})
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
+MIN_LITERALS_TOGETHER = 8  # from here on, one multi-pattern pass beats a search per literal
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
 _READ_AHEAD_LANGUAGES = ("python", "cpp", "template")
 
@@ -100,7 +101,26 @@ class CodeIndex:
         return sum(len(self.by_path[path].text) for path in paths if self.by_path[path].role in roles)
 
     def _matching(self, kinds: tuple, wanted: list[tuple[str, ...]]) -> set[str]:
+        self._find_together(kinds, {part for group in wanted for part in group})
         return set().union(*(set.intersection(*(self._containing(kinds, part) for part in group)) for group in wanted))
+
+    def _find_together(self, kinds: tuple, literals: set[str]) -> None:
+        """Find the files of `kinds` holding each of `literals` that was not scanned for, in one
+        multi-pattern pass when there are many of them (a class family's new names, say): a
+        pass costs about as much as a few single searches of the same files."""
+        missing = sorted(
+            literal
+            for literal in literals
+            if literal and literal not in self._scanned and (kinds, literal) not in self._by_literal
+        )
+        if len(missing) < MIN_LITERALS_TOGETHER:
+            return
+        found: dict[str, set[str]] = {literal: set() for literal in missing}
+        automaton = AhoCorasick(missing)
+        for source in self._files_of(kinds):
+            for number in {match[0] for match in automaton.find_matches_as_indexes(source.text, overlapping=True)}:
+                found[missing[number]].add(source.path)
+        self._by_literal.update(((kinds, literal), paths) for literal, paths in found.items())
 
     def scan_literals(self, literals: Iterable[str]) -> None:
         """Find which files contain each of `literals` in one multi-pattern pass over the tree,
