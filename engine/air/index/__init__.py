@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
@@ -212,15 +212,27 @@ class CodeIndex:
             found = self._lexical[source.path] = LexicalPython(source.text, module, _is_package(source))
         return found
 
-    def prefetch_python(self, sources: Iterable[SourceFile]) -> None:
-        """Parse the files of `sources` not parsed yet, in worker processes when there are
-        enough of them to pay for it; `python_facts` then answers from the cache."""
-        pending = [s for s in sources if s.language == "python" and s.path not in self._python]
+    def prefetch_python(self, sources: Iterable[SourceFile], scoped: Collection[str] = ()) -> None:
+        """Parse the files of `sources` not parsed yet, reading the scopes of those of `scoped`
+        from the same parse, in worker processes when there are enough of them to pay for it;
+        `python_facts` and `python_scopes` then answer from the cache."""
+        pending = [
+            source
+            for source in sources
+            if source.language == "python"
+            and (source.path not in self._python or source.path in scoped and source.path not in self._scopes)
+        ]
         if not self.executor.parallel or len(pending) < PARALLEL_THRESHOLD:
             return
-        parsed, _ = self.executor.map(self._parsed, pending)
-        for source, facts in zip(pending, parsed):
+        parsed, _ = self.executor.map(lambda source: self._parsed_with_scopes(source, source.path in scoped), pending)
+        for source, (facts, scopes) in zip(pending, parsed):
             self._python[source.path] = facts
+            if source.path in scoped:
+                self._scopes[source.path] = scopes
+
+    def _parsed_with_scopes(self, source: SourceFile, with_scopes: bool) -> tuple[PythonFacts, tuple[PyScope, ...]]:
+        module = python.module_name(source.path, self.package_dirs)
+        return python.extract_python_and_scopes(source.text, module, _is_package(source), with_scopes)
 
     def cpp_facts(self, source: SourceFile) -> CppFacts:
         facts = self._cpp.get(source.path)
