@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, Implementation
 
 from air.executor import Executor
 from air.index import build, cpp, python
@@ -116,7 +116,7 @@ class CodeIndex:
         if len(missing) < MIN_LITERALS_TOGETHER:
             return
         found: dict[str, set[str]] = {literal: set() for literal in missing}
-        automaton = AhoCorasick(missing)
+        automaton = _automaton(missing)
         for source in self._files_of(kinds):
             for number in {match[0] for match in automaton.find_matches_as_indexes(source.text, overlapping=True)}:
                 found[missing[number]].add(source.path)
@@ -357,9 +357,15 @@ def _read(source: SourceFile) -> CppFacts | tuple[str, str]:
     return lexical.without_comments, lexical.code
 
 
+def _automaton(literals: Sequence[str]) -> AhoCorasick:
+    """A multi-pattern search for `literals`, as a DFA: built in milliseconds even for a pack's
+    hundreds of literals, it scans about twice as fast as the default automaton."""
+    return AhoCorasick(literals, implementation=Implementation.DFA)
+
+
 def _scan_texts(texts: list[str], literals: tuple[str, ...], positions: range) -> list[tuple[int, int]]:
     """(literal number, text position) for every literal each text of `positions` holds."""
-    automaton = AhoCorasick(literals)
+    automaton = _automaton(literals)
     return [
         (number, position)
         for position in positions
