@@ -166,19 +166,23 @@ def _collect(tree: ast.Module) -> _Nodes:
     """Imports, calls, definitions (with their qualified names) and assignments anywhere
     in the tree, each in source order."""
     found = _Nodes()
+    kept: dict[type, list] = {
+        ast.Call: found.calls,
+        ast.Import: found.imports,
+        ast.ImportFrom: found.imports,
+        ast.Assign: found.assigns,
+        ast.AnnAssign: found.assigns,
+    }
     pending: list[tuple[ast.AST, str]] = [(tree, "")]
     while pending:
         node, scope = pending.pop()
-        if isinstance(node, ast.Call):
-            found.calls.append(node)
-        elif isinstance(node, _IMPORTS):
-            found.imports.append(node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            found.assigns.append(node)
+        kind = type(node)  # `ast.parse` builds nodes of its own classes, never of subclasses
+        if kind in kept:
+            kept[kind].append(node)
         elif isinstance(node, _DEFS):
             scope = _join(scope, node.name)
             found.defs.append((scope, node))
-        for name in _child_fields(type(node)):  # type: ignore[arg-type]  # a class is hashable (mypy issue 20409)
+        for name in _child_fields(kind):  # type: ignore[arg-type]  # a class is hashable (mypy issue 20409)
             value = getattr(node, name, None)
             if isinstance(value, list):
                 pending.extend((child, scope) for child in value if isinstance(child, ast.AST))
