@@ -111,12 +111,9 @@ class Evaluator:
         self.context = context
         self._results: dict[tuple, ClauseResult] = {}
 
-    def prepare(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
+    def scan(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
         """Find the files holding each clause's prefilter literals (and `literals`, for the
-        caller's own selections) in one pass over the tree, parse the Python files of every
-        clause in one parallel batch, and run the batched kinds (semgrep) once for every clause
-        of the check."""
-        clauses = list(clauses)
+        caller's own selections) in one pass over the tree, unless found already."""
         self.context.index.scan_literals(
             [
                 *(
@@ -128,6 +125,14 @@ class Evaluator:
                 *literals,
             ]
         )
+
+    def prepare(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
+        """Find the files holding each clause's prefilter literals (and `literals`, for the
+        caller's own selections) in one pass over the tree, parse the Python files of every
+        clause in one parallel batch, and run the batched kinds (semgrep) once for every clause
+        of the check."""
+        clauses = list(clauses)
+        self.scan(clauses, literals)
         files: dict[str, SourceFile] = {}
         scoped: set[str] = set()
         for clause in clauses:
