@@ -38,7 +38,6 @@ LAYERS = {
         "        module.python_sources = parsed\n"
     ),
     "no read-ahead workers": ("import air.index as i\ni.CodeIndex.read_ahead = lambda self, alongside: alongside()\n"),
-    "no live-test read-ahead": ("import air.graph.live_tests as l\nl.LiveTests.read_ahead = lambda self: None\n"),
     "no native schema validation": ("import air.pack.schemas as s\ns._natively_valid = lambda data, schema: False\n"),
 }
 

@@ -64,7 +64,6 @@ def evaluate(
         live_tests = LiveTests(index, pack.test_syntax, partial(_names_in_tests, identified))
         evaluator.context.live_tests = live_tests
         live_tests.find_names()
-        live_tests.read_ahead()
     route, path, backend, names = identified()  # before the workers start: each would work it out again
     test_syntax = pack.test_syntax
     tests = evaluator.evaluate_all(

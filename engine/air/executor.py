@@ -1,13 +1,12 @@
 """The worker processes of one check: the only place where air starts processes.
 
 `run` creates one `Executor` per check and hands it to the stages that have work to share: the
-literal scan and the read-ahead of the index, the parse of Python files, the live-test facts of
-the test files, the evaluation of clauses, the parse of `structural` candidates. Each `map`
-forks its workers when it starts, so that they see everything the check has found so far,
-copy-on-write, and nothing is sent to them but the position of the next item. The calling
-process works too: it runs the caller's own work alongside, then takes items like the workers.
-Items are taken in the order given (put the costliest first) and results come back in that
-order, whoever computed them.
+literal scan and the read-ahead of the index, the parse of Python files, the evaluation of
+clauses, the parse of `structural` candidates. Each `map` forks its workers when it starts, so
+that they see everything the check has found so far, copy-on-write, and nothing is sent to them
+but the position of the next item. The calling process works too: it runs the caller's own
+work alongside, then takes items like the workers. Items are taken in the order given (put the
+costliest first) and results come back in that order, whoever computed them.
 
 A forked worker maps serially: it never starts processes of its own. Nor does the calling
 process while its workers run: a map asked for meanwhile (by the work run alongside) runs here.

@@ -45,9 +45,8 @@ from air.index import CodeIndex
 from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.index.python_lexical import code_at_most
-from air.regex import GuardedPattern, PatternTimeout, compile_guarded, required_literals, searching
+from air.regex import GuardedPattern, compile_guarded, required_literals, searching
 
-_TEST_LANGUAGES = ("python", "cpp")
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
@@ -116,27 +115,6 @@ class LiveTests:
         """Find the backend's names now, as the first clause reading tests would."""
         self._resolved()
 
-    def read_ahead(self) -> None:
-        """Read what each test file holds (whether it may run, its skipped lines) in the index's
-        workers, once the backend's names are found and before the clauses that ask start: the
-        processes evaluating clauses would each read most of the same files again. Without
-        workers, files are read on demand."""
-        if self._names is None or not self.index.executor.parallel:
-            return
-        tests = [s.path for s in self.index.files if s.role == "tests" and s.language in _TEST_LANGUAGES]
-        found, _ = self.index.executor.map(self._facts, tests)
-        for path, facts in zip(tests, found):
-            if facts is not None:
-                self._runnable[path], self._dead[path] = facts
-
-    def _facts(self, path: str) -> tuple[bool, list[tuple[int, int]]] | None:
-        """Whether the file may run and its skipped lines; None when a search ran out of time,
-        for the clause that asks to find out."""
-        try:
-            return (True, self._skipped(path)) if self.may_run(path) else (False, [])
-        except PatternTimeout:
-            return None
-
     def may_run(self, path: str) -> bool:
         """Whether the file is a test module whose tests may run on the device (read once)."""
         if not self._resolved():
@@ -150,18 +128,14 @@ class LiveTests:
     def runs(self, path: str, line: int) -> bool:
         if not self.may_run(path):
             return False
-        return not any(start <= line <= end for start, end in self._skipped(path))
-
-    def _skipped(self, path: str) -> list[tuple[int, int]]:
-        """The skipped line ranges of a file that may run."""
         if path not in self._dead:
             source = self.index.by_path[path]
             with searching(path):
                 self._dead[path] = self._cpp_dead(source) if source.language == "cpp" else self._python_dead(source)
-        return self._dead[path]
+        return not any(start <= line <= end for start, end in self._dead[path])
 
     def _runnable_file(self, source: SourceFile) -> bool:
-        if source.language not in _TEST_LANGUAGES or self._helper(source.path):
+        if source.language not in ("python", "cpp") or self._helper(source.path):
             return False
         if matches_glob(source.path, self.live.quarantined):
             return False
