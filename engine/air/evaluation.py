@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from air import __version__
 from air.evidence import Evaluator
-from air.evidence.base import Context
+from air.evidence.base import Clause, Context
 from air.graph.live_tests import LiveTests
 from air.index import CodeIndex
 from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
@@ -55,21 +55,21 @@ def evaluate(
     started: float,
     framework_version: str | None,
 ) -> Report:
-    evaluator = Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp, pack.framework.upstream))
-    clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
-    clauses += [d.clause for d in pack.upstream]
+    evaluator = _evaluator(pack, index)
+    clauses = _clauses(pack)
     absent = AbsentCode.of(index, pack.framework.vendoring)
     evaluator.prepare(clauses, absent.literals)
+    identified = partial(_identity, pack, evaluator, root, source, framework_version)
     if pack.test_syntax and pack.test_syntax.live:
-        identified = partial(_identity, pack, evaluator, root, source, framework_version)
-        found_names = partial(_names_in_tests, identified)
-        evaluator.context.live_tests = LiveTests(index, pack.test_syntax, found_names)
+        live_tests = LiveTests(index, pack.test_syntax, partial(_names_in_tests, identified))
+        evaluator.context.live_tests = live_tests
+        live_tests.find_names()
+    route, path, backend, names = identified()  # before the workers start: each would work it out again
     test_syntax = pack.test_syntax
     tests = evaluator.evaluate_all(
         clauses,
         alongside=(lambda: test_inventory(index, test_syntax)) if test_syntax else None,
     )
-    route, path, backend, names = _identity(pack, evaluator, root, source, framework_version)
     say(f"integration path: {path.title}")
     target = backend.target_framework_version
     compiled = backend.source.kind == BINARY_DIST
@@ -104,6 +104,22 @@ def evaluate(
         tests=tests,
         upstream=upstream,
     )
+
+
+def scan_for(pack: Pack, index: CodeIndex) -> None:
+    """Scan the tree for the literals that the pack's clauses and the check's own selections
+    look for, as `evaluate` would: as soon as the pack is loaded, while the index reads ahead."""
+    _evaluator(pack, index).scan(_clauses(pack), AbsentCode.of(index, pack.framework.vendoring).literals)
+
+
+def _evaluator(pack: Pack, index: CodeIndex) -> Evaluator:
+    return Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp, pack.framework.upstream))
+
+
+def _clauses(pack: Pack) -> list[Clause]:
+    """The framework's signals, the rows' evidence and the upstream candidates' clauses."""
+    clauses = list(pack.framework.signals.values()) + [c for r in pack.rows for c in r.evidence.values()]
+    return clauses + [d.clause for d in pack.upstream]
 
 
 Identity = tuple[Route, IntegrationPath, Backend, tuple[str, ...]]

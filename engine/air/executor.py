@@ -8,7 +8,8 @@ but the position of the next item. The calling process works too: it runs the ca
 work alongside, then takes items like the workers. Items are taken in the order given (put the
 costliest first) and results come back in that order, whoever computed them.
 
-A forked worker maps serially: it never starts processes of its own.
+A forked worker maps serially: it never starts processes of its own. Nor does the calling
+process while its workers run: a map asked for meanwhile (by the work run alongside) runs here.
 """
 
 from __future__ import annotations
@@ -83,13 +84,15 @@ class _Round(Generic[Item, Result]):
 
     def run(self, alongside: Callable[[], Extra] | None) -> tuple[list[Result], Extra | None]:
         workers: list[tuple[BaseProcess, Connection]] = []
+        started = self.executor.workers
         try:
-            for _ in range(min(self.executor.workers, len(self.items)) - 1):
+            for _ in range(min(started, len(self.items)) - 1):
                 receiver, sender = self.context.Pipe(duplex=False)
                 worker: BaseProcess = self.context.Process(target=self._work, args=(receiver, sender), daemon=True)
                 workers.append((worker, receiver))
                 worker.start()
                 sender.close()
+            self.executor.workers = 1  # every process is busy: a map asked for meanwhile runs here
             extra = alongside() if alongside else None
             results = {number: self.function(self.items[number]) for number in self._take()}
             for _worker, receiver in workers:
@@ -103,6 +106,7 @@ class _Round(Generic[Item, Result]):
             stop([worker for worker, _receiver in workers])
             raise
         finally:
+            self.executor.workers = started
             for _worker, receiver in workers:
                 receiver.close()
         for number in range(len(self.items)):  # a worker that died without an answer left its items

@@ -70,7 +70,7 @@ def check_tree(
         return cached
     from air.pack.load import load_pack  # loaded only when the cache cannot answer
 
-    pack = index.read_ahead(lambda: load_pack(str(pack_dir)))  # a broken pack fails here, before any progress
+    pack = index.read_ahead(lambda: _scanned_for(load_pack(str(pack_dir)), index))  # a broken pack fails here, first
     for line in lines:
         say(line)
     report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
@@ -78,6 +78,14 @@ def check_tree(
     if note:
         say(note)
     return report
+
+
+def _scanned_for(pack: Pack, index: CodeIndex) -> Pack:
+    """`pack`, once the tree is scanned for the literals its clauses look for."""
+    from air.evaluation import scan_for
+
+    scan_for(pack, index)
+    return pack
 
 
 def _with_vendoring(options: IndexOptions | None, vendoring: Vendoring) -> IndexOptions:

@@ -8,7 +8,8 @@ compiled distribution) and `evaluate(clause, context)` (its hits), or, for a kin
 all run at once, `run_batch(clauses, context)` (their hits by clause key). It may define
 `validate(spec, checks)` (what a spec must pass beyond its schema), `TREE_WIDE = True` (its
 clauses share facts built over the whole tree, so they run first, together), `prefilters` (it
-parses the files it selects), `measure` (coverage), `upstream_literals` and `tree_literals`.
+parses the files it selects), `READS_SCOPES = True` (it reads their scopes too), `measure`
+(coverage), `upstream_literals` and `tree_literals`.
 Adding a kind is one module and one line in `KINDS`.
 
 Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
@@ -110,12 +111,9 @@ class Evaluator:
         self.context = context
         self._results: dict[tuple, ClauseResult] = {}
 
-    def prepare(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
+    def scan(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
         """Find the files holding each clause's prefilter literals (and `literals`, for the
-        caller's own selections) in one pass over the tree, parse the Python files of every
-        clause in one parallel batch, and run the batched kinds (semgrep) once for every clause
-        of the check."""
-        clauses = list(clauses)
+        caller's own selections) in one pass over the tree, unless found already."""
         self.context.index.scan_literals(
             [
                 *(
@@ -127,15 +125,30 @@ class Evaluator:
                 *literals,
             ]
         )
+
+    def prepare(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
+        """Find the files holding each clause's prefilter literals (and `literals`, for the
+        caller's own selections) in one pass over the tree, parse the Python files of every
+        clause in one parallel batch, and run the batched kinds (semgrep) once for every clause
+        of the check."""
+        clauses = list(clauses)
+        self.scan(clauses, literals)
         files: dict[str, SourceFile] = {}
+        scoped: set[str] = set()
         for clause in clauses:
-            prefilters = getattr(KINDS[clause.kind], "prefilters", None)  # of the kinds that parse what they select
-            if prefilters is not None and clause.scope != "tests":  # tests are read lexically, not parsed
-                try:
-                    files.update((s.path, s) for s in python_candidates(clause, self.context, *prefilters(clause)))
-                except PatternTimeout as timeout:
-                    self._results[clause.key] = _timed_out(clause, timeout)
-        self.context.index.prefetch_python(files.values())
+            kind = KINDS[clause.kind]
+            prefilters = getattr(kind, "prefilters", None)  # of the kinds that parse what they select
+            if prefilters is None or clause.scope == "tests":  # tests are read lexically, not parsed
+                continue
+            try:
+                candidates = python_candidates(clause, self.context, *prefilters(clause))
+            except PatternTimeout as timeout:
+                self._results[clause.key] = _timed_out(clause, timeout)
+                continue
+            files.update((source.path, source) for source in candidates)
+            if getattr(kind, "READS_SCOPES", False):
+                scoped.update(source.path for source in candidates)
+        self.context.index.prefetch_python(files.values(), scoped)
         pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
         if not pending:
             return

@@ -55,6 +55,7 @@ from air.evidence.stubs import StubRules, is_stub
 from air.index import CodeIndex
 from air.index.cpp import body_statements
 from air.index.model import CppClass, SourceFile, Span
+from air.regex import compile_guarded, searching
 
 SUMMARY = "classes deriving (transitively, also through the framework's own classes) from a base; `overrides` (cited at each method's definition), `bodies: real|stub` (stub overrides: empty, a constant or placeholder return, only a throw or failing check), `placeholders`, `constant_is_real`, `not_derives_from`, `registered_by`"
 TREE_WIDE = True
@@ -336,19 +337,24 @@ def _types_of(index: CodeIndex, name: str, classes: dict[str, list[ClassSite]]) 
     if not classes:
         return set()
     named = "|".join(re.escape(cls) for cls in sorted(classes))
-    declaration = re.compile(rf"\b({named})\b[^;=(){{}}\n]*\b{re.escape(name)}\b")
-    return {
-        match.group(1)
-        for source in index.select([name], languages=CPP_LANGUAGES)
-        for match in declaration.finditer(index.code_text(source))
-    }
+    declaration = compile_guarded(rf"\b({named})\b[^;=(){{}}\n]*\b{re.escape(name)}\b")
+    found: set[str] = set()
+    for source in index.select([name], languages=CPP_LANGUAGES):
+        with searching(source.path):
+            found.update(match.group(1) for match in declaration.finditer(index.code_text(source)))
+    return found
 
 
 def _definers(index: CodeIndex, function: str) -> list[SourceFile]:
     """Files that define a function `function(...) {`."""
     call = rf"\b{re.escape(function)}\s*\("  # a scan for the `)` stops at the next call: linear on `f(f(f(...`
-    pattern = re.compile(rf"{call}(?:(?!{call})[^;{{}}])*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{")
-    return [s for s in index.select([function], languages=CPP_LANGUAGES) if pattern.search(s.text)]
+    pattern = compile_guarded(rf"{call}(?:(?!{call})[^;{{}}])*\)\s*(?:const\s*)?(?:noexcept\s*)?\{{")
+    found = []
+    for source in index.select([function], languages=CPP_LANGUAGES):
+        with searching(source.path):
+            if pattern.search(source.text):
+                found.append(source)
+    return found
 
 
 def reads_only_cpp(spec: dict) -> bool:

@@ -112,7 +112,7 @@ def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str
                 continue
             for call in index.python_facts(source).calls:
                 if any(fnmatchcase(call.qualname, name) for name in names):
-                    target = graph.graph.nodes[entry]["target"]
+                    target = graph.entry_target(entry)
                     hits.append(hit_at(source, call.line, {"ENTRY": target, "CALLEE": call.qualname}))
     return hits
 

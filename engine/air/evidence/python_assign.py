@@ -28,6 +28,7 @@ from air.index.python_lexical import LexicalPython
 from air.regex import GuardedPattern, compile_guarded
 
 SUMMARY = "module-level assignments and `setattr` on an imported module's attributes"
+READS_SCOPES = True  # a product clause reads the assignments of every scope of its files
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,

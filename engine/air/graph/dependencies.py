@@ -1,21 +1,16 @@
-"""The dependency graph: files as nodes; import, include and entry-point edges (networkx).
+"""The dependency graph: files as nodes; import, include and entry-point edges.
 
-Edges are added lazily, file by file, so a query reads only the files it walks through;
-`complete()` expands every file for callers that want the whole graph. Python imports are
-read lexically (see `air.index.python_lexical`): a walk through a large package then costs
-a scan of each file, not a parse.
+Edges are added lazily, file by file, so a query reads only the files it walks through.
+Python imports are read lexically (see `air.index.python_lexical`): a walk through a large
+package then costs a scan of each file, not a parse.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from air.index import CodeIndex
 from air.index.model import SourceFile
-
-if TYPE_CHECKING:
-    pass
 
 ENTRY_PREFIX = "entry:"
 
@@ -23,9 +18,8 @@ ENTRY_PREFIX = "entry:"
 class DependencyGraph:
     def __init__(self, index: CodeIndex) -> None:
         self.index = index
-        import networkx  # imported when a graph is built: a cached check never needs it
-
-        self.graph = networkx.DiGraph()
+        self._successors: dict[str, set[str]] = {}
+        self._entry_targets: dict[str, str] = {}  # entry-point node -> the object it names
         self._expanded: set[str] = set()
 
     # --- nodes --------------------------------------------------------------
@@ -43,12 +37,16 @@ class DependencyGraph:
                 if entry.group != group:
                     continue
                 node = f"{ENTRY_PREFIX}{entry.group}:{entry.name}"
-                self.graph.add_node(node, kind="entry_point", target=entry.target, declared_in=source.path)
+                self._entry_targets[node] = entry.target
                 target = self.module_file(entry.target.split(":")[0].strip())
                 if target:
-                    self.graph.add_edge(node, target, kind="entry_point")
+                    self._successors.setdefault(node, set()).add(target)
                 nodes.append(node)
         return nodes
+
+    def entry_target(self, node: str) -> str:
+        """What the entry point of `node` (one of `entry_points`) names: `module:object`."""
+        return self._entry_targets[node]
 
     # --- edges --------------------------------------------------------------
 
@@ -59,18 +57,13 @@ class DependencyGraph:
         source = self.index.by_path.get(path)
         if source is None:
             return
-        self.graph.add_node(path, kind="file")
         if source.language == "python":
             targets = self._python_targets(source)
-            kind = "import"
         elif source.language in ("cpp", "template"):
             targets = self._include_targets(source)
-            kind = "include"
         else:
             return
-        for target in targets:
-            if target != path:
-                self.graph.add_edge(path, target, kind=kind)
+        self._successors.setdefault(path, set()).update(targets - {path})
 
     def _python_targets(self, source: SourceFile) -> set[str]:
         targets: set[str] = set()
@@ -91,6 +84,10 @@ class DependencyGraph:
 
     # --- queries ------------------------------------------------------------
 
+    def successors(self, node: str) -> set[str]:
+        """The files that `node` imports or includes (once expanded), or that its entry point names."""
+        return self._successors.get(node, set())
+
     def reachable(self, starts: Iterable[str]) -> list[str]:
         """Files reachable from `starts`, starts included, level by level (breadth-first)."""
         order: list[str] = []
@@ -103,7 +100,6 @@ class DependencyGraph:
                 self.expand(node)
                 if not node.startswith(ENTRY_PREFIX):
                     order.append(node)
-                if node in self.graph:
-                    following.update(n for n in self.graph.successors(node) if n not in seen)
+                following.update(self.successors(node) - seen)
             level = sorted(following)
         return order

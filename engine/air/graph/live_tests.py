@@ -45,7 +45,7 @@ from air.index import CodeIndex
 from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.index.python_lexical import code_at_most
-from air.regex import required_literals, searching
+from air.regex import GuardedPattern, compile_guarded, required_literals, searching
 
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
@@ -85,7 +85,7 @@ class LiveTests:
         self._names: frozenset[str] | None = None
         self._finding_names = False
         generic = "|".join(map(re.escape, self.live.device_generic))
-        self._generic = re.compile(rf"\b(?:{generic})\b") if generic else None
+        self._generic = compile_guarded(rf"\b(?:{generic})\b") if generic else None
         self._runnable: dict[str, bool] = {}
         self._dead: dict[str, list[tuple[int, int]]] = {}  # per file that may run: its skipped line ranges
 
@@ -106,9 +106,14 @@ class LiveTests:
         return self._names if self._resolved() and self._names is not None else frozenset()  # None: being found
 
     @cached_property
-    def _naming(self) -> re.Pattern[str] | None:
+    def _naming(self) -> GuardedPattern | None:
         """Any of the backend's names as a word of code; asked for only once they are known."""
-        return naming_pattern(tuple(sorted(self.names)))
+        pattern = naming_pattern(tuple(sorted(self.names)))
+        return compile_guarded(f"(?i){pattern.pattern}") if pattern else None
+
+    def find_names(self) -> None:
+        """Find the backend's names now, as the first clause reading tests would."""
+        self._resolved()
 
     def may_run(self, path: str) -> bool:
         """Whether the file is a test module whose tests may run on the device (read once)."""

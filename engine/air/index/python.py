@@ -44,13 +44,25 @@ def extract_python(text: str, module: str | None, is_package: bool = False) -> P
     to the package itself. Source that does not parse yields `PythonFacts` with
     `error` set; this function never raises on any text.
     """
+    return extract_python_and_scopes(text, module, is_package, with_scopes=False)[0]
+
+
+def extract_python_and_scopes(
+    text: str, module: str | None, is_package: bool = False, with_scopes: bool = True
+) -> tuple[PythonFacts, tuple[PyScope, ...]]:
+    """`extract_python` and, `with_scopes`, `extract_scopes` of one text, parsed once."""
     tree = _parse(text)
     if isinstance(tree, str):
-        return PythonFacts(module, error=tree)
-
+        return PythonFacts(module, error=tree), ()
     nodes = _collect(tree)
     imports = _imports(nodes.imports, module, is_package)
     aliases = _alias_map(tree, imports)
+    return _facts(module, tree, nodes, imports, aliases), _scopes(tree, aliases) if with_scopes else ()
+
+
+def _facts(
+    module: str | None, tree: ast.Module, nodes: _Nodes, imports: list[PyImport], aliases: dict[str, str]
+) -> PythonFacts:
     calls, setattrs = _calls_and_setattrs(nodes.calls, aliases)
     calls = sorted(calls + _bare_decorators(nodes.defs, aliases), key=lambda call: call.line)
     assigns = sorted(_module_assigns(tree, aliases) + setattrs, key=lambda assign: assign.line)
@@ -154,19 +166,23 @@ def _collect(tree: ast.Module) -> _Nodes:
     """Imports, calls, definitions (with their qualified names) and assignments anywhere
     in the tree, each in source order."""
     found = _Nodes()
+    kept: dict[type, list] = {
+        ast.Call: found.calls,
+        ast.Import: found.imports,
+        ast.ImportFrom: found.imports,
+        ast.Assign: found.assigns,
+        ast.AnnAssign: found.assigns,
+    }
     pending: list[tuple[ast.AST, str]] = [(tree, "")]
     while pending:
         node, scope = pending.pop()
-        if isinstance(node, ast.Call):
-            found.calls.append(node)
-        elif isinstance(node, _IMPORTS):
-            found.imports.append(node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            found.assigns.append(node)
+        kind = type(node)  # `ast.parse` builds nodes of its own classes, never of subclasses
+        if kind in kept:
+            kept[kind].append(node)
         elif isinstance(node, _DEFS):
             scope = _join(scope, node.name)
             found.defs.append((scope, node))
-        for name in _child_fields(type(node)):  # type: ignore[arg-type]  # a class is hashable (mypy issue 20409)
+        for name in _child_fields(kind):  # type: ignore[arg-type]  # a class is hashable (mypy issue 20409)
             value = getattr(node, name, None)
             if isinstance(value, list):
                 pending.extend((child, scope) for child in value if isinstance(child, ast.AST))
@@ -439,7 +455,10 @@ def extract_scopes(text: str, module: str | None, is_package: bool = False) -> t
     tree = _parse(text)
     if isinstance(tree, str):
         return ()
-    aliases = _alias_map(tree, _imports(_collect(tree).imports, module, is_package))
+    return _scopes(tree, _alias_map(tree, _imports(_collect(tree).imports, module, is_package)))
+
+
+def _scopes(tree: ast.Module, aliases: dict[str, str]) -> tuple[PyScope, ...]:
     last = max((statement.end_lineno or statement.lineno for statement in tree.body), default=1)
     scopes: list[PyScope] = []
     try:

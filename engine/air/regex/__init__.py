@@ -113,7 +113,7 @@ class GuardedPattern:
 
     def finditer(self, text: str) -> Iterator[re.Match[str] | AsciiMatch]:
         """The matches of `finditer`, all found within the time budget."""
-        with _deadline(self.pattern):
+        with _Deadline(self.pattern):
             if text.isascii() and self._native is not None:
                 try:  # a PCRE2 limit falls back to re
                     return iter([AsciiMatch(match) for match in self._native.finditer(text.encode("ascii"))])
@@ -123,7 +123,7 @@ class GuardedPattern:
 
     def search(self, text: str) -> re.Match[str] | AsciiMatch | None:
         """The first match, found within the time budget."""
-        with _deadline(self.pattern):
+        with _Deadline(self.pattern):
             if text.isascii() and self._native is not None:
                 try:
                     match = self._native.search(text.encode("ascii"))
@@ -189,22 +189,29 @@ def search_budget() -> float:
     return budget if 0 < budget < float("inf") else SEARCH_BUDGET
 
 
-@contextmanager
-def _deadline(pattern: str) -> Iterator[None]:
+class _Deadline:
     """Raise PatternTimeout in the searching code once the budget is spent. Signals reach only
     the main thread, which is where air searches (in each of its processes); elsewhere a
-    search runs without a deadline."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    _Alarm.pattern = pattern
-    if signal.getsignal(signal.SIGALRM) is not _Alarm.ring:
-        signal.signal(signal.SIGALRM, _Alarm.ring)
-    signal.setitimer(signal.ITIMER_REAL, search_budget())
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+    search runs without a deadline. A class rather than a generator: it wraps every search."""
+
+    __slots__ = ("pattern", "armed")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.armed = False
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        _Alarm.pattern = self.pattern
+        if signal.getsignal(signal.SIGALRM) is not _Alarm.ring:
+            signal.signal(signal.SIGALRM, _Alarm.ring)
+        signal.setitimer(signal.ITIMER_REAL, search_budget())
+        self.armed = True
+
+    def __exit__(self, *_exception: object) -> None:
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 class _Alarm:
