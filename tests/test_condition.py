@@ -27,6 +27,7 @@ ENV = {
     "impl": Result([{}]),
     "none": Result([]),
     "maybe": Result([], decided=False),
+    "partly": Result([{"IMPL": "A"}, {"IMPL": "B"}], decided=False),  # found two, may have missed more
 }
 
 
@@ -52,6 +53,13 @@ ENV = {
         ("not maybe", None),
         ("count(maybe) >= 1", None),
         ("none or not reg and impl", False),
+        ("partly", True),
+        ("not partly", False),
+        ("count(partly) >= 2", True),
+        ("unique(partly.IMPL) > 1", True),
+        ("count(partly) >= 3", None),
+        ("count(partly) < 5", None),
+        ("count(partly) == 2", None),
     ],
 )
 def test_evaluation(text, expected):

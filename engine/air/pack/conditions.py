@@ -3,7 +3,8 @@
 A condition is True, False or None (unknown: it depends on evidence that could not
 be gathered, such as a semgrep clause without semgrep installed). `and`/`or`/`not`
 follow Kleene's logic, so an unknown operand only matters when it could change the
-result.
+result. What an undecided clause did find counts: it is present, and its count, unique
+captures or coverage already reaching `>=`/`>` a number decide the comparison.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ Truth = bool | None
 COMPARATORS: dict[str, Callable[[float, float], bool]] = {
     symbol: OPERATORS[symbol] for symbol in (">=", "<=", "==", "!=", ">", "<")
 }
+
+
+# What an undecided clause found is there; more may be: its measures are lower bounds, enough to
+# decide a comparison that they already pass from below.
+LOWER_BOUNDS = frozenset({">=", ">"})
 
 
 class ConditionError(ValueError):
@@ -49,7 +55,7 @@ class Present:
 
     def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
         result = env[self.name]
-        return result.count() > 0 if result.decided else None
+        return True if result.count() > 0 else (False if result.decided else None)
 
 
 @dataclass(frozen=True)
@@ -62,13 +68,14 @@ class Comparison:
 
     def evaluate(self, env: Mapping[str, EvidenceResult]) -> Truth:
         result = env[self.name]
-        if not result.decided:
-            return None
         if self.measure == "coverage":
             value: float = result.covered_share()
         else:
             value = result.unique(self.capture) if self.capture else result.count()
-        return COMPARATORS[self.comparator](value, self.number)
+        holds = COMPARATORS[self.comparator](value, self.number)
+        if result.decided or (holds and self.comparator in LOWER_BOUNDS):
+            return holds
+        return None
 
 
 @dataclass(frozen=True)
