@@ -14,9 +14,17 @@ from hypothesis import strategies as st
 class Result:
     hits: list[dict]
     decided: bool = True
+    share: float = 0.0
+    possible: float = 1.0
 
     def count(self) -> int:
         return len(self.hits)
+
+    def covered_share(self) -> float:
+        return self.share
+
+    def possible_share(self) -> float:
+        return self.possible
 
     def unique(self, capture: str) -> int:
         return len({h[capture] for h in self.hits if capture in h})
@@ -28,6 +36,7 @@ ENV = {
     "none": Result([]),
     "maybe": Result([], decided=False),
     "partly": Result([{"IMPL": "A"}, {"IMPL": "B"}], decided=False),  # found two, may have missed more
+    "ops": Result([{}] * 4, decided=False, share=4 / 13, possible=5 / 13),  # one of 13 unresolved
 }
 
 
@@ -60,6 +69,10 @@ ENV = {
         ("count(partly) >= 3", None),
         ("count(partly) < 5", None),
         ("count(partly) == 2", None),
+        ("coverage(ops) >= 0.3", True),
+        ("coverage(ops) >= 0.35", None),
+        ("coverage(ops) >= 0.9", False),
+        ("coverage(ops) < 0.9", None),
     ],
 )
 def test_evaluation(text, expected):

@@ -112,6 +112,11 @@ class Coverage:
     def ratio(self) -> float:
         return len(self.covered) / self.total if self.total else 1.0
 
+    @property
+    def possible_ratio(self) -> float:
+        """The share if every unresolved one turned out covered."""
+        return (len(self.covered) + len(self.unresolved)) / self.total if self.total else 1.0
+
 
 @dataclass
 class ClauseResult:
@@ -136,6 +141,10 @@ class ClauseResult:
     def covered_share(self) -> float:
         """The share of a listed set found; 0 for clauses that measure no coverage."""
         return self.coverage.ratio if self.coverage is not None else 0.0
+
+    def possible_share(self) -> float:
+        """The most the share could be, were what is undecided found; 1 when that is unknown."""
+        return self.coverage.possible_ratio if self.coverage is not None else 1.0
 
     def test_only_hits(self) -> list[Hit]:
         return [hit for hit in self.hits if hit.role == "tests"] if self.clause.scope == "product" else []

@@ -4,7 +4,8 @@ A condition is True, False or None (unknown: it depends on evidence that could n
 be gathered, such as a semgrep clause without semgrep installed). `and`/`or`/`not`
 follow Kleene's logic, so an unknown operand only matters when it could change the
 result. What an undecided clause did find counts: it is present, and its count, unique
-captures or coverage already reaching `>=`/`>` a number decide the comparison.
+captures or coverage already reaching `>=`/`>` a number decide the comparison; so does a
+coverage that could not reach the number even were everything undecided found.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class EvidenceResult(Protocol):
 
     def covered_share(self) -> float: ...
 
+    def possible_share(self) -> float: ...
+
 
 @dataclass(frozen=True)
 class Present:
@@ -75,6 +78,8 @@ class Comparison:
         holds = COMPARATORS[self.comparator](value, self.number)
         if result.decided or (holds and self.comparator in LOWER_BOUNDS):
             return holds
+        if self.measure == "coverage" and self.comparator in LOWER_BOUNDS:
+            return None if COMPARATORS[self.comparator](result.possible_share(), self.number) else False
         return None
 
 
