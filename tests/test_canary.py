@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tarfile
+
+from helpers.cli import air
 
 ENTRY_POINTS = {
     "setup.py": "from setuptools import setup\nsetup(name='torch_canary', version='0.1')\n",
@@ -35,12 +35,6 @@ def canary_tree(root, marker):
 
 def ran(marker_dir):
     return sorted(name for name in os.listdir(marker_dir) if name.startswith("ran-"))
-
-
-def air(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "air", *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
-    )
 
 
 def test_checking_a_canary_runs_none_of_it(tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,18 +14,12 @@ from air.cli import check_command, source_ref
 from air.pack.schemas import validator
 from air.resources import data_dir
 from air.results import Source
+from helpers.cli import air
 from helpers.git import git
 from helpers.paths import FIXTURES, SHIPPED_PACK
 from jsonschema import Draft202012Validator
 
 FULL = FIXTURES / "pu1_full"
-
-
-def air(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment
-    )
 
 
 def test_default_outputs_summary_and_progress(tmp_path):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import venv
 
 import pytest
+from helpers.cli import air
 
 CANARY = "open({marker!r}, 'w').write('imported')\nimport torch\ntorch.utils.rename_privateuse1_backend('fake')\n"
 
@@ -46,10 +46,6 @@ def interpreter(tmp_path_factory):
     with open(os.path.join(site, "zz_startup.pth"), "w") as handle:  # site runs it at every start-up
         handle.write(f"import os; open({str(root / 'started')!r}, 'w').close()\n")
     return python, root / "imported"
-
-
-def air(*args):
-    return subprocess.run([sys.executable, "-m", "air", *args], capture_output=True, text=True)
 
 
 def test_binary_distribution_is_checked_honestly_and_never_imported(interpreter):

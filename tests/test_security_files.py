@@ -13,7 +13,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,17 +21,11 @@ import pytest
 from air.index.files import IndexOptions, read_files
 from air.source import tree
 from air.source.distribution import Distribution, materialised
+from helpers.cli import air
 from helpers.git import git
 from helpers.paths import FIXTURES, SHIPPED_PACK_DIR
 
 SECRET = "the secret outside the tree"
-
-
-def air(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600"}
-    return subprocess.run(
-        [sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=300
-    )
 
 
 def outside(tmp_path: Path) -> Path:

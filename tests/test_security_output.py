@@ -11,7 +11,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from air.run import check_tree
 from air.source.locate import locate
 from air.yamldoc import parse_yaml
 from helpers.cache import cache_entries
+from helpers.cli import air as run_air
 from helpers.paths import FIXTURES, REPO_ROOT
 
 FULL = FIXTURES / "pu1_full"
@@ -35,10 +35,7 @@ TIMEOUT = 120  # generous: the cases this bounds used to hang forever
 
 
 def air(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "air", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=TIMEOUT
-    )
+    return run_air(*args, cwd=cwd, env=env, timeout=TIMEOUT)
 
 
 # --- outputs ---------------------------------------------------------------------------
@@ -245,12 +242,11 @@ def private_cache(tmp_path: Path, name: str = "cache") -> Path:
     return directory
 
 
-def test_a_cache_directory_writable_by_others_is_refused(tmp_path):
-    directory = private_cache(tmp_path)
-    directory.chmod(0o777)
-    result = air(
+def checked_with_cache(directory: Path, tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
+    """`air check` of the full fixture, to JSON in `tmp_path`, with `directory` as the result cache."""
+    return air(
         "check",
-        "-q",
+        *options,
         "--format",
         "json",
         "--output",
@@ -258,22 +254,15 @@ def test_a_cache_directory_writable_by_others_is_refused(tmp_path):
         str(FULL),
         env={"AIR_CACHE": str(directory)},
     )
+
+
+def test_a_cache_directory_writable_by_others_is_refused(tmp_path):
+    directory = private_cache(tmp_path)
+    directory.chmod(0o777)
+    result = checked_with_cache(directory, tmp_path, "-q")
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert str(directory) in result.stderr and "chmod go-w" in result.stderr and "--no-cache" in result.stderr
-    assert (
-        air(
-            "check",
-            "-q",
-            "--no-cache",
-            "--format",
-            "json",
-            "--output",
-            str(tmp_path / "r.json"),
-            str(FULL),
-            env={"AIR_CACHE": str(directory)},
-        ).returncode
-        == 0
-    )
+    assert checked_with_cache(directory, tmp_path, "-q", "--no-cache").returncode == 0
 
 
 def test_a_results_directory_writable_by_others_is_refused(tmp_path, monkeypatch):
@@ -337,12 +326,11 @@ def test_an_entry_written_without_the_key_is_rebuilt(tmp_path, monkeypatch):
 
 def test_a_fifo_at_an_entry_path_is_never_opened(tmp_path):
     directory = private_cache(tmp_path)
-    output = ("--format", "json", "--output", str(tmp_path / "r.json"))
-    assert air("check", "-q", *output, str(FULL), env={"AIR_CACHE": str(directory)}).returncode == 0
+    assert checked_with_cache(directory, tmp_path, "-q").returncode == 0
     [entry] = cache_entries(directory)
     entry.unlink()
     os.mkfifo(entry)
-    result = air("check", *output, str(FULL), env={"AIR_CACHE": str(directory)})
+    result = checked_with_cache(directory, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "from the cache" not in result.stderr
     assert entry.is_file() and not entry.is_symlink()
@@ -376,15 +364,6 @@ def test_a_key_file_that_is_not_user_only_is_refused(tmp_path, spoil):
         (tmp_path / "elsewhere").write_bytes(os.urandom(32))
         (tmp_path / "elsewhere").chmod(0o600)
         key.symlink_to(tmp_path / "elsewhere")
-    result = air(
-        "check",
-        "-q",
-        "--format",
-        "json",
-        "--output",
-        str(tmp_path / "r.json"),
-        str(FULL),
-        env={"AIR_CACHE": str(directory)},
-    )
+    result = checked_with_cache(directory, tmp_path, "-q")
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert str(key) in result.stderr and "--no-cache" in result.stderr
