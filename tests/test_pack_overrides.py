@@ -15,13 +15,7 @@ CHILD = TINY_HEADER.replace("id: tiny", "id: child") + "extends: ../base\n"
 
 def child_pack(tmp_path, overrides: str, rows: str | None = None) -> Path:
     write_pack(tmp_path, name="base")
-    child = tmp_path / "child"
-    child.mkdir()
-    (child / "pack.yaml").write_text(CHILD + overrides)
-    if rows is not None:
-        (child / "rows").mkdir()
-        (child / "rows" / "01.yaml").write_text(rows)
-    return child
+    return write_pack(tmp_path, CHILD + overrides, rows, name="child")
 
 
 def test_an_override_changes_only_the_fields_it_gives(tmp_path):

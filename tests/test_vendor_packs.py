@@ -27,13 +27,7 @@ def base_with_fixtures(tmp_path) -> Path:
 
 def vendor(tmp_path, extra: str = "", rows: str | None = None) -> Path:
     base_with_fixtures(tmp_path)
-    child = tmp_path / "vendor"
-    child.mkdir()
-    (child / "pack.yaml").write_text(CHILD + extra)
-    if rows is not None:
-        (child / "rows").mkdir()
-        (child / "rows" / "01.yaml").write_text(rows)
-    return child
+    return write_pack(tmp_path, CHILD + extra, rows, name="vendor")
 
 
 def failures(result) -> list[str]:

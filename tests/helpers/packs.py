@@ -64,12 +64,15 @@ def _plain_yaml(path: Path):
     return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def write_pack(root: Path, header: str = TINY_HEADER, rows: str = TINY_ROWS, name: str = "tiny") -> Path:
-    """A pack directory `root/name` with `header` as its pack.yaml and `rows` as its one row file."""
+def write_pack(root: Path, header: str = TINY_HEADER, rows: str | None = TINY_ROWS, name: str = "tiny") -> Path:
+    """A pack directory `root/name` with `header` as its pack.yaml and `rows` as its one row file
+    (none when `rows` is None)."""
     pack = root / name
-    (pack / "rows").mkdir(parents=True)
+    pack.mkdir(parents=True)
     (pack / "pack.yaml").write_text(header)
-    (pack / "rows" / "01.yaml").write_text(rows)
+    if rows is not None:
+        (pack / "rows").mkdir()
+        (pack / "rows" / "01.yaml").write_text(rows)
     return pack
 
 
