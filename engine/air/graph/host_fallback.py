@@ -20,6 +20,8 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any
 
+from air.index.cpp.lexing import skip_group
+
 _CALL = re.compile(r"(?<![\w:])(?P<callee>[A-Za-z_]\w*(?: ?(?:::|\.|->) ?[A-Za-z_]\w*)*) ?(?:<[^<>;()]*> ?)?\(")
 _BINDING = re.compile(r"(?:[\w:<>,*& ]+? )?(?P<name>[A-Za-z_]\w*) ?=(?!=) ?(?P<value>.+)", re.S)
 _RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
@@ -80,25 +82,13 @@ class _Call:
 def _calls(text: str) -> Iterator[_Call]:
     for found in _CALL.finditer(text):
         callee = found["callee"].replace(" ", "")
-        close = _closing(text, found.end() - 1)
-        if close is None:
+        end = skip_group(text, found.end() - 1)
+        if end is None:
             continue
         parts = re.split(r"::|\.|->", callee)
         member = bool(re.search(r"(?:\.|->)[A-Za-z_]\w*$", callee)) or bool(_MEMBER.search(text[: found.start()]))
         receiver = callee[: -len(parts[-1])] if "." in callee or "->" in callee else text[: found.start()]
-        yield _Call(parts[-1], receiver if member else "", text[found.end() : close], member, close + 1)
-
-
-def _closing(text: str, opened: int) -> int | None:
-    depth = 0
-    for pos in range(opened, len(text)):
-        if text[pos] == "(":
-            depth += 1
-        elif text[pos] == ")":
-            depth -= 1
-            if depth == 0:
-                return pos
-    return None
+        yield _Call(parts[-1], receiver if member else "", text[found.end() : end - 1], member, end)
 
 
 class _HostFlow:
