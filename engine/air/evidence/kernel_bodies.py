@@ -16,21 +16,17 @@ function the tree does not define is native.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
 from air.evidence.stubs import StubRules, is_stub
 from air.graph.host_fallback import HostTransfers, called_functions, is_host_fallback
-from air.graph.operators import FALLBACK, NATIVE, STUB
+from air.graph.operators import FALLBACK, LAMBDA_HEAD, NATIVE, STUB
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, body_statements
+from air.index.cpp import CPP_LANGUAGES, body_statements, parameter_names
 
 MAX_FORWARDING_DEPTH = 4
-
-_LAMBDA = re.compile(r"\[[^\]]*\] ?\((?P<parameters>[^()]*)\)")
-_PARAMETER_NAME = re.compile(r"([A-Za-z_]\w*) ?(?:=.*)?$")
 
 
 class KernelReader:
@@ -45,12 +41,12 @@ class KernelReader:
 
     def kind_of_lambda(self, kernel: str, op: str) -> str:
         """The kind of a lambda written as the kernel (`[](const Tensor& self) { return self; }`)."""
-        head = _LAMBDA.search(kernel)
+        head = LAMBDA_HEAD.search(kernel)
         opened, closed = kernel.find("{"), kernel.rfind("}")
         if head is None or opened < 0 or closed < opened:
             return NATIVE
         statements = body_statements(kernel, (opened, closed))
-        return self._kind(statements, _parameter_names(head["parameters"]), _allocates(op, self._rules))
+        return self._kind(statements, parameter_names(head["parameters"]), _allocates(op, self._rules))
 
     def kind_of_function(self, name: str, op: str) -> str:
         """The kind of the tree's function `name` (its last component), judged on every definition."""
@@ -100,8 +96,3 @@ def _allocates(op: str, rules: StubRules) -> bool:
     """Whether the operator `op` is an allocation itself (`empty_strided`)."""
     base = op.split(".", 1)[0]
     return any(fnmatchcase(base, pattern) for pattern in rules.allocations)
-
-
-def _parameter_names(parameters: str) -> tuple[str, ...]:
-    names = (_PARAMETER_NAME.search(parameter.strip()) for parameter in parameters.split(","))
-    return tuple(name[1] for name in names if name is not None)

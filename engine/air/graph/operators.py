@@ -574,7 +574,7 @@ class _FilledBlock:
 _NAMESPACE_LITERAL = re.compile(r'"(\w+)"')
 _WRAPPED = re.compile(r"[\w:]+(?:<[^<>(){}]*>)?\s*[({](?P<inner>[^(){}]*)[)}]")
 _CHOSEN_FUNCTION = re.compile(r"\?\s*(?P<function>&?\s*[A-Za-z_][\w:]*)\s*:(?!:)")
-_LAMBDA_HEAD = re.compile(r"\[[^\[\]]*\]\s*\((?P<parameters>[^()]*)\)")
+LAMBDA_HEAD = re.compile(r"\[[^\[\]]*\]\s*\((?P<parameters>[^()]*)\)")
 _BODY_OR_END = re.compile(r"[;{}]")
 _HEAD_TRAILER = re.compile(r"[\s\w:<>,&*-]*")  # `const`, `noexcept`, `-> void`: no call, no statement
 _LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*$")
@@ -619,7 +619,7 @@ def _filling_function(
         written = chosen["function"]
     if written.startswith("["):
         facts = index.cpp_facts(source)
-        head = _LAMBDA_HEAD.search(facts.stripped, construction.start, construction.end)
+        head = LAMBDA_HEAD.search(facts.stripped, construction.start, construction.end)
         block = _function_block(facts, head.end(), head["parameters"]) if head else None
         return (source, *block) if block else None
     name = written.lstrip("&").strip().rpartition("::")[2]
@@ -639,9 +639,9 @@ def _named_function_block(facts: CppFacts, name: str) -> tuple[_Block, str] | No
         block = _function_block(facts, call.end + 1, call.args[0]) if len(call.args) == 1 else None
         if call.in_define is None and block is not None:
             return block
-    bound = re.compile(rf"(?<![\w.])(?<!->){re.escape(name)}\s*=\s*(?={_LAMBDA_HEAD.pattern})")
+    bound = re.compile(rf"(?<![\w.])(?<!->){re.escape(name)}\s*=\s*(?={LAMBDA_HEAD.pattern})")
     for assignment in bound.finditer(facts.stripped):
-        head = _LAMBDA_HEAD.match(facts.stripped, assignment.end())
+        head = LAMBDA_HEAD.match(facts.stripped, assignment.end())
         block = _function_block(facts, head.end(), head["parameters"]) if head else None
         if block is not None:
             return block

@@ -27,7 +27,7 @@ from air.index.cpp.calls import (
     is_declared_at,
 )
 from air.index.cpp.classes import read_classes, read_method_defs
-from air.index.cpp.functions import FunctionBodies, body_statements
+from air.index.cpp.functions import FunctionBodies, body_statements, parameter_names
 from air.index.cpp.lexing import COMMENT_KINDS, Braces, Lines, is_name, lexemes
 from air.index.cpp.preprocessor import (
     DIRECTIVE,
@@ -50,6 +50,7 @@ __all__ = [
     "FunctionBodies",
     "block_span",
     "body_statements",
+    "parameter_names",
     "calls_between",
     "expand_macro",
     "expand_macros",

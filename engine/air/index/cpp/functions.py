@@ -23,6 +23,7 @@ from air.index.cpp.lexing import (
     matching_opener,
     occurrences,
     skip_space_back,
+    split_top_level,
 )
 from air.index.cpp.preprocessor import DIRECTIVE
 from air.index.model import CppDefine, Span
@@ -182,6 +183,12 @@ class FunctionBodies:
         body encloses."""
         before = max(self._code.rfind(char, 0, opened) for char in ";{}")
         return _SCOPE_KEYWORDS.search(self._code, before + 1, opened) is not None
+
+
+def parameter_names(parameters: str) -> tuple[str, ...]:
+    """The names a parameter list's text declares (`const T& a, std::map<K, V> b = {}`), unnamed
+    parameters left out."""
+    return tuple(name for name in map(_parameter_name, split_top_level(parameters)) if name)
 
 
 def _parameter_name(parameter: str) -> str:
