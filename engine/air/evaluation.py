@@ -16,7 +16,7 @@ from air.evidence import Evaluator
 from air.evidence.base import Clause, Context
 from air.graph.live_tests import LiveTests
 from air.index import CodeIndex
-from air.index.vendored import Vendoring, own_use_literals, top_packages, used_as_own
+from air.index.vendored import Vendoring, own_use_literals, used_as_own
 from air.pack.framework import QuickReference, Route
 from air.pack.load import Pack, Row
 from air.results import (
@@ -242,8 +242,8 @@ class AbsentCode:
             for path in absent_submodules(index)
             if vendoring.upstream_name(path) is None
         }
-        owners = top_packages(source.path for source in index.files if source.role == "product") if names else ()
-        return cls(names, frozenset(owners))
+        owners = index.product_packages if names else frozenset()
+        return cls(names, owners)
 
     @property
     def literals(self) -> dict[str, str]:

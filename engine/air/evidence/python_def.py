@@ -41,7 +41,6 @@ from air.evidence.base import (
 from air.evidence.stubs import StubRules, is_python_stub
 from air.index.model import PyDef, SourceFile
 from air.index.python import function_bodies
-from air.index.vendored import top_packages
 from air.regex import GuardedPattern, compile_guarded
 
 SUMMARY = "function or class definitions, optionally by base class"
@@ -120,7 +119,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     hits = []
     for source in python_candidates(clause, context, *_prefilters(clause), parse=False):
         defs = context.index.python_lexical(source).defs
-        foreign = set() if spec.get("foreign_methods", True) else _foreign_classes(defs, _own_packages(context))
+        foreign = set() if spec.get("foreign_methods", True) else _foreign_classes(defs, context.index.product_packages)
         for definition in defs:
             if definition.kind != kind or not any(fnmatchcase(last_component(definition.name), n) for n in names):
                 continue
@@ -129,13 +128,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if enough(clause, hits, context):
             break
     return hits
-
-
-def _own_packages(context: Context) -> frozenset[str]:
-    return context.memo(
-        ("own-packages",),
-        lambda: frozenset(top_packages(source.path for source in context.index.files if source.role == "product")),
-    )
 
 
 def _foreign_classes(defs: tuple[PyDef, ...], own: frozenset[str]) -> set[str]:

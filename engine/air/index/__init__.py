@@ -11,7 +11,7 @@ from typing import TypeVar
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from air.executor import Executor
-from air.index import build, cpp, python
+from air.index import build, cpp, python, vendored
 from air.index.blanking import blank_hash_comments
 from air.index.files import FileListing, IndexOptions, read_files
 from air.index.model import (
@@ -279,6 +279,11 @@ class CodeIndex:
                 parent = path.parent.as_posix()
                 dirs.add("" if parent == "." else parent)
         return frozenset(dirs)
+
+    @cached_property
+    def product_packages(self) -> frozenset[str]:
+        """The outermost Python packages of the product code."""
+        return frozenset(vendored.top_packages(source.path for source in self.files if source.role == "product"))
 
     @cached_property
     def modules(self) -> dict[str, str]:

@@ -14,7 +14,6 @@ from air.index.build import normalized_name
 from air.index.distributions import Distribution, distributions, encloses, holder
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
-from air.index.vendored import top_packages
 from air.results import Backend, Source
 from air.source.provenance import local_source
 from air.source.tree import shown_path
@@ -142,10 +141,9 @@ def extended_packages(index: CodeIndex, prefixes: tuple[str, ...]) -> tuple[str,
     uses = re.compile(
         rf"(?m)^[ \t]*(?:(?:import|from)[ \t]+(?P<imported>{package})\b|#[ \t]*include[ \t]*[<\"](?P<included>{package})/)"
     )
-    own = top_packages(source.path for source in index.files if source.role == "product")
     found: set[str] = set()
     for source in index.files:
         if source.role == "product" and source.language in ("python", "cpp"):
             for match in uses.finditer(index.code_text(source)):
                 found.add(match.group("imported") or match.group("included"))
-    return tuple(sorted(found - own))
+    return tuple(sorted(found - index.product_packages))
