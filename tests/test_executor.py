@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 import textwrap
 import time
 from pathlib import Path
@@ -81,6 +82,27 @@ def test_items_of_a_worker_that_dies_are_computed_here():
 
     results, _ = Executor(2).map(dies_in_worker, list(range(30)))
     assert results == [n + 1 for n in range(30)]
+
+
+def test_an_answer_far_larger_than_a_pipe_holds_comes_back_whole():
+    def text_of(number: int) -> tuple[str, int]:
+        time.sleep(0.005)
+        return chr(ord("a") + number % 26) * 300_000 + "é", os.getpid()  # 6 MB from each worker, not ASCII
+
+    results, _ = Executor(2).map(text_of, list(range(40)))
+    assert [text for text, _pid in results] == [chr(ord("a") + n % 26) * 300_000 + "é" for n in range(40)]
+    assert len({pid for _text, pid in results}) == 2
+
+
+def test_a_result_that_cannot_cross_processes_is_named():
+    parent = os.getpid()
+
+    def unpicklable(number: int) -> object:
+        time.sleep(0.005)
+        return (lambda: number) if os.getpid() != parent else number
+
+    with pytest.raises((AttributeError, pickle.PicklingError), match="pickle"):
+        Executor(2).map(unpicklable, list(range(40)))
 
 
 def test_a_worker_maps_serially_instead_of_starting_processes():

@@ -439,21 +439,22 @@ def air_check(tree: Path, pack: Path, env: dict[str, str]) -> subprocess.Complet
 def test_a_report_cut_short_by_the_budget_is_not_cached(tmp_path, monkeypatch):
     """A timeout depends on the machine's load: the next check must search again."""
     from air import run
+    from air.evaluation import Evaluation
 
-    checked = run.check
+    reported = Evaluation.report
 
     def cut_short(*args, **kwargs):
-        report = checked(*args, **kwargs)
+        report = reported(*args, **kwargs)
         row = replace(report.rows[0], outcome="unknown", reason=f"could not be decided: {TIMED_OUT} on x.py")
         return replace(report, rows=(row, *report.rows[1:]))
 
     monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
     lines: list[str] = []
-    monkeypatch.setattr(run, "check", cut_short)
+    monkeypatch.setattr(Evaluation, "report", cut_short)
     run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
     run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
     assert not any("from the cache" in line for line in lines)
-    monkeypatch.setattr(run, "check", checked)
+    monkeypatch.setattr(Evaluation, "report", reported)
     run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
     run.check_tree(FIXTURES / "pu1_full", "pytorch-2.x", progress=lines.append)
     assert any("from the cache" in line for line in lines)

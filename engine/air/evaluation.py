@@ -46,74 +46,77 @@ from air.source.distribution import BINARY_DIST
 MAX_LISTED_SKIPPED = 200
 
 
-def evaluate(
-    root: Path,
-    pack: Pack,
-    index: CodeIndex,
-    say: Progress,
-    source: Source | None,
-    started: float,
-    framework_version: str | None,
-) -> Report:
-    evaluator = _evaluator(pack, index)
-    clauses = _clauses(pack)
-    absent = AbsentCode.of(index, pack.framework.vendoring)
-    evaluator.prepare(clauses, absent.literals)
-    identified = partial(_identity, pack, evaluator, root, source, framework_version)
-    if pack.test_syntax and pack.test_syntax.live:
-        live_tests = LiveTests(index, pack.test_syntax, partial(_names_in_tests, identified))
-        evaluator.context.live_tests = live_tests
-        live_tests.find_names()
-    route, path, backend, names = identified()  # before the workers start: each would work it out again
-    test_syntax = pack.test_syntax
-    tests = evaluator.evaluate_all(
-        clauses,
-        alongside=(lambda: test_inventory(index, test_syntax)) if test_syntax else None,
-    )
-    say(f"integration path: {path.title}")
-    target = backend.target_framework_version
-    compiled = backend.source.kind == BINARY_DIST
-    setting = Setting(route, pack.framework, target, compiled, absent.used(index))
-    rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
-    operators = operator_coverage(pack, evaluator)
-    upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
-    result = score(pack.framework.sections, rows)
-    say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
-    return Report(
-        tool_version=__version__,
-        date=report_date(),
-        pack=PackInfo(
-            pack.id,
-            pack.version,
-            pack.digest,
-            pack.framework.id,
-            pack.framework.name,
-            tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths),
-            pack.framework.terms,
-        ),
-        backend=backend,
-        integration_path=path,
-        readiness=result.readiness,
-        coverage=result.coverage,
-        sections=result.sections,
-        rows=rows,
-        quick_reference=quick_reference(pack, rows, evaluator, route),
-        sources=tuple(Link(title, url) for title, url in pack.framework.sources),
-        index=index_stats(index),
-        operators=operators,
-        tests=tests,
-        upstream=upstream,
-    )
+class Evaluation:
+    """One check's evaluation of `pack` over `index`. Made as soon as the pack is loaded (while
+    the index reads ahead, see `air.run`): the tree is scanned for the literals that the pack's
+    clauses and the check's own selections look for, and the Python files that clauses parse
+    are chosen. `report` then evaluates everything else."""
 
+    def __init__(self, pack: Pack, index: CodeIndex) -> None:
+        self.pack, self.index = pack, index
+        self.evaluator = Evaluator(
+            Context(index, pack.symbols, pack.operators, pack.framework.cpp, pack.framework.upstream)
+        )
+        self.clauses = _clauses(pack)
+        self.absent = AbsentCode.of(index, pack.framework.vendoring)
+        self.evaluator.select(self.clauses, self.absent.literals)
 
-def scan_for(pack: Pack, index: CodeIndex) -> None:
-    """Scan the tree for the literals that the pack's clauses and the check's own selections
-    look for, as `evaluate` would: as soon as the pack is loaded, while the index reads ahead."""
-    _evaluator(pack, index).scan(_clauses(pack), AbsentCode.of(index, pack.framework.vendoring).literals)
+    def report(
+        self, root: Path, say: Progress, source: Source | None, started: float, framework_version: str | None
+    ) -> Report:
+        pack, index, evaluator = self.pack, self.index, self.evaluator
+        test_syntax = pack.test_syntax
+        tests = evaluator.prepare(
+            self.clauses, alongside=partial(test_inventory, index, test_syntax) if test_syntax else None
+        )
+        identified = partial(_identity, pack, evaluator, root, source, framework_version)
+        route, path, backend, names = self._identified(
+            identified
+        )  # before the workers start: each would work it out again
+        evaluator.evaluate_all(self.clauses)
+        say(f"integration path: {path.title}")
+        target = backend.target_framework_version
+        compiled = backend.source.kind == BINARY_DIST
+        setting = Setting(route, pack.framework, target, compiled, self.absent.used(index))
+        rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
+        operators = operator_coverage(pack, evaluator)
+        upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
+        result = score(pack.framework.sections, rows)
+        say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
+        return Report(
+            tool_version=__version__,
+            date=report_date(),
+            pack=PackInfo(
+                pack.id,
+                pack.version,
+                pack.digest,
+                pack.framework.id,
+                pack.framework.name,
+                tuple(PathLabel(p.id, p.title, p.short) for p in pack.framework.paths),
+                pack.framework.terms,
+            ),
+            backend=backend,
+            integration_path=path,
+            readiness=result.readiness,
+            coverage=result.coverage,
+            sections=result.sections,
+            rows=rows,
+            quick_reference=quick_reference(pack, rows, evaluator, route),
+            sources=tuple(Link(title, url) for title, url in pack.framework.sources),
+            index=index_stats(index),
+            operators=operators,
+            tests=tests,
+            upstream=upstream,
+        )
 
-
-def _evaluator(pack: Pack, index: CodeIndex) -> Evaluator:
-    return Evaluator(Context(index, pack.symbols, pack.operators, pack.framework.cpp, pack.framework.upstream))
+    def _identified(self, identified: Callable[[], Identity]) -> Identity:
+        """The backend's identity, with the names its tests use."""
+        test_syntax = self.pack.test_syntax
+        if test_syntax and test_syntax.live:
+            live_tests = LiveTests(self.index, test_syntax, partial(_names_in_tests, identified))
+            self.evaluator.context.live_tests = live_tests
+            live_tests.find_names()
+        return identified()
 
 
 def _clauses(pack: Pack) -> list[Clause]:

@@ -14,12 +14,15 @@ process while its workers run: a map asked for meanwhile (by the work run alongs
 
 from __future__ import annotations
 
+import mmap
 import multiprocessing
 import os
 import pickle
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, Generic, TypeVar, overload
 
 from air.interrupts import stop
@@ -75,7 +78,11 @@ class Executor:
 
 
 class _Round(Generic[Item, Result]):
-    """One `map` across forked workers, which take items through a shared counter."""
+    """One `map` across forked workers, which take items through a shared counter. A worker
+    writes its answer to a file in memory made for it before it forks, and says on its pipe how
+    long the answer is: a large answer (the read-ahead of a tree, say) is then read at once,
+    when this process is free, instead of passing through the pipe's small buffer while the
+    worker waits for this process to take each piece."""
 
     def __init__(self, executor: Executor, function: Callable[[Item], Result], items: Sequence[Item]) -> None:
         self.executor, self.function, self.items = executor, function, items
@@ -83,32 +90,36 @@ class _Round(Generic[Item, Result]):
         self.taken = self.context.Value("i", 0)
 
     def run(self, alongside: Callable[[], Extra] | None) -> tuple[list[Result], Extra | None]:
-        workers: list[tuple[BaseProcess, Connection]] = []
+        workers: list[tuple[BaseProcess, Connection, int]] = []
         started = self.executor.workers
         try:
             for _ in range(min(started, len(self.items)) - 1):
                 receiver, sender = self.context.Pipe(duplex=False)
-                worker: BaseProcess = self.context.Process(target=self._work, args=(receiver, sender), daemon=True)
-                workers.append((worker, receiver))
+                answer = _answer_file()
+                worker: BaseProcess = self.context.Process(
+                    target=self._work, args=(receiver, sender, answer), daemon=True
+                )
+                workers.append((worker, receiver, answer))
                 worker.start()
                 sender.close()
             self.executor.workers = 1  # every process is busy: a map asked for meanwhile runs here
             extra = alongside() if alongside else None
             results = {number: self.function(self.items[number]) for number in self._take()}
-            for _worker, receiver in workers:
-                answer = _answer(receiver)
-                if isinstance(answer, BaseException):
-                    raise answer
-                results.update(answer)
-            for worker, _receiver in workers:
+            for _worker, receiver, answer in workers:
+                found = _answer(receiver, answer)
+                if isinstance(found, BaseException):
+                    raise found
+                results.update(found)
+            for worker, _receiver, _answer_fd in workers:
                 worker.join()
         except BaseException:
-            stop([worker for worker, _receiver in workers])
+            stop([worker for worker, _receiver, _answer_fd in workers])
             raise
         finally:
             self.executor.workers = started
-            for _worker, receiver in workers:
+            for _worker, receiver, answer in workers:
                 receiver.close()
+                os.close(answer)
         for number in range(len(self.items)):  # a worker that died without an answer left its items
             if number not in results:
                 results[number] = self.function(self.items[number])
@@ -123,31 +134,49 @@ class _Round(Generic[Item, Result]):
                 return
             yield number
 
-    def _work(self, receiver: Connection, sender: Connection) -> None:
-        """In a worker: compute the items nobody has taken and send their results, or the error
-        that stopped them, to the parent, which raises it: nothing is printed here. Should the
-        parent be gone, sending fails (this process holds no reading end of the pipe)."""
+    def _work(self, receiver: Connection, sender: Connection, answer: int) -> None:
+        """In a worker: compute the items nobody has taken and write their results, or the error
+        that stopped them, for the parent, which raises it: nothing is printed here. Should the
+        parent be gone, saying so on the pipe fails (this process holds no reading end of it)."""
         receiver.close()
         self.executor.workers = 1
         try:
-            _send(sender, {number: self.function(self.items[number]) for number in self._take()})
+            _send(sender, answer, {number: self.function(self.items[number]) for number in self._take()})
         except BaseException as error:
-            _send(sender, _portable(error))
+            _send(sender, answer, _portable(error))
         finally:
             sender.close()
 
 
-def _answer(receiver: Connection) -> Any:
+def _answer_file() -> int:
+    """A file descriptor for a worker's answer: an anonymous file in memory where the system
+    has them, else an unnamed temporary file; either is gone once its last descriptor closes."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("air-answer", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as file:
+        return os.dup(file.fileno())
+
+
+def _answer(receiver: Connection, answer: int) -> Any:
+    """What a worker answered; {} when it died without answering (its items are computed here)."""
     try:
-        return receiver.recv()
-    except EOFError:  # the worker died without an answer: its items are computed here
+        size = receiver.recv()
+    except EOFError:
         return {}
+    if not size:
+        return {}
+    with mmap.mmap(answer, size, access=mmap.ACCESS_READ) as written:
+        return ForkingPickler.loads(written)
 
 
-def _send(sender: Connection, answer: object) -> None:
+def _send(sender: Connection, answer: int, found: object) -> None:
+    data = memoryview(ForkingPickler.dumps(found))
     try:
-        sender.send(answer)
-    except OSError:  # the parent has gone: nobody is left to tell
+        written = 0
+        while written < len(data):
+            written += os.pwrite(answer, data[written:], written)
+        sender.send(len(data))
+    except OSError:  # the parent has gone (or the answer could not be written): nobody is told
         pass
 
 

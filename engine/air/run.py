@@ -19,6 +19,7 @@ from air.results import Report, Source, report_date
 from air.source.provenance import local_source
 
 if TYPE_CHECKING:
+    from air.evaluation import Evaluation
     from air.pack.load import Pack
 
 Progress = Callable[[str], None]
@@ -39,9 +40,7 @@ def check(
     started = time.perf_counter()
     if index is None:
         index = _indexed(root, _with_vendoring(options, pack.framework.vendoring), say, Executor())
-    from air.evaluation import evaluate  # the stages a check runs, not loaded when the cache answers
-
-    return evaluate(root, pack, index, say, source, started, framework_version)
+    return _evaluation(pack, index).report(root, say, source, started, framework_version)
 
 
 def check_tree(
@@ -68,24 +67,27 @@ def check_tree(
     if cached is not None:
         say("unchanged since it was last checked with this pack: report from the cache")
         return cached
-    from air.pack.load import load_pack  # loaded only when the cache cannot answer
-
-    pack = index.read_ahead(lambda: _scanned_for(load_pack(str(pack_dir)), index))  # a broken pack fails here, first
+    started = time.perf_counter()
+    evaluation = index.read_ahead(lambda: _evaluation(_loaded(pack_dir), index))  # a broken pack fails here, first
     for line in lines:
         say(line)
-    report = check(root, pack, options, progress, source, index=index, framework_version=framework_version)
+    report = evaluation.report(root, say, source, started, framework_version)
     note = cache.store(key, report) if key and not _cut_short(report) else None
     if note:
         say(note)
     return report
 
 
-def _scanned_for(pack: Pack, index: CodeIndex) -> Pack:
-    """`pack`, once the tree is scanned for the literals its clauses look for."""
-    from air.evaluation import scan_for
+def _loaded(pack_dir: Path) -> Pack:
+    from air.pack.load import load_pack  # loaded only when the cache cannot answer, as workers start
 
-    scan_for(pack, index)
-    return pack
+    return load_pack(str(pack_dir))
+
+
+def _evaluation(pack: Pack, index: CodeIndex) -> Evaluation:
+    from air.evaluation import Evaluation  # the stages a check runs, not loaded when the cache answers
+
+    return Evaluation(pack, index)
 
 
 def _with_vendoring(options: IndexOptions | None, vendoring: Vendoring) -> IndexOptions:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from types import ModuleType
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from air.evidence import (
     build_meta,
@@ -110,6 +110,9 @@ class Evaluator:
     def __init__(self, context: Context) -> None:
         self.context = context
         self._results: dict[tuple, ClauseResult] = {}
+        self._parsed: dict[str, SourceFile] = {}  # the Python files the clauses parse, by path
+        self._scoped: set[str] = set()  # those of them whose scopes are read too
+        self._selected = False
 
     def scan(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
         """Find the files holding each clause's prefilter literals (and `literals`, for the
@@ -126,15 +129,13 @@ class Evaluator:
             ]
         )
 
-    def prepare(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
+    def select(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
         """Find the files holding each clause's prefilter literals (and `literals`, for the
-        caller's own selections) in one pass over the tree, parse the Python files of every
-        clause in one parallel batch, and run the batched kinds (semgrep) once for every clause
-        of the check."""
+        caller's own selections) in one pass over the tree, and choose the Python files that
+        `prepare` parses for the clauses."""
         clauses = list(clauses)
         self.scan(clauses, literals)
-        files: dict[str, SourceFile] = {}
-        scoped: set[str] = set()
+        self._selected = True
         for clause in clauses:
             kind = KINDS[clause.kind]
             prefilters = getattr(kind, "prefilters", None)  # of the kinds that parse what they select
@@ -145,23 +146,38 @@ class Evaluator:
             except PatternTimeout as timeout:
                 self._results[clause.key] = _timed_out(clause, timeout)
                 continue
-            files.update((source.path, source) for source in candidates)
+            self._parsed.update((source.path, source) for source in candidates)
             if getattr(kind, "READS_SCOPES", False):
-                scoped.update(source.path for source in candidates)
-        self.context.index.prefetch_python(files.values(), scoped)
+                self._scoped.update(source.path for source in candidates)
+
+    @overload
+    def prepare(self, clauses: Iterable[Clause], alongside: None = None) -> None: ...
+
+    @overload
+    def prepare(self, clauses: Iterable[Clause], alongside: Callable[[], T]) -> T: ...
+
+    def prepare(self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None) -> T | None:
+        """`select` the clauses' files, unless done; parse the Python files chosen in one
+        parallel batch while `alongside` runs here, and run the batched kinds (semgrep) once for
+        every clause of the check. Returns what `alongside` returns."""
+        clauses = list(clauses)
+        if not self._selected:
+            self.select(clauses)
+        extra = self.context.index.prefetch_python(self._parsed.values(), self._scoped, alongside)
         pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
         if not pending:
-            return
+            return extra
         batch = list(pending.values())
         try:
             found = semgrep.run_batch(batch, self.context)
         except semgrep.SemgrepUnavailable as error:
             for clause in batch:
                 self._results[clause.key] = ClauseResult(clause, [], decided=False, undecided_reason=str(error))
-            return
+            return extra
         for clause in batch:
             hits, not_run = in_running_tests(apply_where(found[clause.key], clause, self.context), clause, self.context)
             self._results[clause.key] = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
+        return extra
 
     def evaluate_all(self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None) -> T | None:
         """Evaluate `clauses` ahead of the rows that read them, and run `alongside` (other work of

@@ -6,7 +6,7 @@ import posixpath
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
@@ -212,25 +212,48 @@ class CodeIndex:
             found = self._lexical[source.path] = LexicalPython(source.text, module, _is_package(source))
         return found
 
-    def prefetch_python(self, sources: Iterable[SourceFile], scoped: Collection[str] = ()) -> None:
+    @overload
+    def prefetch_python(
+        self, sources: Iterable[SourceFile], scoped: Collection[str] = (), alongside: None = None
+    ) -> None: ...
+
+    @overload
+    def prefetch_python(
+        self, sources: Iterable[SourceFile], scoped: Collection[str], alongside: Callable[[], T]
+    ) -> T: ...
+
+    def prefetch_python(
+        self, sources: Iterable[SourceFile], scoped: Collection[str] = (), alongside: Callable[[], T] | None = None
+    ) -> T | None:
         """Parse the files of `sources` not parsed yet, reading the scopes of those of `scoped`
-        from the same parse, in worker processes when there are enough of them to pay for it;
-        `python_facts` and `python_scopes` then answer from the cache."""
-        pending = [
-            source
-            for source in sources
-            if source.language == "python"
-            and (source.path not in self._python or source.path in scoped and source.path not in self._scopes)
-        ]
+        from the same parse, in worker processes when there are enough of them to pay for it,
+        the largest first, while `alongside` runs here; `python_facts` and `python_scopes` then
+        answer from the cache. Returns what `alongside` returns."""
+        pending = sorted(
+            (
+                source
+                for source in sources
+                if source.language == "python"
+                and (source.path not in self._python or source.path in scoped and source.path not in self._scopes)
+            ),
+            key=lambda source: len(source.text),
+            reverse=True,
+        )
         if not self.executor.parallel or len(pending) < PARALLEL_THRESHOLD:
-            return
-        parsed, _ = self.executor.map(lambda source: self._parsed_with_scopes(source, source.path in scoped), pending)
+            return alongside() if alongside else None
+        parsed, extra = self.executor.map(
+            lambda source: self._parsed_with_scopes(source, source.path in scoped), pending, alongside
+        )
         for source, (facts, scopes) in zip(pending, parsed):
             self._python[source.path] = facts
             if source.path in scoped:
                 self._scopes[source.path] = scopes
+        return extra
 
     def _parsed_with_scopes(self, source: SourceFile, with_scopes: bool) -> tuple[PythonFacts, tuple[PyScope, ...]]:
+        facts, scopes = self._python.get(source.path), self._scopes.get(source.path)
+        if facts is not None and (scopes is not None or not with_scopes):  # parsed here meanwhile
+            return facts, scopes or ()
         module = python.module_name(source.path, self.package_dirs)
         return python.extract_python_and_scopes(source.text, module, _is_package(source), with_scopes)
 
