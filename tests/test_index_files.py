@@ -245,6 +245,26 @@ def test_the_literal_scan_finds_the_same_files_in_workers_and_here(tmp_path, mon
     assert len(here["npu_format"]) == 26 and here["absent"] == [] and here["synchronize"] == ["tests/test_x.py"]
 
 
+def test_a_selection_that_reads_documentation_finds_a_scanned_literal_there_too(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "README.md": "Set `TORCH_DEVICE_BACKEND_AUTOLOAD=0` to turn it off.\n",
+            "docs/guide.rst": "torch.utils.rename_privateuse1_backend is called on import\n",
+            "pkg/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('x')\n",
+        },
+    )
+    index = build_index(tmp_path)
+    index.scan_literals(["rename_privateuse1_backend", "AUTOLOAD"])
+    assert [f.path for f in index.select(["rename_privateuse1_backend"])] == ["pkg/__init__.py"]
+    assert sorted(f.path for f in index.select(["rename_privateuse1_backend"], include_docs=True)) == [
+        "docs/guide.rst",
+        "pkg/__init__.py",
+    ]
+    assert [f.path for f in index.select(["AUTOLOAD"], include_docs=True)] == ["README.md"]
+    assert list(index.select(["AUTOLOAD"])) == []
+
+
 def test_code_read_ahead_by_workers_is_the_code_read_here(tmp_path, monkeypatch):
     files = {
         "pkg/a.py": "x = 'a # not a comment'  # a comment\ns = '''\n# inside\n'''\n\"\"\"A docstring: torch\"\"\"\n",

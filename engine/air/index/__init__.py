@@ -38,6 +38,8 @@ SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balan
 MIN_LITERALS_TOGETHER = 8  # from here on, one multi-pattern pass beats a search per literal
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
 _READ_AHEAD_LANGUAGES = ("python", "cpp", "template")
+_NOT_DOCS: tuple = (None, None, False)  # the kinds of file `_files_of` lists: every one but documentation
+_ONLY_DOCS: tuple = (None, frozenset({"docs"}), True)
 
 T = TypeVar("T")
 
@@ -124,18 +126,20 @@ class CodeIndex:
 
     def scan_literals(self, literals: Iterable[str]) -> None:
         """Find which files contain each of `literals` in one multi-pattern pass over the tree,
-        so that `select` answers from it instead of searching every file once per literal."""
+        so that `select` answers from it instead of searching every file once per literal.
+        Documentation is left out: few selections read it (see `_containing`)."""
         wanted = tuple(sorted({literal for literal in literals if literal and literal not in self._scanned}))
         if not wanted:
             return
         found: dict[str, set[str]] = {literal: set() for literal in wanted}
-        texts = [source.text for source in self.files]
+        code = self._files_of(_NOT_DOCS)
+        texts = [source.text for source in code]
         jobs = [range(start, len(texts), SCAN_JOBS) for start in range(SCAN_JOBS)]
         if self.total_bytes < PARALLEL_SCAN_BYTES:
             jobs = [range(len(texts))]
         scanned, _ = self.executor.map(lambda positions: _scan_texts(texts, wanted, positions), jobs)
         for number, position in (pair for pairs in scanned for pair in pairs):
-            found[wanted[number]].add(self.files[position].path)
+            found[wanted[number]].add(code[position].path)
         self._scanned.update(found)
 
     def read_ahead(self, alongside: Callable[[], T]) -> T:
@@ -157,11 +161,16 @@ class CodeIndex:
         return extra
 
     def _containing(self, kinds: tuple, literal: str) -> set[str]:
-        """Paths of files containing `literal`: of the whole tree when it was scanned for,
-        otherwise of the files of a selection, found once."""
+        """Paths of files containing `literal`: of the whole tree when it was scanned for (and
+        of its documentation, searched once, for a selection that reads it), otherwise of the
+        files of a selection, found once."""
         scanned = self._scanned.get(literal)
-        if scanned is not None:
-            return scanned
+        if scanned is None:
+            return self._searched(kinds, literal)
+        include_docs = kinds[2]
+        return scanned | self._searched(_ONLY_DOCS, literal) if include_docs else scanned
+
+    def _searched(self, kinds: tuple, literal: str) -> set[str]:
         key = (kinds, literal)
         found = self._by_literal.get(key)
         if found is None:

@@ -4,7 +4,7 @@ and name only defined evidence, and each clause passes its evidence kind's own c
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import NoReturn
 
@@ -43,7 +43,7 @@ def _refuse_at(document: YamlDocument, at: tuple, inner: tuple, message: str) ->
 def checked_pattern(document: YamlDocument, path: tuple, pattern: str) -> None:
     """Compile a regular expression with the backtracking guard, or fail at its line. A
     pattern air does not ship is kept off PCRE2 (see `air.regex.distrust` and `ship`)."""
-    if _shipped(document):
+    if _shipped(document.source):
         ship(pattern)
     else:
         distrust(pattern)
@@ -55,8 +55,10 @@ def checked_pattern(document: YamlDocument, path: tuple, pattern: str) -> None:
         raise document.error(path, f"invalid regular expression: {error}") from None
 
 
-def _shipped(document: YamlDocument) -> bool:
-    path = Path(document.source).resolve()
+@lru_cache(maxsize=256)
+def _shipped(source: str) -> bool:
+    """Whether the document read from `source` is a file of air's own packs or frameworks."""
+    path = Path(source).resolve()
     return any(path.is_relative_to(data_dir(kind).resolve()) for kind in ("rulepacks", "frameworks"))
 
 

@@ -93,13 +93,21 @@ class GuardedPattern:
 
     def __init__(self, pattern: str, parsed, native: bool = True) -> None:
         self.pattern = pattern
-        self._parsed = parsed if native else None
-        items = list(parsed)
-        plain = parsed.state.flags & (re.IGNORECASE | re.DOTALL) or _leading_literal(items) >= MIN_LITERAL
-        self._starts = None if plain else _long_enough(_start_literals(items))  # re finds a leading literal fast itself
-        self._line_literals = None if plain or self._starts else _first_line_literals(items)
-        searched = plain or self._starts or self._line_literals or parsed.state.flags & re.VERBOSE
-        self._line_test = None if searched else _line_test(pattern, items)
+        self._tree = parsed
+        self._on_pcre2 = native
+
+    @cached_property
+    def _plan(self) -> tuple[list[str] | None, list[str] | None, re.Pattern[str] | None]:
+        """Where `re` tries the pattern: after one of its start literals, at the start of a line
+        holding one of its first-line literals, or of a line passing its line test; or (all
+        None) everywhere, by `re`'s own scan. Worked out when first searched with `re`: most
+        patterns only ever run on PCRE2."""
+        items = list(self._tree)
+        plain = self._tree.state.flags & (re.IGNORECASE | re.DOTALL) or _leading_literal(items) >= MIN_LITERAL
+        starts = None if plain else _long_enough(_start_literals(items))  # re finds a leading literal fast itself
+        line_literals = None if plain or starts else _first_line_literals(items)
+        searched = plain or starts or line_literals or self._tree.state.flags & re.VERBOSE
+        return starts, line_literals, None if searched else _line_test(self.pattern, items)
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -107,9 +115,9 @@ class GuardedPattern:
 
     @cached_property
     def _native(self) -> pcre2.Pattern | None:
-        if self._parsed is None or self.pattern in _DISTRUSTED:
+        if not self._on_pcre2 or self.pattern in _DISTRUSTED:
             return None
-        return compile_native(self._parsed)
+        return compile_native(self._tree)
 
     def finditer(self, text: str) -> Iterator[re.Match[str] | AsciiMatch]:
         """The matches of `finditer`, all found within the time budget."""
@@ -133,7 +141,7 @@ class GuardedPattern:
             return next(self._guarded(text), None)
 
     def _guarded(self, text: str) -> Iterator[re.Match[str]]:
-        candidates = self._candidates(text) if self._starts or self._line_literals or self._line_test else None
+        candidates = self._candidates(text) if any(self._plan) else None
         if candidates is None:
             yield from self.regex.finditer(text)
             return
@@ -152,23 +160,24 @@ class GuardedPattern:
         there are so many that re's own scan is faster."""
         found = set()
         limit = len(text) // CHARACTERS_PER_CANDIDATE
-        if self._line_test is not None:
-            match = self._line_test.search(text)
+        starts, line_literals, line_test = self._plan
+        if line_test is not None:
+            match = line_test.search(text)
             while match is not None:
                 found.add(text.rfind("\n", 0, match.start()) + 1)
                 if len(found) > limit:
                     return None
-                match = self._line_test.search(text, _next_line(text, match.start()))
+                match = line_test.search(text, _next_line(text, match.start()))
             return sorted(found)
-        literals = self._starts or self._line_literals
+        literals = starts or line_literals
         assert literals is not None  # with no line test, `_guarded` asks only when there are literals
         for literal in literals:
             position = text.find(literal)
             while position >= 0:
-                found.add(position if self._starts else text.rfind("\n", 0, position) + 1)
+                found.add(position if starts else text.rfind("\n", 0, position) + 1)
                 if len(found) > limit:
                     return None
-                position = text.find(literal, position + 1 if self._starts else _next_line(text, position))
+                position = text.find(literal, position + 1 if starts else _next_line(text, position))
         return sorted(found)
 
 
@@ -230,7 +239,7 @@ def compile_guarded(pattern: str, native: bool = True) -> GuardedPattern:
     `air.regex.backtracking`: `(a+)+`, `(a|aa)*`, `\\w*\\w*!`). With `native` off the pattern stays
     with `re`, which builds match objects faster: right for patterns that match on many lines
     (every import of a file), not for those that seldom do."""
-    parsed = sre_parse.parse(pattern, re.MULTILINE)
+    parsed = _parse(pattern)
     risk = None if pattern in _SHIPPED else backtracking_risk(parsed)
     if risk is not None:
         raise UnsafePattern(f"pattern {pattern!r} can backtrack catastrophically: {risk}")
@@ -242,10 +251,17 @@ def required_literals(pattern: str) -> tuple[str, ...]:
     """Literals one of which every match contains: the longest literal run of the pattern, or
     one run per branch of an alternation (`\\.backward\\(|gradcheck` -> [".backward(", "gradcheck"]).
     Empty when no such set of literals of at least MIN_LITERAL characters exists."""
-    parsed = sre_parse.parse(pattern)
+    parsed = _parse(pattern)
     if parsed.state.flags & re.IGNORECASE:
         return ()
     return tuple(_required(list(parsed.data)) or ())
+
+
+@lru_cache(maxsize=1024)
+def _parse(pattern: str):
+    """`re`'s parse of `pattern` (as a MULTILINE pattern), read by the guard, the literal
+    analyses and the PCRE2 translation alike, none of which changes it."""
+    return sre_parse.parse(pattern, re.MULTILINE)
 
 
 def _required(items: list) -> list[str] | None:
