@@ -8,7 +8,8 @@ compiled distribution) and `evaluate(clause, context)` (its hits), or, for a kin
 all run at once, `run_batch(clauses, context)` (their hits by clause key). It may define
 `validate(spec, checks)` (what a spec must pass beyond its schema), `TREE_WIDE = True` (its
 clauses share facts built over the whole tree, so they run first, together), `prefilters` (it
-parses the files it selects), `READS_SCOPES = True` (it reads their scopes too), `measure`
+parses the files it selects), `parsed_files(context)` (the Python files it parses whatever
+its clauses), `READS_SCOPES = True` (it reads their scopes too), `measure`
 (coverage), `upstream_literals` and `tree_literals`.
 Adding a kind is one module and one line in `KINDS`.
 
@@ -136,6 +137,10 @@ class Evaluator:
         clauses = list(clauses)
         self.scan(clauses, literals)
         self._selected = True
+        for kind in sorted({clause.kind for clause in clauses}):
+            parsed_files = getattr(KINDS[kind], "parsed_files", None)  # of the kinds that parse files of their own
+            if parsed_files is not None:
+                self._parsed.update((source.path, source) for source in parsed_files(self.context))
         for clause in clauses:
             kind = KINDS[clause.kind]
             prefilters = getattr(kind, "prefilters", None)  # of the kinds that parse what they select

@@ -84,7 +84,9 @@ def _named_for(source: SourceFile, operators: frozenset[str], context: Context) 
     bare = _TEST_AFFIXES.sub("", stem)
     if bare == stem or bare not in operators:
         return False
-    return re.search(rf"(?<!\w){re.escape(bare)}_?\s*\(", context.index.code_text(source)) is not None
+    called = compile_guarded(rf"(?<!\w){re.escape(bare)}_?\s*\(")
+    with searching(source.path):
+        return called.search(context.index.code_text(source)) is not None
 
 
 def _first_code_line(code: str) -> int:

@@ -56,7 +56,9 @@ from air.graph.operators import (
     family,
     find_registrations,
     op_list_names,
+    python_registration_files,
 )
+from air.index.model import SourceFile
 
 SUMMARY = "native kernels of listed operators, with `coverage()`; `fallback: global` or `per_op` for fallbacks, `any: true` for every registration"
 TREE_WIDE = True
@@ -113,6 +115,12 @@ def tree_literals(context: Context) -> list[str]:
     """The file names of the tree's possible op lists: the build files naming them are found
     in the check's one literal scan."""
     return context.memo(("op list names",), lambda: op_list_names(context.index))
+
+
+def parsed_files(context: Context) -> list[SourceFile]:
+    """The Python files `registrations` parses, whatever the clause: parsed with every other
+    clause's files before any clause is evaluated."""
+    return python_registration_files(context.index, _operator_syntax(context))
 
 
 def registrations(context: Context) -> Registrations:

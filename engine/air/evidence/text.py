@@ -61,8 +61,10 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         text = context.index.code_text(source)
         with searching(source.path):
             matches = regex.finditer(text)
-        for match in matches:
-            line = text.count("\n", 0, match.start()) + 1
+        line, counted = 1, 0
+        for match in matches:  # in order: lines are counted from the previous match on
+            line += text.count("\n", counted, match.start())
+            counted = match.start()
             captures = {k: v for k, v in match.groupdict().items() if v is not None}
             hits.append(hit_at(source, line, captures))
         if enough(clause, hits, context):

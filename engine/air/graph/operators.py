@@ -88,6 +88,7 @@ from air.index.cpp import (
 )
 from air.index.files import LANGUAGES
 from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, CppInclude, PyCall, PythonFacts, SourceFile
+from air.regex import compile_guarded
 
 OP_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_]+)?$")
 MIN_OP_LIST_ENTRIES = 5
@@ -831,12 +832,17 @@ def _opened_block(
 # --- Python -----------------------------------------------------------------
 
 
-def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
+def python_registration_files(index: CodeIndex, syntax: OperatorSyntax) -> list[SourceFile]:
+    """The product's Python files that may register operators: they call a registration method."""
     methods = sorted({syntax.fallback, *_last_components(syntax.python_impl + syntax.python_fake)})
-    hint = re.compile(rf"\b(?:{'|'.join(map(re.escape, methods))})\s*\(")
-    candidates = [
+    hint = compile_guarded(rf"\b(?:{'|'.join(map(re.escape, methods))})\s*\(")
+    return [
         source for source in index.select(methods, languages=["python"], roles=("product",)) if hint.search(source.text)
     ]
+
+
+def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
+    candidates = python_registration_files(index, syntax)
     index.prefetch_python(candidates)
     imported = _ImportedLibraries(index, syntax)
     for source in candidates:

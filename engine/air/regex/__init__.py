@@ -198,6 +198,11 @@ def search_budget() -> float:
     return budget if 0 < budget < float("inf") else SEARCH_BUDGET
 
 
+# `signal.getsignal` turns the handler into an enum member where it can; asked of a function,
+# that raises and catches an exception, which costs more than many a search it guards.
+_handler_of = getattr(signal, "_signal", signal).getsignal
+
+
 class _Deadline:
     """Raise PatternTimeout in the searching code once the budget is spent. Signals reach only
     the main thread, which is where air searches (in each of its processes); elsewhere a
@@ -213,7 +218,7 @@ class _Deadline:
         if threading.current_thread() is not threading.main_thread():
             return
         _Alarm.pattern = self.pattern
-        if signal.getsignal(signal.SIGALRM) is not _Alarm.ring:
+        if _handler_of(signal.SIGALRM) is not _Alarm.ring:
             signal.signal(signal.SIGALRM, _Alarm.ring)
         signal.setitimer(signal.ITIMER_REAL, search_budget())
         self.armed = True
