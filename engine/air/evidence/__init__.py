@@ -137,8 +137,8 @@ class Evaluator:
         clauses = list(clauses)
         self.scan(clauses, literals)
         self._selected = True
-        for kind in sorted({clause.kind for clause in clauses}):
-            parsed_files = getattr(KINDS[kind], "parsed_files", None)  # of the kinds that parse files of their own
+        for name in sorted({clause.kind for clause in clauses}):
+            parsed_files = getattr(KINDS[name], "parsed_files", None)  # of the kinds that parse files of their own
             if parsed_files is not None:
                 self._parsed.update((source.path, source) for source in parsed_files(self.context))
         for clause in clauses:
