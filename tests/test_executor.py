@@ -36,6 +36,13 @@ def test_alongside_runs_in_this_process_before_it_takes_items():
     assert seen == [os.getpid()] and len(results) == 10
 
 
+def test_from_the_end_this_process_takes_the_last_items_and_the_workers_the_first():
+    results, _ = Executor(2).map(slow_square, list(range(60)), here_from_end=True)
+    assert [value for value, _pid in results] == [n * n for n in range(60)]
+    here = [number for number, (_value, pid) in enumerate(results) if pid == os.getpid()]
+    assert here and here == list(range(60 - len(here), 60))  # a run at the end: the workers took the rest
+
+
 def test_below_min_items_or_with_one_worker_everything_runs_here():
     for executor, items, least in ((Executor(2), [1, 2, 3], 4), (Executor(1), list(range(20)), 2)):
         results, _ = executor.map(slow_square, items, min_items=least)

@@ -48,7 +48,12 @@ class Executor:
 
     @overload
     def map(
-        self, function: Callable[[Item], Result], items: Sequence[Item], alongside: None = None, min_items: int = 2
+        self,
+        function: Callable[[Item], Result],
+        items: Sequence[Item],
+        alongside: None = None,
+        min_items: int = 2,
+        here_from_end: bool = False,
     ) -> tuple[list[Result], None]: ...
 
     @overload
@@ -58,6 +63,7 @@ class Executor:
         items: Sequence[Item],
         alongside: Callable[[], Extra],
         min_items: int = 2,
+        here_from_end: bool = False,
     ) -> tuple[list[Result], Extra]: ...
 
     def map(
@@ -66,19 +72,24 @@ class Executor:
         items: Sequence[Item],
         alongside: Callable[[], Extra] | None = None,
         min_items: int = 2,
+        here_from_end: bool = False,
     ) -> tuple[list[Result], Extra | None]:
         """`function` of each of `items`, in their order, and what `alongside` returns. Below
-        `min_items` items, or without workers, all of it runs here. An error raised by
-        `function` in a worker is raised here; should anything stop the map (an interrupt, an
-        error), the workers are ended, not waited for."""
+        `min_items` items, or without workers, all of it runs here. With `here_from_end`, this
+        process takes items from the end of the list while the workers take them from its start,
+        so that work which shares facts (reading the same files, say) stays in one process: put
+        first what the workers should begin with, last what this process should. An error
+        raised by `function` in a worker is raised here; should anything stop the map (an
+        interrupt, an error), the workers are ended, not waited for."""
         if not self.parallel or len(items) < min_items:
             extra = alongside() if alongside else None
             return [function(item) for item in items], extra
-        return _Round(self, function, items).run(alongside)
+        return _Round(self, function, items).run(alongside, here_from_end)
 
 
 class _Round(Generic[Item, Result]):
-    """One `map` across forked workers, which take items through a shared counter. A worker
+    """One `map` across forked workers, which take items through shared counters (of the items
+    taken from the start and from the end of the list). A worker
     writes its answer to a file in memory made for it before it forks, and says on its pipe how
     long the answer is: a large answer (the read-ahead of a tree, say) is then read at once,
     when this process is free, instead of passing through the pipe's small buffer while the
@@ -87,9 +98,9 @@ class _Round(Generic[Item, Result]):
     def __init__(self, executor: Executor, function: Callable[[Item], Result], items: Sequence[Item]) -> None:
         self.executor, self.function, self.items = executor, function, items
         self.context = multiprocessing.get_context("fork")
-        self.taken = self.context.Value("i", 0)
+        self.bounds = self.context.Array("i", [0, len(items)])  # the next item from the start, the last one left
 
-    def run(self, alongside: Callable[[], Extra] | None) -> tuple[list[Result], Extra | None]:
+    def run(self, alongside: Callable[[], Extra] | None, here_from_end: bool) -> tuple[list[Result], Extra | None]:
         workers: list[tuple[BaseProcess, Connection, int]] = []
         started = self.executor.workers
         try:
@@ -104,7 +115,7 @@ class _Round(Generic[Item, Result]):
                 sender.close()
             self.executor.workers = 1  # every process is busy: a map asked for meanwhile runs here
             extra = alongside() if alongside else None
-            results = {number: self.function(self.items[number]) for number in self._take()}
+            results = {number: self.function(self.items[number]) for number in self._take(here_from_end)}
             for _worker, receiver, answer in workers:
                 found = _answer(receiver, answer)
                 if isinstance(found, BaseException):
@@ -125,13 +136,14 @@ class _Round(Generic[Item, Result]):
                 results[number] = self.function(self.items[number])
         return [results[number] for number in range(len(self.items))], extra
 
-    def _take(self) -> Iterator[int]:
+    def _take(self, from_end: bool = False) -> Iterator[int]:
         while True:
-            with self.taken.get_lock():
-                number = self.taken.value
-                self.taken.value += 1
-            if number >= len(self.items):
-                return
+            with self.bounds.get_lock():
+                start, end = self.bounds[0], self.bounds[1]
+                if start >= end:
+                    return
+                number = end - 1 if from_end else start
+                self.bounds[1 if from_end else 0] = number if from_end else start + 1
             yield number
 
     def _work(self, receiver: Connection, sender: Connection, answer: int) -> None:

@@ -142,17 +142,13 @@ class Evaluator:
             if parsed_files is not None:
                 self._parsed.update((source.path, source) for source in parsed_files(self.context))
         for clause in clauses:
-            kind = KINDS[clause.kind]
-            prefilters = getattr(kind, "prefilters", None)  # of the kinds that parse what they select
-            if prefilters is None or clause.scope == "tests":  # tests are read lexically, not parsed
-                continue
             try:
-                candidates = python_candidates(clause, self.context, *prefilters(clause))
+                candidates = self._candidates(clause)
             except PatternTimeout as timeout:
                 self._results[clause.key] = _timed_out(clause, timeout)
                 continue
             self._parsed.update((source.path, source) for source in candidates)
-            if getattr(kind, "READS_SCOPES", False):
+            if getattr(KINDS[clause.kind], "READS_SCOPES", False):
                 self._scoped.update(source.path for source in candidates)
 
     @overload
@@ -184,25 +180,36 @@ class Evaluator:
             self._results[clause.key] = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
         return extra
 
-    def evaluate_all(self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None) -> T | None:
-        """Evaluate `clauses` ahead of the rows that read them, and run `alongside` (other work of
-        the check), in the index's executor: clause evaluation is CPU-bound, and the workers
-        share the index copy-on-write. This process builds the tree-wide facts and runs
-        `alongside` while the workers start on the other clauses, the costliest first. A clause's
-        result is the same whichever process computes it. Returns what `alongside` returns."""
+    def _candidates(self, clause: Clause) -> Iterable[SourceFile]:
+        """The Python files `clause` parses (found once): those of the kinds that parse what
+        they select, outside tests, which are read lexically."""
+        prefilters = getattr(KINDS[clause.kind], "prefilters", None)
+        if prefilters is None or clause.scope == "tests" or clause.key in self._results:
+            return ()
+        return python_candidates(clause, self.context, *prefilters(clause))
+
+    def evaluate_all(self, clauses: Iterable[Clause]) -> None:
+        """Evaluate `clauses` ahead of the rows that read them, in the index's executor: clause
+        evaluation is CPU-bound, and the workers share the index copy-on-write. This process
+        builds the tree-wide facts while the workers start on the clauses that read tests, the
+        costliest first; it then takes the product's clauses from the other end, the costliest
+        first, so that what a file's tests share (which of them run, say) is mostly worked out
+        in one process. A clause's result is the same whichever process computes it."""
         pending = list({c.key: c for c in clauses if c.key not in self._results}.values())
         shared = [c for c in pending if c.kind in TREE_WIDE_KINDS]
-        rest = sorted((c for c in pending if c.kind not in TREE_WIDE_KINDS), key=self._weight, reverse=True)
+        rest = [c for c in pending if c.kind not in TREE_WIDE_KINDS]
+        tests = sorted((c for c in rest if c.scope != "product"), key=self._weight, reverse=True)
+        product = sorted((c for c in rest if c.scope == "product"), key=self._weight)
 
-        def first() -> T | None:
+        def first() -> None:
             for clause in shared:
                 self.result(clause)
-            return alongside() if alongside else None
 
-        results, extra = self.context.index.executor.map(self.result, rest, first, min_items=MIN_FORKED_CLAUSES)
+        results, _ = self.context.index.executor.map(
+            self.result, tests + product, first, min_items=MIN_FORKED_CLAUSES, here_from_end=True
+        )
         for result in results:
             self._results.setdefault(result.clause.key, result)
-        return extra
 
     def _weight(self, clause: Clause) -> int:
         """About what evaluating `clause` costs: the heaviest are taken first, so that neither

@@ -236,24 +236,24 @@ class CodeIndex:
     ) -> T | None:
         """Parse the files of `sources` not parsed yet, reading the scopes of those of `scoped`
         from the same parse, in worker processes when there are enough of them to pay for it,
-        the largest first, while `alongside` runs here; `python_facts` and `python_scopes` then
-        answer from the cache. Returns what `alongside` returns."""
-        pending = sorted(
-            (
-                source
-                for source in sources
-                if source.language == "python"
-                and (source.path not in self._python or source.path in scoped and source.path not in self._scopes)
-            ),
-            key=lambda source: len(source.text),
-            reverse=True,
-        )
+        while `alongside` runs here; `python_facts` and `python_scopes` then answer from the
+        cache. The workers start with the largest files, and so does this process once
+        `alongside` is done, from the other end of the list: both end on small ones. Returns
+        what `alongside` returns."""
+        pending = [
+            source
+            for source in sources
+            if source.language == "python"
+            and (source.path not in self._python or source.path in scoped and source.path not in self._scopes)
+        ]
         if not self.executor.parallel or len(pending) < PARALLEL_THRESHOLD:
             return alongside() if alongside else None
+        by_size = sorted(pending, key=lambda source: len(source.text), reverse=True)
+        order = by_size[0::2] + by_size[1::2][::-1]
         parsed, extra = self.executor.map(
-            lambda source: self._parsed_with_scopes(source, source.path in scoped), pending, alongside
+            lambda source: self._parsed_with_scopes(source, source.path in scoped), order, alongside, here_from_end=True
         )
-        for source, (facts, scopes) in zip(pending, parsed):
+        for source, (facts, scopes) in zip(order, parsed):
             self._python[source.path] = facts
             if source.path in scoped:
                 self._scopes[source.path] = scopes
