@@ -631,6 +631,28 @@ def test_a_product_clause_says_where_in_tests_it_is_found_unless_told_not_to(tmp
     assert quiet.count() == 0 and quiet.test_only_hits() == []
 
 
+def test_a_deferred_search_in_the_tests_counts_the_same_and_is_done_once_the_deferral_ends(tmp_path):
+    root = write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "import torch\nMODE = 'eager'\n",
+            "tests/test_x.py": "import torch\nDEVICE_NAME = 'zz'\n",
+            "tests/test_y.py": "import torch\nMODE = 'graph'\n",
+        },
+    )
+    evaluator = Evaluator(Context(build_index(root), {}))
+    only_tests = clause_from_data("d", {"text": {"literal": "DEVICE_NAME", "languages": ["python"]}})
+    everywhere = clause_from_data("m", {"text": {"literal": "MODE", "languages": ["python"]}})
+    with evaluator.fallbacks_deferred():
+        deferred = evaluator.result(only_tests)
+        assert deferred.count() == 0 and deferred.test_only_hits() == []
+        assert [h.path for h in evaluator.result(everywhere).counted()] == ["pkg/__init__.py"]
+    whole = evaluator.result(only_tests)
+    assert whole.count() == 0 and [h.path for h in whole.test_only_hits()] == ["tests/test_x.py"]
+    evaluator.evaluate_all([only_tests, everywhere])
+    assert evaluator.result(only_tests) == whole
+
+
 def test_python_assign_finds_attributes_set_in_function_bodies(tmp_path):
     write_tree(
         tmp_path,

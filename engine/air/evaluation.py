@@ -110,13 +110,16 @@ class Evaluation:
         )
 
     def _identified(self, identified: Callable[[], Identity]) -> Identity:
-        """The backend's identity, with the names its tests use."""
+        """The backend's identity, with the names its tests use. It counts findings in product
+        code alone: where a signal finds none there, its search in the tests is left to the
+        workers (see `Evaluator.fallbacks_deferred`)."""
         test_syntax = self.pack.test_syntax
-        if test_syntax and test_syntax.live:
-            live_tests = LiveTests(self.index, test_syntax, partial(_names_in_tests, identified))
-            self.evaluator.context.live_tests = live_tests
-            live_tests.find_names()
-        return identified()
+        with self.evaluator.fallbacks_deferred():
+            if test_syntax and test_syntax.live:
+                live_tests = LiveTests(self.index, test_syntax, partial(_names_in_tests, identified))
+                self.evaluator.context.live_tests = live_tests
+                live_tests.find_names()
+            return identified()
 
 
 def _clauses(pack: Pack) -> list[Clause]:

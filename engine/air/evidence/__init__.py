@@ -25,7 +25,8 @@ code is searched in the tests as well, to say where else it was found (which nev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from types import ModuleType
 from typing import TypeVar, overload
@@ -114,6 +115,9 @@ class Evaluator:
         self._parsed: dict[str, SourceFile] = {}  # the Python files the clauses parse, by path
         self._scoped: set[str] = set()  # those of them whose scopes are read too
         self._selected = False
+        self._deferring = False
+        self._product_hits: dict[tuple, list[Hit]] = {}  # of the clauses whose search in the tests was deferred
+        self._provisional: dict[tuple, ClauseResult] = {}  # their results meanwhile
 
     def scan(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
         """Find the files holding each clause's prefilter literals (and `literals`, for the
@@ -216,8 +220,22 @@ class Evaluator:
         process is left with a long clause when the other has finished."""
         return self.context.index.weight(KINDS[clause.kind].literals(clause.spec), roles_for(clause))
 
+    @contextmanager
+    def fallbacks_deferred(self) -> Iterator[None]:
+        """While held, a product clause that finds nothing in product code is not searched in
+        the tests (see `_evaluated`): its result, which counts exactly what the whole one
+        counts, is not kept, and the search in the tests is left to whichever process
+        evaluates the clause next, with the product's findings kept for it. For the work that
+        only counts findings and must be done before the clauses are shared out."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+            self._provisional.clear()
+
     def result(self, clause: Clause) -> ClauseResult:
-        cached = self._results.get(clause.key)
+        cached = self._results.get(clause.key) or self._provisional.get(clause.key)
         if cached is None:
             if clause.kind in BATCHED_KINDS:
                 self.prepare([clause])
@@ -226,19 +244,25 @@ class Evaluator:
                 cached = self._evaluated(clause)
             except PatternTimeout as timeout:
                 cached = _timed_out(clause, timeout)
-            self._results[clause.key] = cached
+            (self._provisional if clause.key in self._product_hits and self._deferring else self._results)[
+                clause.key
+            ] = cached
         if cached.clause != clause:  # the same evidence under another name or description
             return replace(cached, clause=clause)
         return cached
 
     def _evaluated(self, clause: Clause) -> ClauseResult:
-        hits, not_run = in_running_tests(self._hits(clause), clause, self.context)
+        found = self._product_hits.get(clause.key)
+        hits, not_run = in_running_tests(self._hits(clause) if found is None else found, clause, self.context)
         if clause.scope == "product" and clause.tests_fallback and not any(hit.role == "product" for hit in hits):
-            # to say "found only in tests"; what it finds in product files (a module a test
-            # registers, say) is no more the product's than before
-            hits = [
-                hit for hit in self._hits(replace(clause, scope="tests", any_test_file=True)) if hit.role == "tests"
-            ]
+            if self._deferring:
+                self._product_hits[clause.key] = hits
+            else:
+                # to say "found only in tests"; what it finds in product files (a module a test
+                # registers, say) is no more the product's than before
+                hits = [
+                    hit for hit in self._hits(replace(clause, scope="tests", any_test_file=True)) if hit.role == "tests"
+                ]
         result = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
         measure = getattr(KINDS[clause.kind], "measure", None)
         if measure is not None:

@@ -35,6 +35,7 @@ BUILD_EXTRACTORS = {
 PARALLEL_THRESHOLD = 4
 HASH_COMMENT_LANGUAGES = frozenset({"yaml", "toml", "shell", "cmake", "make", "bazel", "meson"})
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
+READ_AHEAD_JOBS = 32  # as many jobs for the read-ahead, which this process joins late (after loading the pack)
 MIN_LITERALS_TOGETHER = 8  # from here on, one multi-pattern pass beats a search per literal
 PARALLEL_SCAN_BYTES = 4_000_000  # below this, starting workers costs more than scanning here
 _READ_AHEAD_LANGUAGES = ("python", "cpp", "template")
@@ -150,7 +151,7 @@ class CodeIndex:
         if self.total_bytes < PARALLEL_SCAN_BYTES or not self.executor.parallel:
             return alongside()
         read = [source for source in self.files if source.role != "docs" and source.language in _READ_AHEAD_LANGUAGES]
-        jobs = [read[start::SCAN_JOBS] for start in range(SCAN_JOBS)]
+        jobs = [read[start::READ_AHEAD_JOBS] for start in range(READ_AHEAD_JOBS)]
         found, extra = self.executor.map(lambda sources: [_read(source) for source in sources], jobs, alongside)
         for sources, results in zip(jobs, found):
             for source, result in zip(sources, results):
