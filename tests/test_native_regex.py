@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 import re._parser as sre_parse
 import warnings
+from pathlib import Path
 
 import pcre2
 import pytest
 from air.regex import compile_guarded
 from air.regex.native import Untranslatable, compile_native, translate
+from helpers.patterns import shipped_patterns
 
 
 def parsed(pattern: str):
@@ -96,3 +98,91 @@ def test_a_pcre2_limit_falls_back_to_re():
     guarded = compile_guarded(pattern)
     assert [m.span() for m in guarded.finditer(text)] == [(0, len(text))]
     assert guarded.search(text).span() == (0, len(text))
+
+
+# A finder matches wherever re does (on text beyond ASCII, or for a pattern PCRE2 cannot hold);
+# re is then tried only there, so the matches are re's own.
+
+UNICODE_TEXT = (
+    "x = '中文_npu' if naïve else café_ok  # K Kelvin ſ long s\n"
+    "def 函数(a, b):\n    return a٣ + b\u3000+ c\xa0d\n"
+    "torch.compile(model)  ;  y.backward()  \n" + "é" * 40 + " z.step()  allclose(1)\n"
+    "ab=ab ÿb=ÿb Ω=Ω 12\n"
+)
+
+
+def matches(pattern: str, text: str) -> list:
+    return [(m.span(), m.group(), m.groupdict()) for m in compile_guarded(pattern).finditer(text)]
+
+
+def expected_matches(pattern: str, text: str) -> list:
+    return [(m.span(), m.group(), m.groupdict()) for m in re.finditer(pattern, text, re.MULTILINE)]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\b\w+_npu\b",
+        r"(?<!\w)\w+(?!\w)",
+        r"[^\W\d_]+",
+        r"\d+",
+        r"\s+\S",
+        r"[^a-z\s]+",
+        r"(?<![\w.])(?:café|naïve)\w*",
+        r"é+ z",
+        r"(?P<name>\w+)=(?P=name)",
+        r"(?>\w+)\(",
+        r"\w++\s",
+        r"(?i)k\w+",
+        r"(?i:ſ)\s",
+        r"^(?=[^\n]*?compile)(?![^\n]*(?i:skip|disabl))[^\n]+",
+        r"\.backward\(\)(?:(?!\.backward\(\))[\s\S]){0,3000}?\.step\(\)(?:(?!\.backward\(\))[\s\S]){0,3000}?allclose",
+        r"(?<!cpu\.)\b(?:torch\.)?compile\s*\((?![^)\n]{0,200}fullgraph)",
+        r"\w+(?=\s*[+=])",
+    ],
+)
+def test_a_search_led_by_a_finder_finds_what_re_finds(pattern):
+    compiled = compile_guarded(pattern)
+    assert compiled._finder is not None
+    for text in (UNICODE_TEXT, UNICODE_TEXT.encode("ascii", "replace").decode("ascii")):
+        assert matches(pattern, text) == expected_matches(pattern, text)
+        first, wanted = compiled.search(text), expected_matches(pattern, text)
+        assert (first and first.span()) == (wanted[0][0] if wanted else None)
+
+
+def test_a_pattern_too_large_for_pcre2_is_searched_where_its_finder_matches():
+    pattern = r"\.backward\(\)(?:(?!\.backward\(\))[\s\S]){0,3000}?\.step\(\)"
+    assert compile_native(parsed(pattern)) is None  # the bounded repeat's copies overflow PCRE2's code
+    text = ("a.backward() b\n" + "x" * 4000 + " c.step()\n") * 3 + "d.backward()\n.step()\n"
+    assert matches(pattern, text) == expected_matches(pattern, text) != []
+
+
+def test_case_blind_a_letter_beyond_ascii_is_found_where_re_folds_it_onto_an_ascii_one():
+    compiled = compile_guarded(r"(?i)kelvin\b(?![^\n]*(?i:skip))")
+    assert compiled._finder is not None and compiled._finder.any_text
+    text = "\u212aelvin KELVIN Kelvin \u017fkip"  # re folds the Kelvin sign to k, the long s to s
+    assert [m.span() for m in compiled.finditer(text)] == [m.span() for m in re.finditer(compiled.pattern, text)]
+    assert [m.span() for m in compiled.finditer(text)] == []
+    assert [m.span() for m in compiled.finditer(text.replace("\u017f", "-"))] == [(0, 6), (7, 13), (14, 20)]
+
+
+@pytest.mark.parametrize(("pattern", "text"), [(r"(?i)[ſ]\w+", "ab Sx sy"), (r"(?i)(?![^ſ])\w", "s t S")])
+def test_a_case_blind_character_beyond_ascii_matches_its_ascii_twins(pattern, text):
+    assert compile_native(parsed(pattern)) is None
+    assert matches(pattern, text) == expected_matches(pattern, text) != []
+
+
+def test_every_shipped_pattern_led_by_its_finder_finds_what_re_finds():
+    """On code with characters beyond ASCII, and on the same code made ASCII."""
+    fixtures = sorted((Path(__file__).parent.parent / "rulepacks" / "pytorch-2.x" / "fixtures").rglob("*.py"))
+    code = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in fixtures[:20])
+    texts = [code, UNICODE_TEXT + code.replace("torch", "tørch", 3).replace("def ", "def é", 5)]
+    checked = 0
+    for pattern in shipped_patterns():
+        compiled = compile_guarded(pattern)
+        if compiled._finder is None:
+            continue
+        for text in texts:
+            assert matches(pattern, text) == expected_matches(pattern, text), pattern
+        checked += 1
+    assert checked > 100

@@ -36,8 +36,8 @@ from air.regex import (
     sre_parse,
 )
 from air.regex.backtracking import backtracking_risk
-from air.run import check
 from helpers.paths import FIXTURES
+from helpers.patterns import shipped_patterns
 
 SIZE = 2 * 1024 * 1024  # the largest file air reads
 BOUND = 4.0  # seconds one pattern may take on one input: the flaws fixed here took minutes
@@ -46,35 +46,6 @@ REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
 
 
 # --- What to search ------------------------------------------------------------------------
-
-
-def shipped_patterns() -> dict[str, tuple[GuardedPattern, str]]:
-    """Every pattern the shipped pack makes air compile, with how air searches it: those its
-    clauses, framework and test inventory hold, and those built from them (definition and
-    assignment hints), recorded while the pack loads and its fixtures are checked, which
-    evaluates every clause. A `text` clause's pattern is searched for every match; the others
-    (file contents, captured values, hints, CI signals) for the first."""
-    recorded: dict[str, GuardedPattern] = {}
-    build = GuardedPattern.__init__
-
-    def record(self, pattern, parsed, native=True):
-        build(self, pattern, parsed, native)
-        recorded.setdefault(pattern, self)
-
-    compile_guarded.cache_clear()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(GuardedPattern, "__init__", record)
-        pack = load_pack("pytorch-2.x")
-        for fixture in sorted(path for path in pack.fixtures.iterdir() if path.is_dir()):
-            check(fixture, pack)
-    compile_guarded.cache_clear()
-    clauses = [c for row in pack.rows for c in row.evidence.values()] + list(pack.framework.signals.values())
-    clauses += [detector.clause for detector in pack.upstream]
-    every_match = {c.spec.get("pattern") or re.escape(c.spec["literal"]) for c in clauses if c.kind == "text"}
-    return {
-        pattern: (compiled, "finditer" if pattern in every_match else "search")
-        for pattern, compiled in recorded.items()
-    }
 
 
 def engine_patterns() -> dict[str, tuple[re.Pattern | GuardedPattern, str]]:
@@ -325,10 +296,14 @@ SLOW_TEXT = "a" * 300_000 + NON_ASCII
 
 @pytest.fixture()
 def short_budget(monkeypatch):
+    """A short budget, and SLOW as a pattern of a pack air does not ship: it runs on `re`."""
     monkeypatch.setenv("AIR_REGEX_BUDGET", "0.5")
+    monkeypatch.setattr("air.regex._DISTRUSTED", {SLOW})
     search_budget.cache_clear()
+    compile_guarded.cache_clear()
     yield
     search_budget.cache_clear()
+    compile_guarded.cache_clear()
 
 
 def test_a_search_past_its_budget_ends(short_budget):

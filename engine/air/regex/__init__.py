@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import pcre2
 
 from air.regex.backtracking import backtracking_risk
-from air.regex.native import AsciiMatch, compile_native
+from air.regex.native import AsciiMatch, Finder, compile_finder, compile_native, finder_bytes
 
 if TYPE_CHECKING:  # typeshed describes re._parser under its former name
     import sre_parse
@@ -119,12 +119,24 @@ class GuardedPattern:
             return None
         return compile_native(self._tree)
 
+    @cached_property
+    def _finder(self) -> Finder | None:
+        if not self._on_pcre2 or self.pattern in _DISTRUSTED:
+            return None
+        return compile_finder(self._tree)
+
     def finditer(self, text: str) -> Iterator[re.Match[str] | AsciiMatch]:
         """The matches of `finditer`, all found within the time budget."""
         with _Deadline(self.pattern):
             if text.isascii() and self._native is not None:
                 try:  # a PCRE2 limit falls back to re
                     return iter([AsciiMatch(match) for match in self._native.finditer(text.encode("ascii"))])
+                except pcre2.LibraryError:
+                    pass
+            finder = self._finder_for(text)
+            if finder is not None:
+                try:
+                    return iter(list(self._found(text, finder)))
                 except pcre2.LibraryError:
                     pass
             return iter(list(self._guarded(text)))
@@ -138,7 +150,35 @@ class GuardedPattern:
                     return None if match is None else AsciiMatch(match)
                 except pcre2.LibraryError:
                     pass
+            finder = self._finder_for(text)
+            if finder is not None:
+                try:
+                    return next(self._found(text, finder), None)
+                except pcre2.LibraryError:
+                    pass
             return next(self._guarded(text), None)
+
+    def _finder_for(self, text: str) -> Finder | None:
+        """The pattern's Finder, when it serves `text`: where PCRE2 cannot match exactly (a
+        text beyond ASCII, a pattern too large for it), it says where `re` need try."""
+        finder = self._finder
+        return finder if finder is not None and (finder.any_text or text.isascii()) else None
+
+    def _found(self, text: str, finder: Finder) -> Iterator[re.Match[str]]:
+        """`re`'s matches, tried only where the finder matches: every match starts at one of
+        those positions, and none is empty, so the next is looked for from the end of the last."""
+        data = finder_bytes(text)
+        position = 0
+        while position < len(text):
+            start = finder.next_start(data, position)
+            if start is None:
+                return
+            match = self.regex.match(text, start)
+            if match is None:
+                position = start + 1
+                continue
+            yield match
+            position = max(match.end(), start + 1)
 
     def _guarded(self, text: str) -> Iterator[re.Match[str]]:
         candidates = self._candidates(text) if any(self._plan) else None

@@ -14,6 +14,7 @@ and byte semantics agree. A pattern that holds non-ASCII characters is not trans
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import pcre2
@@ -196,3 +197,184 @@ class AsciiMatch:
     def groupdict(self) -> dict[str, str | MaybeNone]:
         found = self.match.groupdict().items()
         return {name: None if value is None else value.decode("ascii") for name, value in found}
+
+
+# --- Finders: where PCRE2 cannot give re's results, it says where re need look -----------
+
+NON_ASCII = 0xFF  # the byte every character beyond ASCII becomes in the text a finder searches
+RELAXED_REPEAT = 255  # a repeat bounded above this is searched unbounded (its copies make PCRE2's code too large)
+_NON_ASCII_CHARACTER = re.compile(r"[^\x00-\x7f]")
+
+
+class Finder:
+    """A PCRE2 pattern that matches at every position where an `re` pattern matches: over a
+    text's `finder_bytes`, and on ASCII texts alone unless `any_text`. It may match elsewhere
+    too: `re` is then tried where it matches, and only there (see `air.regex.GuardedPattern`).
+    For the patterns and texts that exact translation cannot serve."""
+
+    def __init__(self, pattern: pcre2.Pattern, any_text: bool) -> None:
+        self.pattern = pattern
+        self.any_text = any_text
+
+    def next_start(self, data: bytes, position: int) -> int | None:
+        """The first position from `position` on where a match may start; None when none can."""
+        found = self.pattern.search(data, position)
+        return None if found is None else found.start()
+
+
+@lru_cache(maxsize=4)
+def finder_bytes(text: str) -> bytes:
+    """The text as a Finder reads it: one byte per character, each beyond ASCII as NON_ASCII
+    (so that positions are the text's). The same text, searched by pattern after pattern, is
+    written once."""
+    if text.isascii():
+        return text.encode("ascii")
+    return _NON_ASCII_CHARACTER.sub(chr(NON_ASCII), text).encode("latin-1")
+
+
+def compile_finder(parsed) -> Finder | None:
+    """A Finder for `parsed` (an `re` parse, compiled with MULTILINE), or None when none is known."""
+    if parsed.getwidth()[0] == 0:
+        return None  # empty matches iterate differently
+    names = {number: name for name, number in parsed.state.groupdict.items()}
+    translation = _Relaxation(names, case_blind=bool(parsed.state.flags & re.IGNORECASE))
+    try:
+        source = translation.sequence(list(parsed), positive=True, exact=False, leading=True)
+        flags = "".join(letter for flag, letter in _FLAGS if flag != re.MULTILINE and parsed.state.flags & flag)
+        compiled = pcre2.compile(
+            ("(*LF)" + (f"(?{flags})" if flags else "") + source).encode("latin-1"), pcre2.MULTILINE
+        )
+    except (Untranslatable, pcre2.LibraryError):
+        return None
+    return Finder(compiled, translation.any_text)
+
+
+class _Relaxation:
+    """Writes an `re` parse as a PCRE2 pattern that matches at least wherever it does
+    (`positive`) or, inside a negative lookaround, at most wherever it does: a character
+    beyond ASCII (NON_ASCII in the text) is let through, or kept out, where `re` might take or
+    refuse it (a word character, a word boundary), and a long bounded repeat loses its bound.
+    Inside an atomic group or a possessive repeat (`exact`), where matching more could make a
+    match fail, nothing is relaxed: what would be is written for ASCII, and the finder then
+    serves ASCII texts alone (`any_text` off). Case-blind, `re` also folds letters beyond ASCII
+    onto ASCII ones (`ſ` is `s`, `K` the Kelvin sign is `k`): an ASCII letter may then stand for
+    a character beyond ASCII, and one beyond ASCII for an ASCII letter."""
+
+    def __init__(self, names: dict[int, str], case_blind: bool) -> None:
+        self.names = names
+        self.case_blind = case_blind  # from the first case-blind group on (to the end: wider is safe)
+        self.any_text = True
+
+    def sequence(self, items: list, positive: bool, exact: bool, leading: bool = False, behind: bool = False) -> str:
+        return "".join(
+            self.item(op, value, positive, exact, leading and position == 0, behind)
+            for position, (op, value) in enumerate(items)
+        )
+
+    def item(self, op, value, positive: bool, exact: bool, leading: bool, behind: bool) -> str:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL") and value > 0x7F and exact and self.case_blind:
+            raise Untranslatable("a case-blind character beyond ASCII where nothing may be relaxed")
+        if name == "LITERAL":
+            if value <= 0x7F and not (self.case_blind and chr(value).isalpha()):
+                return _character(value)
+            if value <= 0x7F:  # a letter that may stand for one beyond ASCII
+                return self._uncertain(positive, exact, f"[{_character(value)}\\xff]", _character(value))
+            return self._uncertain(positive, exact, "[\\x00-\\xff]" if self.case_blind else _byte(NON_ASCII), "(?!)")
+        if name == "NOT_LITERAL":
+            if value <= 0x7F and not (self.case_blind and chr(value).isalpha()):
+                return f"[^{_character(value)}]"  # takes every character beyond ASCII, as re does
+            if value <= 0x7F:  # refuses the letters beyond ASCII that fold onto it
+                return self._uncertain(positive, exact, f"[^{_character(value)}]", f"[^{_character(value)}\\xff]")
+            return self._uncertain(positive, exact, "[\\x00-\\xff]", "(?!)" if self.case_blind else "[\\x00-\\x7f]")
+        if name == "ANY":
+            return "."
+        if name == "IN":
+            return self._class(value, positive, exact)
+        if name == "AT":
+            at = str(value)
+            if at in ("AT_BOUNDARY", "AT_NON_BOUNDARY"):
+                return self._uncertain(positive, exact, "", "(?!)", _ANCHORS[at])
+            return _anchor(at, leading)
+        if name in _REPEATS:
+            low, high, body = value
+            exact = exact or name == "POSSESSIVE_REPEAT"
+            relaxed = high != MAXREPEAT and high > RELAXED_REPEAT and positive and not exact and not behind
+            if low > MAX_PCRE_REPEAT or (high != MAXREPEAT and high > MAX_PCRE_REPEAT and not relaxed):
+                raise Untranslatable("repeat count beyond PCRE2's limit")
+            upper = "" if high == MAXREPEAT or relaxed else str(high)
+            return f"(?:{self.sequence(list(body), positive, exact, behind=behind)}){{{low},{upper}}}{_REPEATS[name]}"
+        if name == "SUBPATTERN":
+            group, added, removed, body = value
+            if added & re.IGNORECASE:
+                self.case_blind = True
+            inner = self.sequence(list(body), positive, exact, leading, behind)
+            modifiers = _modifiers(added, removed)
+            if group is None:
+                return f"(?{modifiers}:{inner})"
+            opened = f"(?P<{self.names[group]}>" if group in self.names else "("
+            return f"{opened}(?{modifiers}:{inner}))" if modifiers else f"{opened}{inner})"
+        if name == "BRANCH":
+            return "(?:" + "|".join(self.sequence(list(b), positive, exact, leading, behind) for b in value[1]) + ")"
+        if name in ("ASSERT", "ASSERT_NOT"):
+            direction, body = value
+            inner = self.sequence(list(body), positive == (name == "ASSERT"), exact, behind=direction < 0)
+            return f"(?{_LOOKAROUNDS[name, direction]}{inner})"
+        if name == "ATOMIC_GROUP":
+            return f"(?>{self.sequence(list(value), positive, True, behind=behind)})"
+        if name == "GROUPREF" and (positive or exact):
+            if exact:
+                self.any_text = False  # two characters beyond ASCII are one NON_ASCII byte
+            return f"\\g{{{value}}}"
+        raise Untranslatable(name)
+
+    def _uncertain(self, positive: bool, exact: bool, wider: str, narrower: str, ascii: str | None = None) -> str:
+        """A construct that may or may not match a character beyond ASCII: `wider` lets the
+        NON_ASCII byte through, `narrower` keeps it out, `ascii` (else `narrower`) is its
+        exact writing for ASCII texts."""
+        if exact:
+            self.any_text = False
+            return narrower if ascii is None else ascii
+        return wider if positive else narrower
+
+    def _class(self, items: list, positive: bool, exact: bool) -> str:
+        negated = bool(items) and str(items[0][0]) == "NEGATE"
+        ranges: list[tuple[int, int]] = []
+        beyond_ascii = False  # whether the class names characters beyond ASCII, or a category
+        named_beyond_ascii = False  # whether it names such characters itself
+        for op, value in items[negated:]:
+            name = str(op)
+            if name == "CATEGORY":
+                ranges.extend(_category(str(value)))
+                beyond_ascii = True
+                continue
+            if name not in ("LITERAL", "RANGE"):
+                raise Untranslatable(name)
+            low, high = (value, value) if name == "LITERAL" else value
+            named_beyond_ascii = named_beyond_ascii or high > 0x7F
+            if low <= 0x7F:
+                ranges.append((low, min(high, 0x7F)))
+                beyond_ascii = beyond_ascii or self.case_blind and _has_letter(low, min(high, 0x7F))
+        if named_beyond_ascii and self.case_blind:  # `[ſ]` takes `s`: the class may take anything
+            if exact:
+                raise Untranslatable("a case-blind class of characters beyond ASCII")
+            return "[\\x00-\\xff]" if positive else "(?!)"
+        beyond_ascii = beyond_ascii or named_beyond_ascii
+        if beyond_ascii:  # it may or may not take a character beyond ASCII
+            takes = self._uncertain(positive, exact, "yes", "no") == "yes"
+        else:  # a negated class of ASCII takes every one; a class of ASCII, none
+            takes = negated
+        if takes != negated:
+            ranges.append((NON_ASCII, NON_ASCII))
+        if not ranges:
+            return "[\\x00-\\xff]" if negated else "(?!)"
+        body = "".join(_byte(low) if low == high else f"{_byte(low)}-{_byte(high)}" for low, high in ranges)
+        return f"[{'^' if negated else ''}{body}]"
+
+
+def _has_letter(low: int, high: int) -> bool:
+    return any(chr(code).isalpha() for code in range(low, high + 1))
+
+
+def _byte(code: int) -> str:
+    return chr(code) if code <= 0x7F and chr(code).isalnum() else f"\\x{code:02x}"
