@@ -1,9 +1,10 @@
+import re
 import warnings
 from textwrap import dedent
 
 import pytest
 from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport
-from air.index.python import extract_python, extract_scopes, module_name
+from air.index.python import _SINGLE, _TRIPLE, extract_python, extract_scopes, literal_spans, module_name
 from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -478,6 +479,25 @@ def test_strip_comments_survives_unclosed_strings():
     assert len(stripped) == len(text)
     assert [i for i, c in enumerate(stripped) if c == "\n"] == [i for i, c in enumerate(text) if c == "\n"]
     assert "# real" not in stripped
+
+
+def test_literal_spans_take_prefixes_and_skip_quotes_that_open_nothing():
+    text = "é = rb'a#' + U\"y\" # it's \"quoted\"\nz = 'open\nw = f'''é\n''' # 😀\n"
+    strings, comments = literal_spans(text)
+    assert [text[start:end] for start, end in strings] == ["rb'a#'", 'U"y"', "f'''é\n'''"]
+    assert [text[start:end] for start, end in comments] == ['# it\'s "quoted"', "# 😀"]
+
+
+_PIECES_OF_LITERALS = ["'", '"', "'''", '"""', "#", "\\", "\n", "\r", " ", "r", "b", "F", "x", "é", "\ud800", "😀"]
+_PREFIXED_LITERAL = re.compile(rf"[rRbBuUfF]{{0,2}}(?:{_TRIPLE}|{_SINGLE})|#[^\n]*", re.DOTALL)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES_OF_LITERALS), max_size=40).map("".join))
+def test_literal_spans_are_what_one_scan_for_literals_and_their_prefixes_finds(text):
+    strings, comments = literal_spans(text)
+    assert sorted(strings + comments) == [match.span() for match in _PREFIXED_LITERAL.finditer(text)]
+    assert all(text[start] == "#" for start, _end in comments)
 
 
 def test_warnings_from_the_analysed_code_do_not_fail_the_parse():

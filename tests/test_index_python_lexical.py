@@ -48,6 +48,11 @@ def test_blanking_keeps_offsets_and_lines():
     assert "comment" not in blanked and "a # b" not in blanked and "y = 1" in blanked
 
 
+def test_blanking_keeps_the_line_breaks_of_a_literal_over_several_lines():
+    text = 'x = """é\r\n😀 \ud800\r"""  # ü\ny = 1\n'
+    assert LexicalPython(text, None, False).code == "x = " + "    \r\n   \r   " + "     " + "\ny = 1\n"
+
+
 def test_string_prefixes_are_blanked_with_their_strings():
     text = "x = rb'a' + f\"{y}\" + bar('c')\n"
     assert LexicalPython(text, None, False).code == "x = " + " " * 5 + " + " + " " * 6 + " + bar(   )\n"

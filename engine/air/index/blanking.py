@@ -6,14 +6,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_LINE_CONTENT = re.compile(r"[^\r\n]+")
+_SPACES_BUT_LINE_BREAKS = bytes(byte if byte in b"\r\n" else ord(" ") for byte in range(256))
 _HASH_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[^\r\n]*", re.MULTILINE)
 
 
 def blank(text: str) -> str:
     """Spaces in place of every character except line breaks."""
     if "\n" in text or "\r" in text:
-        return _LINE_CONTENT.sub(lambda run: " " * len(run.group()), text)
+        one_byte_each = text.encode("ascii", "replace")  # `?` for each character beyond ASCII
+        return one_byte_each.translate(_SPACES_BUT_LINE_BREAKS).decode("ascii")
     return " " * len(text)
 
 
@@ -22,9 +23,11 @@ def blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     pieces: list[str] = []
     last = 0
     for start, end in spans:
-        start = max(start, last)
+        if start < last:
+            start = last
         if start < end:
-            pieces += (text[last:start], blank(text[start:end]))
+            pieces.append(text[last:start])
+            pieces.append(blank(text[start:end]))
             last = end
     pieces.append(text[last:])
     return "".join(pieces)

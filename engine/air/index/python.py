@@ -89,25 +89,36 @@ _TRIPLE = r"'''[^'\\]*+(?:(?:\\.|'(?!''))[^'\\]*+)*+'''" + "|" + r'"""[^"\\]*+(?
 _SINGLE = r"'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'" + "|" + r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 _STRING_OR_COMMENT = re.compile(rf"{_TRIPLE}|{_SINGLE}|#[^\n]*", re.DOTALL)
 _STRING_PREFIX = frozenset("rRbBuUfF")
+_QUOTES_AS_HASH = bytes.maketrans(b"'\"", b"##")
 
 
 def literal_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The (start, end) spans of the string literals (prefixes such as `rb` included) and of
-    the `#` comments of Python source, found in one pass. A literal ends where the tokenizer
-    ends it whatever its prefix, so the pattern starts at the quote: `re` then skips to the
-    next quote or `#` instead of trying every position."""
+    the `#` comments of Python source, found in one pass. The pattern is matched at each quote
+    or `#` (a literal ends where the tokenizer ends it whatever its prefix, so the prefix is
+    taken from before the quote afterwards). Those are found with `bytes.find` in `marks`, the
+    text as one byte per character with every quote read as `#`: `re`'s own scan, which tests
+    every character against the three, is several times slower."""
+    marks = text.encode("ascii", "replace").translate(_QUOTES_AS_HASH)
     strings: list[tuple[int, int]] = []
     comments: list[tuple[int, int]] = []
     last = 0
-    for match in _STRING_OR_COMMENT.finditer(text):
-        start, end = match.span()
-        if text[start] == "#":
-            comments.append((start, end))
+    opening = marks.find(b"#")
+    while opening >= 0:
+        match = _STRING_OR_COMMENT.match(text, opening)
+        if match is None:  # a quote that opens no literal, as in an unterminated string
+            opening = marks.find(b"#", opening + 1)
+            continue
+        end = match.end()
+        if text[opening] == "#":
+            comments.append((opening, end))
         else:
-            while start > max(match.start() - 2, last) and text[start - 1] in _STRING_PREFIX:
+            start = opening
+            while start > last and opening - start < 2 and text[start - 1] in _STRING_PREFIX:
                 start -= 1
             strings.append((start, end))
         last = end
+        opening = marks.find(b"#", end)
     return strings, comments
 
 

@@ -45,9 +45,8 @@ _DEFINITION = compile_guarded(
 
 def _opened(code: str, start: int, end: int) -> int:
     """How many more brackets open than close in `code[start:end]`."""
-    return sum(
-        code.count(opening, start, end) - code.count(closing, start, end) for opening, closing in ("()", "[]", "{}")
-    )
+    opened = code.count("(", start, end) + code.count("[", start, end) + code.count("{", start, end)
+    return opened - code.count(")", start, end) - code.count("]", start, end) - code.count("}", start, end)
 
 
 @dataclass
@@ -63,18 +62,20 @@ class LexicalPython:
         return literal_spans(self.text)
 
     @cached_property
+    def _uncommented(self) -> str:
+        """The text with comments blanked, which both views blank further."""
+        return blank_spans(self.text, self._literals[1])
+
+    @cached_property
     def code(self) -> str:
         """The text with strings and comments blanked."""
-        strings, comments = self._literals
-        return blank_spans(self.text, sorted(strings + comments))
+        return blank_spans(self._uncommented, self._literals[0])
 
     @cached_property
     def without_comments(self) -> str:
         """The text with comments blanked, and the strings that stand as statements of their own
         (docstrings, code disabled inside a string); other strings kept."""
-        strings, comments = self._literals
-        blanked = sorted(comments + list(self._statement_strings(strings)))
-        return blank_spans(self.text, blanked) if blanked else self.text
+        return blank_spans(self._uncommented, self._statement_strings(self._literals[0]))
 
     def _statement_strings(self, strings: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         """Those of `strings` (in order) that are expression statements: each starts its line,
@@ -84,6 +85,8 @@ class LexicalPython:
         text, code = self.text, self.code
         depth = counted = 0
         for start, end in strings:
+            if start and not text[start - 1].isspace():
+                continue  # most strings: something stands before them on their line
             line_start = text.rfind("\n", 0, start) + 1
             if text[line_start:start].strip():
                 continue
