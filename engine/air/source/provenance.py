@@ -9,6 +9,7 @@ here. A repository that borrows another's objects (`objects/info/alternates`) is
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from air.results import Source
@@ -25,20 +26,22 @@ def local_source(root: Path) -> Source:
     if repository is None:
         return Source("local", shown_path(str(location)))
     commit, branch = read_head(repository)
-    folder = location.relative_to(repository.worktree).as_posix()
-    dirty = worktree_differs(repository, "" if folder == "." else folder)
+    with ThreadPoolExecutor(max_workers=1) as background:  # git describes while the index is read here
+        described = background.submit(_described, repository, commit) if commit else None
+        folder = location.relative_to(repository.worktree).as_posix()
+        dirty = worktree_differs(repository, "" if folder == "." else folder)
+        describe = described.result() if described else None
     return Source(
         "local",
         shown_path(str(location)),
         commit,
         branch=branch,
         dirty=dirty,
-        describe=_described(repository, commit, dirty) if commit else None,
+        describe=f"{describe}-dirty" if describe and dirty else describe,
     )
 
 
-def _described(repository: Repository, commit: str, dirty: bool | None) -> str | None:
+def _described(repository: Repository, commit: str) -> str | None:
     if repository.borrows_objects:
         return None
-    described = git(repository.worktree, repository.gitdir, "describe", "--tags", "--always", commit)
-    return f"{described}-dirty" if described and dirty else described
+    return git(repository.worktree, repository.gitdir, "describe", "--tags", "--always", commit)
