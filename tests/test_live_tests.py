@@ -9,6 +9,7 @@ import pytest
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
 from air.graph.live_tests import LiveTests
+from air.graph.test_syntax import lines_from, lines_naming, numbered_lines
 from air.index import build_index
 from helpers.trees import write_tree
 
@@ -215,3 +216,23 @@ def test_definitions_indented_with_a_form_feed_are_read(tmp_path, pack):
     )
     tests = live(tmp_path, pack, {"tests/test_feed.py": source})
     assert running(tests, "tests/test_feed.py") == [2]
+
+
+def test_numbered_lines_gives_each_line_once_with_its_start():
+    code = "a\nbb skip skip\n\nccc skip"
+    assert numbered_lines(code, [0, 5, 10, 20]) == [(1, 0), (2, 2), (4, 16)]
+
+
+def test_lines_from_a_line_start():
+    text = "a\nbb\n\nccc"
+    assert lines_from(text, 2, 1) == "bb"
+    assert lines_from(text, 2, 2) == "bb\n"
+    assert lines_from(text, 2, 9) == "bb\n\nccc"
+    assert lines_from(text, 6, 1) == "ccc"
+
+
+def test_lines_naming_words_in_any_ascii_case():
+    code = "x = 1\n@SkipIf(é)\n# \u212aip, \u017fkip\nd = 'é' ; expectedFailure\n\u0130\u0130 = fail"
+    assert lines_naming(code, ("skip", "fail")) == [(2, 6), (4, 29), (5, 55)]  # no Kelvin sign nor long s
+    assert lines_naming(code, ("é",)) == [(2, 6), (4, 29)]
+    assert lines_naming(code, ("'?'",)) == []  # a word's `?` is only ever a `?`

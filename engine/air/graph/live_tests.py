@@ -28,17 +28,16 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from functools import cached_property
-from itertools import accumulate
+from typing import NamedTuple
 
 from air.graph.test_syntax import (
     CPP_TEST,
     SKIP_WORDS,
     TestSyntax,
-    at_line_start,
-    line_numbers,
-    positions,
+    lines_from,
+    lines_naming,
+    numbered_lines,
     python_test_count,
 )
 from air.index import CodeIndex
@@ -50,8 +49,8 @@ from air.regex import GuardedPattern, compile_guarded, required_literals, search
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
-_HEAD_WORD = re.compile(r"(?:def|class)[ \t]+[A-Za-z_]")  # a literal first: searched fast
-_TEST_NAME = re.compile(r"def[ \t]+(?P<name>test\w*)")
+_HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
+_TEST_NAME = re.compile(r"def[ \t]+(test\w*)")
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
 _SKIP_STATEMENT = re.compile(
     r"(?:raise[ \t]+|(?P<target>[A-Za-z_]\w*)[ \t]*=[ \t]*\[?[ \t]*)?(?P<name>[A-Za-z_][\w.]*)[ \t]*(?:(?P<call>\()|$)"
@@ -61,7 +60,6 @@ _FIRST_ARGUMENT = re.compile(
     r"\s*(?:(?P<none>\))|(?P<string>[rRuUfFbB]{0,2}[\"'])|(?P<keyword>[A-Za-z_]\w*[ \t]*=(?!=))"
     r"|(?P<true>(?:True|1)\b))?"
 )
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 @dataclass
@@ -88,6 +86,7 @@ class LiveTests:
         self._generic = compile_guarded(rf"\b(?:{generic})\b") if generic else None
         self._runnable: dict[str, bool] = {}
         self._dead: dict[str, list[tuple[int, int]]] = {}  # per file that may run: its skipped line ranges
+        self._named_verdicts: dict[str, bool | None] = {}  # per skip's last name: see _named_verdict
 
     def _resolved(self) -> bool:
         """Whether the backend's names are known: they are found on first use. While they are
@@ -190,76 +189,92 @@ class LiveTests:
         return [
             (line, end)
             for (line, match), end in zip(cases, ends)
-            if _matches_any(match["suite"], disabled) or _matches_any(match["name"], disabled)
+            if matches_glob(match["suite"], disabled) or matches_glob(match["name"], disabled)
         ]
 
     def _python_dead(self, source: SourceFile) -> list[tuple[int, int]]:
         lexical = self.index.python_lexical(source)
-        code_lines = lexical.code.split("\n")
-        text_lines = lexical.without_comments.split("\n")
-        skips = [number for number in self._skip_lines(lexical.code) if self._skips(code_lines, text_lines, number)]
-        listed = {m["name"] for m in _TEST_NAME.finditer(lexical.code)} & self._skip_list.tests.keys()
+        code, text = lexical.code, lexical.without_comments  # the same lines, at the same offsets
+        skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
+        listed = self._listed_tests(code)
         if not skips and not listed:
             return []  # most files: no outline needed
-        outline = _Outline(lexical.code)
+        outline = _Outline(code)
         dead = []
         for number in skips:
-            line = code_lines[number - 1]
+            line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
             if line.lstrip().startswith("@"):
                 dead.append(outline.decorated(number, indentation))
                 continue
             owner = outline.enclosing(number, indentation)
             if owner is None and indentation == 0:
-                return [(1, len(code_lines))]  # the module skips itself
+                return [(1, len(outline.lines))]  # the module skips itself
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
         return dead + self._listed(outline, listed)
 
-    def _skips(self, code_lines: list[str], text_lines: list[str], number: int) -> bool:
-        """Whether line `number` is a decorator or a statement that keeps a test off the device."""
-        stripped = code_lines[number - 1].lstrip()
+    def _skips(self, code: str, text: str, start: int) -> bool:
+        """Whether the line at `start` is a decorator or a statement that keeps a test off the device."""
+        stripped = lines_from(code, start, 1).lstrip()
         decorator = _DECORATOR.match(stripped)
         if decorator:
-            return self._keeps_off_device(decorator["name"], decorator["call"] is not None, text_lines, number)
-        return self._skip_statement(stripped, text_lines, number)
+            return self._keeps_off_device(decorator["name"], decorator["call"] is not None, text, start)
+        return self._skip_statement(stripped, text, start)
 
-    def _skip_lines(self, code: str) -> list[int]:
-        """Lines that may skip: those naming a skip word, or the literal of a device filter."""
-        words = tuple(word.lower() for word in SKIP_WORDS + self._filter_literals)
-        return line_numbers(code, positions(code.translate(_ASCII_LOWER), words))
+    def _skip_lines(self, code: str) -> list[tuple[int, int]]:
+        """Lines that may skip (their numbers and starts): those naming a skip word, or the
+        literal of a device filter."""
+        return lines_naming(code, self._skip_words)
 
     @cached_property
-    def _filter_literals(self) -> tuple[str, ...]:
-        return required_literals(self.live.device_only.pattern)
+    def _skip_words(self) -> tuple[str, ...]:
+        return tuple(word.lower() for word in SKIP_WORDS + required_literals(self.live.device_only.pattern))
 
-    def _skip_statement(self, stripped: str, text_lines: list[str], number: int) -> bool:
+    def _listed_tests(self, code: str) -> set[str]:
+        """The names of the tests `code` defines that a skip list names."""
+        if not self._skip_list.tests:
+            return set()
+        return set(_TEST_NAME.findall(code)) & self._skip_list.tests.keys()
+
+    def _skip_statement(self, stripped: str, text: str, start: int) -> bool:
         match = _SKIP_STATEMENT.match(stripped)
         if match is None or match["target"] is not None and match["target"] not in self.live.skip_marks:
             return False
         return self.syntax.is_skip(match["name"]) and self._keeps_off_device(
-            match["name"], match["call"] is not None, text_lines, number
+            match["name"], match["call"] is not None, text, start
         )
 
-    def _keeps_off_device(self, name: str, called: bool, text_lines: list[str], number: int) -> bool:
-        """Whether the skip or filter `name` (its arguments read from line `number` on) keeps
+    def _keeps_off_device(self, name: str, called: bool, text: str, start: int) -> bool:
+        """Whether the skip or filter `name` (its arguments read from the line at `start` on) keeps
         the test off the backend's device whatever the run."""
         last = name.rsplit(".", 1)[-1]
+        if last not in self._named_verdicts:
+            self._named_verdicts[last] = self._named_verdict(last)
+        verdict = self._named_verdicts[last]
+        if verdict is not None:
+            return verdict
+        unconditional = matches_glob(last, self.live.unconditional_skips)
+        if not called:
+            return unconditional
+        first = _first_argument(text, start, last)
+        if first["true"]:
+            return True
+        return unconditional and first.lastgroup in ("none", "string", "keyword")
+
+    def _named_verdict(self, last: str) -> bool | None:
+        """Whether a skip or filter whose name ends in `last` keeps the test off the device by
+        its name alone (a device filter, a skip naming a device, or no skip at all); None for a
+        skip that its arguments decide."""
         only = self.live.device_only.search(last)
         if only and only["device"].lower() in self.live.device_types:
             return only["device"].lower() not in self.names
-        if not self.syntax.is_skip(name):
+        if not self.syntax.is_skip(last):
             return False
         on_device = self.live.device_skip.search(last)
         if on_device and on_device["device"].lower() in self.names:
             return True
-        unconditional = _matches_any(last, self.live.unconditional_skips)
-        if not called:
-            return unconditional
-        first = _first_argument(text_lines, number, last)
-        if first["true"]:
-            return True
-        return unconditional and first.lastgroup in ("none", "string", "keyword")
+        return None
 
     def _listed(self, outline: _Outline, listed: set[str]) -> list[tuple[int, int]]:
         """The tests of `listed` (named by a skip list) that it names in their class, if it names one."""
@@ -304,24 +319,20 @@ class LiveTests:
         return [listed, stem] if stem and suffix.lower() in self.names else [listed]
 
 
-def _matches_any(name: str, globs: tuple[str, ...]) -> bool:
-    return any(fnmatchcase(name, glob) for glob in globs)
-
-
-def _first_argument(text_lines: list[str], number: int, name: str) -> re.Match[str]:
-    """How the call of `name` on line `number` begins its arguments."""
-    text = "\n".join(text_lines[number - 1 : number - 1 + CONTINUATION_LINES])
+def _first_argument(text: str, start: int, name: str) -> re.Match[str]:
+    """How the call of `name` on the line at `start` begins its arguments."""
+    text = lines_from(text, start, CONTINUATION_LINES)
     opening = text.find("(", text.find(name))
     match = _FIRST_ARGUMENT.match(text, opening + 1)
     assert match is not None  # the pattern matches the empty string
     return match
 
 
-@dataclass(frozen=True)
-class _Header:
+class _Header(NamedTuple):
     line: int
     indentation: int
     name: str
+    body: int  # where the line after it starts (past the end for the last line)
 
 
 class _Outline:
@@ -333,24 +344,23 @@ class _Outline:
         self.code = code
         self.lines = code.split("\n")
         self.headers: list[_Header] = []
-        starts = [m.start() for m in _HEAD_WORD.finditer(code) if at_line_start(code, m.start())]
-        for number in line_numbers(code, starts):
-            match = _HEADERS.match(self.lines[number - 1])
+        heads = sorted(match.start() for word in _HEAD_WORDS for match in word.finditer(code))
+        for number, start in numbered_lines(code, heads):
+            match = _HEADERS.match(code, start)
             if match is None:  # a head word after other text on its line: no definition starts there
                 continue
             indent = match["indent"].rpartition("\f")[2]  # a form feed sets the column back to 0, as in Python
-            self.headers.append(_Header(number, len(indent), match["name"]))
+            body = code.find("\n", match.end()) + 1 or len(code) + 1
+            self.headers.append(_Header(number, len(indent), match["name"], body))
         self._header_lines = [header.line for header in self.headers]
-        self._lengths = list(accumulate(map(len, self.lines), initial=0))  # the line breaks aside
         self._ends: dict[int, int] = {}
 
     def end(self, header: _Header) -> int:
         """The last line of `header`'s body."""
         if header.line not in self._ends:
-            line = min(header.line, len(self.lines))
-            body = self._lengths[line] + line  # where the line after the header starts
-            after = code_at_most(header.indentation).search(self.code, body)
-            self._ends[header.line] = len(self.lines) if after is None else self.code.count("\n", 0, after.start())
+            after = code_at_most(header.indentation).search(self.code, header.body)
+            last = len(self.lines) if after is None else header.line + self.code.count("\n", header.body, after.start())
+            self._ends[header.line] = last
         return self._ends[header.line]
 
     def enclosing(self, number: int, indentation: int) -> _Header | None:

@@ -6,11 +6,12 @@ Read by the live-test facts (`air.graph.live_tests`) and the test inventory
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from functools import cached_property
-from typing import Any
+from typing import Any, AnyStr
 
+from air.index.files import matches_glob
 from air.regex import GuardedPattern, compile_guarded
 
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
@@ -18,6 +19,7 @@ CPP_TEST = compile_guarded(
     r"^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\([ \t]*(?P<suite>\w+)[ \t]*,[ \t]*(?P<name>\w+)"
 )
 SKIP_WORDS = ("skip", "fail")  # a line without one of them, in any ASCII case, is not a skip
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,7 @@ class TestSyntax:
         return compile_guarded(r"\b(" + "|".join(map(re.escape, self.markers)) + r")\b" if self.markers else r"(?!)")
 
     def is_skip(self, name: str) -> bool:
-        last = name.rsplit(".", 1)[-1]
-        return any(fnmatchcase(last, pattern) for pattern in self.skip_names)
+        return matches_glob(name.rsplit(".", 1)[-1], self.skip_names)
 
 
 def python_test_count(code: str) -> int:
@@ -92,19 +93,41 @@ def python_test_count(code: str) -> int:
     return sum(1 for match in _PYTHON_TEST.finditer(code) if at_line_start(code, match.start()))
 
 
-def line_numbers(code: str, positions) -> list[int]:
-    """The distinct 1-based lines of increasing `positions`, counted in one pass."""
-    numbers: list[int] = []
+def numbered_lines(code: str, positions: Iterable[int]) -> list[tuple[int, int]]:
+    """The distinct lines holding increasing `positions`: each its 1-based number and where it
+    starts, counted in one pass."""
+    found: list[tuple[int, int]] = []
     line, last = 1, 0
     for position in positions:
         line += code.count("\n", last, position)
         last = position
-        if not numbers or numbers[-1] != line:
-            numbers.append(line)
-    return numbers
+        if not found or found[-1][0] != line:
+            found.append((line, code.rfind("\n", 0, position) + 1))
+    return found
 
 
-def positions(text: str, words: tuple[str, ...]) -> list[int]:
+def lines_from(text: str, start: int, count: int) -> str:
+    """The `count` lines of `text` from `start` (where a line starts) on, as many as there are,
+    without the last one's line break."""
+    end = start
+    for _ in range(count):
+        end = text.find("\n", end) + 1
+        if not end:
+            return text[start:]
+    return text[start : end - 1]
+
+
+def lines_naming(code: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The lines of `code` holding one of `words` (lower-case) with its ASCII letters in any
+    case: each line's number and where it starts."""
+    if all(word.isascii() and "?" not in word for word in words):
+        # one byte a character: ASCII letters lower-cased, any other character a `?` (fast to make)
+        folded = code.encode("ascii", "replace").lower()
+        return numbered_lines(code, positions(folded, tuple(word.encode("ascii") for word in words)))
+    return numbered_lines(code, positions(code.translate(_ASCII_LOWER), words))
+
+
+def positions(text: AnyStr, words: tuple[AnyStr, ...]) -> list[int]:
     """Where any of `words` occurs in `text`, ascending."""
     found = []
     for word in words:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from fnmatch import fnmatchcase
 
-from air.graph.test_syntax import CPP_TEST, SKIP_WORDS, TestSyntax, line_numbers, positions, python_test_count
+from air.graph.test_syntax import CPP_TEST, SKIP_WORDS, TestSyntax, lines_naming, python_test_count
 from air.index import CodeIndex
+from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.regex import GuardedPattern, PatternTimeout
 from air.results import CiWorkflow, SkippedTest, TestInventory
@@ -26,7 +26,6 @@ CONTINUATION_LINES = 4
 _DECORATOR = re.compile(r"(?m)^[ \t]*@[ \t]*(?P<name>[A-Za-z_][\w.]*)")
 _SKIP_CALL = re.compile(r"(?P<name>(?<![\w.])[A-Za-z_][\w.]*)[ \t]*\(")
 _REASON_KEYWORD = re.compile(r"""\b(?:reason|msg)\s*=\s*[rRuUfF]{0,2}(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _STRING = re.compile(r"""[rRuUfF]{0,2}(?<!\\)(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""")
 
 
@@ -62,7 +61,7 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
 
 
 def _skips(source: SourceFile, code: str, syntax: TestSyntax) -> list[SkippedTest]:
-    numbers = line_numbers(code, positions(code.translate(_ASCII_LOWER), SKIP_WORDS))
+    numbers = [number for number, _start in lines_naming(code, SKIP_WORDS)]
     if not numbers:
         return []
     lines = code.splitlines()
@@ -101,7 +100,7 @@ def _shorten(text: str) -> str:
 
 def _workflows(index: CodeIndex, syntax: TestSyntax):
     for source in index.files:
-        if not any(fnmatchcase(source.path, pattern) for pattern in syntax.ci_files):
+        if not matches_glob(source.path, syntax.ci_files):
             continue
         code = index.code_text(source)
         signals = tuple(label for label, pattern in syntax.ci_signals if _shows(pattern, code))
