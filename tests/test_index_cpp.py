@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -18,6 +19,8 @@ from air.index.cpp import (
     resolve_alias,
     strip_comments,
 )
+from air.index.cpp.lexing import Braces, Brackets, lexemes
+from air.index.cpp.preprocessor import DIRECTIVE, directive_lines
 from air.index.model import CppCall, CppClass, CppDefine, CppInclude
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,6 +74,53 @@ def test_literals_survive_comment_stripping():
     assert 'R"x(// raw "/* kept */")x";' in stripped
     assert "1'000'000;" in stripped
     assert "gone" not in stripped
+
+
+def test_lexemes_find_raw_strings_and_numbers_before_the_quote_they_hold():
+    text = """a = u8R"d(x"y)d" + LR"(z)" + xR"(w)" + 1'000 + x1'0' + .5'0' + a / 2 + "s" + 'c'; // end"""
+    assert [(kind, text[start:end]) for kind, start, end in lexemes(text)] == [
+        ("raw_string", 'u8R"d(x"y)d"'),
+        ("raw_string", 'LR"(z)"'),
+        ("string", '"(w)"'),  # `xR` is a name, not a raw string's prefix
+        ("number", "1'000"),
+        ("char", "'0'"),  # `x1` and `.5` begin no number
+        ("char", "'0'"),
+        ("string", '"s"'),
+        ("char", "'c'"),
+        ("line_comment", "// end"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "#include <a>\n  #define B \\\n  1\n\t#if X\nint x; #define C\n#endif",
+        "x\n#define A \\\n#define B\n# \n#",
+        "a # b\r\n\f\v# pragma once\r\n\r# not a line start\n##",
+        "no directive at all",
+    ],
+)
+def test_directive_lines_are_what_a_multiline_search_finds(text):
+    conditional = re.compile(r"^[ \t]*#[ \t]*(?:if|endif)\b.*", re.M)
+    for pattern in (DIRECTIVE, conditional):
+        assert [match.span() for match in directive_lines(pattern, text)] == [
+            match.span() for match in pattern.finditer(text)
+        ]
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_brackets_are_matched_outside_literals(quoted):
+    text = "f(a, g(b, c), [d]) + h(\")\", '(', x)" if quoted else "f(a, g(b, c), [d])"
+    brackets = Brackets(text)
+    assert (brackets.group(1), brackets.group(6), brackets.group(14)) == ((17, [3, 12]), (11, [8]), (16, []))
+    if quoted:
+        assert brackets.group(22) == (34, [26, 31])
+
+
+def test_braces_close_where_their_depth_returns_and_unclosed_ones_at_the_end():
+    braces = Braces("{ a { b } } } { c")
+    assert braces.closing == {0: 10, 4: 8, 14: 17}
+    assert list(braces.children(0)) == [(4, 8)]
 
 
 def test_line_comment_continues_over_a_backslash_newline():

@@ -33,6 +33,7 @@ from air.index.cpp.preprocessor import (
     DIRECTIVE,
     INCLUDE_KEYWORDS,
     dead_branches,
+    directive_lines,
     expand_macro,
     expand_macros,
     find_constants,
@@ -85,15 +86,18 @@ def extract_cpp(text: str) -> CppFacts:
       constructors (name == cls), destructors (`~Cls`) and `= default`, with the
       braces of their bodies. The scope written before `::name` is taken as the
       class, so a namespace-qualified free function definition is reported as well."""
-    tokens = list(lexemes(text))
-    stripped = blank_spans(text, ((start, end) for kind, start, end in tokens if kind in COMMENT_KINDS))
+    comments: list[tuple[int, int]] = []
+    literals: list[tuple[int, int]] = []
+    for kind, start, end in lexemes(text):
+        (comments if kind in COMMENT_KINDS else literals).append((start, end))
+    stripped = blank_spans(text, comments)
     dead = dead_branches(stripped)
     stripped = blank_spans(stripped, dead)
     lines = Lines(text)
     defines: list[CppDefine] = []
     includes: list[CppInclude] = []
     directive_spans: list[tuple[int, int]] = []
-    for directive in DIRECTIVE.finditer(stripped):
+    for directive in directive_lines(DIRECTIVE, stripped):
         directive_spans.append(directive.span())
         if directive["keyword"] == "define":
             define = read_define(stripped, directive, lines)
@@ -104,7 +108,7 @@ def extract_cpp(text: str) -> CppFacts:
             if include is not None:
                 includes.append(include)
     # Code without comments, literals or directives: what classes and bodies are read from.
-    code = blank_spans(text, sorted([(start, end) for _, start, end in tokens] + directive_spans + dead))
+    code = blank_spans(stripped, sorted(literals + directive_spans))
     object_like = {define.name for define in defines if define.params is None}
     braces = cache(lambda: Braces(code))  # matched once, when a class or a body needs them
     return CppFacts(

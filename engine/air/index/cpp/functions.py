@@ -24,8 +24,9 @@ from air.index.cpp.lexing import (
     occurrences,
     skip_space_back,
     split_top_level,
+    tokens,
 )
-from air.index.cpp.preprocessor import DIRECTIVE
+from air.index.cpp.preprocessor import DIRECTIVE, directive_lines
 from air.index.model import CppDefine, Span
 
 _NOT_A_FUNCTION_HEAD = frozenset(
@@ -79,7 +80,7 @@ class FunctionBodies:
     @cached_property
     def _code(self) -> str:
         literals = [(start, end) for _kind, start, end in lexemes(self._stripped)]
-        directives = [directive.span() for directive in DIRECTIVE.finditer(self._stripped)]
+        directives = [directive.span() for directive in directive_lines(DIRECTIVE, self._stripped)]
         return blank_spans(self._stripped, sorted(literals + directives))
 
     @cached_property
@@ -224,7 +225,7 @@ def body_statements(stripped: str, body: Span) -> list[str]:
     statements = []
     depth = 0
     start = 0
-    for kind, begin, _ in lexemes(text, _STATEMENT_TOKEN):
+    for kind, begin, _ in tokens(text, _STATEMENT_TOKEN):
         if kind == "bracket":
             depth += 1 if text[begin] in "([{" else -1
             if depth == 0 and text[begin] == "}":
