@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pcre2
 import pytest
-from air.regex import compile_guarded
+from air.regex import GuardedPattern, compile_guarded
 from air.regex.native import Untranslatable, compile_native, translate
 from helpers.patterns import shipped_patterns
 
@@ -172,17 +172,19 @@ def test_a_case_blind_character_beyond_ascii_matches_its_ascii_twins(pattern, te
     assert matches(pattern, text) == expected_matches(pattern, text) != []
 
 
-def test_every_shipped_pattern_led_by_its_finder_finds_what_re_finds():
+def test_every_shipped_pattern_led_by_its_finder_finds_what_re_finds(monkeypatch):
     """On code with characters beyond ASCII, and on the same code made ASCII."""
+    monkeypatch.setattr("air.regex._DISTRUSTED", set())  # packs other tests load leave their marks
     fixtures = sorted((Path(__file__).parent.parent / "rulepacks" / "pytorch-2.x" / "fixtures").rglob("*.py"))
     code = "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in fixtures[:20])
     texts = [code, UNICODE_TEXT + code.replace("torch", "tørch", 3).replace("def ", "def é", 5)]
     checked = 0
     for pattern in shipped_patterns():
-        compiled = compile_guarded(pattern)
+        compiled = GuardedPattern(pattern, sre_parse.parse(pattern, re.MULTILINE))
         if compiled._finder is None:
             continue
         for text in texts:
-            assert matches(pattern, text) == expected_matches(pattern, text), pattern
+            found = [(m.span(), m.group(), m.groupdict()) for m in compiled.finditer(text)]
+            assert found == expected_matches(pattern, text), pattern
         checked += 1
     assert checked > 100

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import datetime
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,11 @@ def test_a_document_the_native_check_rejects_is_reported_by_jsonschema(tmp_path)
     path.write_text(ROWS[0].read_text().replace("priority:", "priority_typo:", 1))
     with pytest.raises(PackError, match="unknown key 'priority_typo'"):
         validate_document(rows_document(path), "row")
+
+
+def test_the_module_the_native_validator_would_import_mid_check_is_imported_with_the_schemas():
+    """jsonschema-rs imports `decimal` from native code on its first validation, where an
+    interrupt during that import aborts the process; air imports it first."""
+    program = "import sys, air.pack.schemas; print('decimal' in sys.modules)"
+    shown = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "True"

@@ -47,10 +47,11 @@ MAX_LISTED_SKIPPED = 200
 
 
 class Evaluation:
-    """One check's evaluation of `pack` over `index`. Made as soon as the pack is loaded (while
-    the index reads ahead, see `air.run`): the tree is scanned for the literals that the pack's
-    clauses and the check's own selections look for, and the Python files that clauses parse
-    are chosen. `report` then evaluates everything else."""
+    """One check's evaluation of `pack` over `index`. `report` scans the tree for the literals
+    that the pack's clauses and the check's own selections look for (while the tests are
+    counted), parses the Python files the clauses read, works out the backend's identity, then
+    evaluates every clause (each stage's work shared out among the check's workers) and
+    assembles the report."""
 
     def __init__(self, pack: Pack, index: CodeIndex) -> None:
         self.pack, self.index = pack, index
@@ -59,16 +60,15 @@ class Evaluation:
         )
         self.clauses = _clauses(pack)
         self.absent = AbsentCode.of(index, pack.framework.vendoring)
-        self.evaluator.select(self.clauses, self.absent.literals)
 
     def report(
         self, root: Path, say: Progress, source: Source | None, started: float, framework_version: str | None
     ) -> Report:
         pack, index, evaluator = self.pack, self.index, self.evaluator
         test_syntax = pack.test_syntax
-        tests = evaluator.prepare(
-            self.clauses, alongside=partial(test_inventory, index, test_syntax) if test_syntax else None
-        )
+        inventory = partial(test_inventory, index, test_syntax) if test_syntax else None
+        tests = evaluator.select(self.clauses, self.absent.literals, alongside=inventory)
+        evaluator.prepare(self.clauses)
         identified = partial(_identity, pack, evaluator, root, source, framework_version)
         route, path, backend, names = self._identified(
             identified

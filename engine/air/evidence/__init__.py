@@ -119,27 +119,27 @@ class Evaluator:
         self._product_hits: dict[tuple, list[Hit]] = {}  # of the clauses whose search in the tests was deferred
         self._provisional: dict[tuple, ClauseResult] = {}  # their results meanwhile
 
-    def scan(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
-        """Find the files holding each clause's prefilter literals (and `literals`, for the
-        caller's own selections) in one pass over the tree, unless found already."""
-        self.context.index.scan_literals(
-            [
-                *(
-                    part
-                    for clause in clauses
-                    for literal in _prefilter_literals(clause, self.context)
-                    for part in ((literal,) if isinstance(literal, str) else literal)
-                ),
-                *literals,
-            ]
-        )
+    @overload
+    def select(self, clauses: Iterable[Clause], literals: Iterable[str] = (), alongside: None = None) -> None: ...
 
-    def select(self, clauses: Iterable[Clause], literals: Iterable[str] = ()) -> None:
+    @overload
+    def select(self, clauses: Iterable[Clause], literals: Iterable[str], alongside: Callable[[], T]) -> T: ...
+
+    def select(
+        self, clauses: Iterable[Clause], literals: Iterable[str] = (), alongside: Callable[[], T] | None = None
+    ) -> T | None:
         """Find the files holding each clause's prefilter literals (and `literals`, for the
-        caller's own selections) in one pass over the tree, and choose the Python files that
-        `prepare` parses for the clauses."""
+        caller's own selections) in one pass over the tree, in the workers while `alongside`
+        runs here, then choose the Python files that `prepare` parses for the clauses. Returns
+        what `alongside` returns."""
         clauses = list(clauses)
-        self.scan(clauses, literals)
+        wanted = [
+            part
+            for clause in clauses
+            for literal in _prefilter_literals(clause, self.context)
+            for part in ((literal,) if isinstance(literal, str) else literal)
+        ]
+        extra = self.context.index.scan_literals([*wanted, *literals], alongside)
         self._selected = True
         for name in sorted({clause.kind for clause in clauses}):
             parsed_files = getattr(KINDS[name], "parsed_files", None)  # of the kinds that parse files of their own
@@ -154,35 +154,28 @@ class Evaluator:
             self._parsed.update((source.path, source) for source in candidates)
             if getattr(KINDS[clause.kind], "READS_SCOPES", False):
                 self._scoped.update(source.path for source in candidates)
+        return extra
 
-    @overload
-    def prepare(self, clauses: Iterable[Clause], alongside: None = None) -> None: ...
-
-    @overload
-    def prepare(self, clauses: Iterable[Clause], alongside: Callable[[], T]) -> T: ...
-
-    def prepare(self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None) -> T | None:
+    def prepare(self, clauses: Iterable[Clause]) -> None:
         """`select` the clauses' files, unless done; parse the Python files chosen in one
-        parallel batch while `alongside` runs here, and run the batched kinds (semgrep) once for
-        every clause of the check. Returns what `alongside` returns."""
+        parallel batch, and run the batched kinds (semgrep) once for every clause of the check."""
         clauses = list(clauses)
         if not self._selected:
             self.select(clauses)
-        extra = self.context.index.prefetch_python(self._parsed.values(), self._scoped, alongside)
+        self.context.index.prefetch_python(self._parsed.values(), self._scoped)
         pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
         if not pending:
-            return extra
+            return
         batch = list(pending.values())
         try:
             found = semgrep.run_batch(batch, self.context)
         except semgrep.SemgrepUnavailable as error:
             for clause in batch:
                 self._results[clause.key] = ClauseResult(clause, [], decided=False, undecided_reason=str(error))
-            return extra
+            return
         for clause in batch:
             hits, not_run = in_running_tests(apply_where(found[clause.key], clause, self.context), clause, self.context)
             self._results[clause.key] = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
-        return extra
 
     def _candidates(self, clause: Clause) -> Iterable[SourceFile]:
         """The Python files `clause` parses (found once): those of the kinds that parse what

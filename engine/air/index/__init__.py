@@ -125,23 +125,31 @@ class CodeIndex:
                 found[missing[number]].add(source.path)
         self._by_literal.update(((kinds, literal), paths) for literal, paths in found.items())
 
-    def scan_literals(self, literals: Iterable[str]) -> None:
+    @overload
+    def scan_literals(self, literals: Iterable[str], alongside: None = None) -> None: ...
+
+    @overload
+    def scan_literals(self, literals: Iterable[str], alongside: Callable[[], T]) -> T: ...
+
+    def scan_literals(self, literals: Iterable[str], alongside: Callable[[], T] | None = None) -> T | None:
         """Find which files contain each of `literals` in one multi-pattern pass over the tree,
-        so that `select` answers from it instead of searching every file once per literal.
-        Documentation is left out: few selections read it (see `_containing`)."""
+        so that `select` answers from it instead of searching every file once per literal; in
+        the workers on a large tree, while `alongside` runs here. Documentation is left out:
+        few selections read it (see `_containing`). Returns what `alongside` returns."""
         wanted = tuple(sorted({literal for literal in literals if literal and literal not in self._scanned}))
         if not wanted:
-            return
+            return alongside() if alongside else None
         found: dict[str, set[str]] = {literal: set() for literal in wanted}
         code = self._files_of(_NOT_DOCS)
         texts = [source.text for source in code]
         jobs = [range(start, len(texts), SCAN_JOBS) for start in range(SCAN_JOBS)]
         if self.total_bytes < PARALLEL_SCAN_BYTES:
             jobs = [range(len(texts))]
-        scanned, _ = self.executor.map(lambda positions: _scan_texts(texts, wanted, positions), jobs)
+        scanned, extra = self.executor.map(lambda positions: _scan_texts(texts, wanted, positions), jobs, alongside)
         for number, position in (pair for pairs in scanned for pair in pairs):
             found[wanted[number]].add(code[position].path)
         self._scanned.update(found)
+        return extra
 
     def read_ahead(self, alongside: Callable[[], T]) -> T:
         """Read the code of the product and the tests as the evaluation will, in the executor's
@@ -222,25 +230,12 @@ class CodeIndex:
             found = self._lexical[source.path] = LexicalPython(source.text, module, _is_package(source))
         return found
 
-    @overload
-    def prefetch_python(
-        self, sources: Iterable[SourceFile], scoped: Collection[str] = (), alongside: None = None
-    ) -> None: ...
-
-    @overload
-    def prefetch_python(
-        self, sources: Iterable[SourceFile], scoped: Collection[str], alongside: Callable[[], T]
-    ) -> T: ...
-
-    def prefetch_python(
-        self, sources: Iterable[SourceFile], scoped: Collection[str] = (), alongside: Callable[[], T] | None = None
-    ) -> T | None:
+    def prefetch_python(self, sources: Iterable[SourceFile], scoped: Collection[str] = ()) -> None:
         """Parse the files of `sources` not parsed yet, reading the scopes of those of `scoped`
-        from the same parse, in worker processes when there are enough of them to pay for it,
-        while `alongside` runs here; `python_facts` and `python_scopes` then answer from the
-        cache. The workers start with the largest files, and so does this process once
-        `alongside` is done, from the other end of the list: both end on small ones. Returns
-        what `alongside` returns."""
+        from the same parse, in worker processes when there are enough of them to pay for it;
+        `python_facts` and `python_scopes` then answer from the cache. The workers start with
+        the largest files, and so does this process, from the other end of the list: both end
+        on small ones."""
         pending = [
             source
             for source in sources
@@ -248,17 +243,16 @@ class CodeIndex:
             and (source.path not in self._python or source.path in scoped and source.path not in self._scopes)
         ]
         if not self.executor.parallel or len(pending) < PARALLEL_THRESHOLD:
-            return alongside() if alongside else None
+            return
         by_size = sorted(pending, key=lambda source: len(source.text), reverse=True)
         order = by_size[0::2] + by_size[1::2][::-1]
-        parsed, extra = self.executor.map(
-            lambda source: self._parsed_with_scopes(source, source.path in scoped), order, alongside, here_from_end=True
+        parsed, _ = self.executor.map(
+            lambda source: self._parsed_with_scopes(source, source.path in scoped), order, here_from_end=True
         )
         for source, (facts, scopes) in zip(order, parsed):
             self._python[source.path] = facts
             if source.path in scoped:
                 self._scopes[source.path] = scopes
-        return extra
 
     def _parsed_with_scopes(self, source: SourceFile, with_scopes: bool) -> tuple[PythonFacts, tuple[PyScope, ...]]:
         facts, scopes = self._python.get(source.path), self._scopes.get(source.path)

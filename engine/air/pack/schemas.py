@@ -7,10 +7,15 @@ native engine never accepts what `re` rejects (`re`'s `$` even accepts a final l
 
 The row schema's clause is completed from the registry of evidence kinds: each kind brings its
 key and its spec's definition (`SCHEMA` of its module).
+
+`decimal` is imported here, not left to `jsonschema-rs`, which imports it the first time it
+validates: from native code, where an interrupt arriving during that import aborts the process
+instead of ending the check.
 """
 
 from __future__ import annotations
 
+import decimal  # noqa: F401  # see the module's docstring
 import json
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
