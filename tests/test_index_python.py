@@ -1,10 +1,11 @@
+import ast
 import re
 import warnings
 from textwrap import dedent
 
 import pytest
 from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport
-from air.index.python import _SINGLE, _TRIPLE, extract_python, extract_scopes, literal_spans, module_name
+from air.index.python import _CHILD_FIELDS, _SINGLE, _TRIPLE, extract_python, extract_scopes, literal_spans, module_name
 from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -283,6 +284,91 @@ def test_definitions_are_qualified_and_bases_resolved():
         PyDef(6, "function", "FooInterface.synchronize.inner"),
         PyDef(9, "function", "fetch"),
     )
+
+
+def test_definitions_in_blocks_are_qualified_by_the_definitions_around_them():
+    result = facts(
+        """\
+        if ready:
+            def build():
+                try:
+                    class Impl:
+                        def run(self):
+                            pass
+                except ImportError:
+                    def fallback():
+                        pass
+        def after(hook=lambda: None):
+            pass
+        """
+    )
+    assert [(d.line, d.name) for d in result.defs] == [
+        (2, "build"),
+        (4, "build.Impl"),
+        (5, "build.Impl.run"),
+        (8, "build.fallback"),
+        (10, "after"),
+    ]
+
+
+# --- the walk ---------------------------------------------------------------
+
+EVERY_KIND_OF_NODE = """\
+    import a.b as c
+    from .. import d, e as f
+    global g
+    @c.deco(1)
+    class K(c.Base, metaclass=M):
+        x: int = 1
+        def m(self, p, /, q=2, *r, s, t=3, **u) -> None:
+            nonlocal v
+            async def inner():
+                async with w() as (y, z):
+                    async for i in aiter():
+                        await i
+            return lambda k=1: {**k, "a": [*y], 'b': {1, 2}}[0:1:2]
+    try:
+        del x[0], y.z
+    except* (E, F) as err:
+        raise G from err
+    finally:
+        assert q, "m"
+    while (n := next(it)) is not None:
+        yield from (j for j in n if j if not j)
+        yield {k: v for k, v in n.items()}
+    else:
+        x += 1
+    match command:
+        case [1, *rest] | {"k": 2, **others} if rest:
+            pass
+        case Point(0, y=None) | None as p:
+            pass
+        case str() | _:
+            pass
+    print(f"{x!r:>{width}} {y + 1}", -x, a if b else c, x @ y, x < y <= z, b and c, *args, k=v, **kw)
+"""
+
+
+def test_child_fields_lead_to_every_node_but_the_singletons_of_contexts_and_operators():
+    tree = ast.parse(dedent(EVERY_KIND_OF_NODE))
+    reached, pending = [], [tree]
+    while pending:
+        node = pending.pop()
+        reached.append(node)
+        for name in _CHILD_FIELDS[type(node)]:
+            value = getattr(node, name)
+            pending.extend(child for child in (value if isinstance(value, list) else [value]) if child is not None)
+    singletons = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+    assert sorted(map(id, reached)) == sorted(id(node) for node in ast.walk(tree) if not isinstance(node, singletons))
+
+
+def test_child_fields_leave_out_names_strings_and_numbers():
+    assert _CHILD_FIELDS[ast.Name] == ()
+    assert _CHILD_FIELDS[ast.Global] == ()
+    assert _CHILD_FIELDS[ast.ImportFrom] == ("names",)
+    assert _CHILD_FIELDS[ast.FunctionDef] == ("args", "body", "decorator_list", "returns")
+    assert _CHILD_FIELDS[ast.BinOp] == ("left", "right")
+    assert _CHILD_FIELDS[type(None)] == ()
 
 
 # --- scopes -----------------------------------------------------------------

@@ -16,7 +16,7 @@ are not bound resolve to themselves (`setattr`, `self.foo`).
 from __future__ import annotations
 
 import ast
-import functools
+import operator
 import posixpath
 import re
 import warnings
@@ -29,6 +29,8 @@ MAX_RENDERED = 200
 MAX_ELEMENTS = 16
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DEF_TYPES = frozenset(_DEFS)
+_LEAVES = frozenset({ast.Name, ast.Constant})  # the most common nodes, with no nodes under them
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _BYTE_ORDER_MARK = "\ufeff"
@@ -64,8 +66,8 @@ def _facts(
     module: str | None, tree: ast.Module, nodes: _Nodes, imports: list[PyImport], aliases: dict[str, str]
 ) -> PythonFacts:
     calls, setattrs = _calls_and_setattrs(nodes.calls, aliases)
-    calls = sorted(calls + _bare_decorators(nodes.defs, aliases), key=lambda call: call.line)
-    assigns = sorted(_module_assigns(tree, aliases) + setattrs, key=lambda assign: assign.line)
+    calls = sorted(calls + _bare_decorators(nodes.defs, aliases), key=_line)
+    assigns = sorted(_module_assigns(tree, aliases) + setattrs, key=_line)
     return PythonFacts(
         module,
         imports=tuple(imports),
@@ -184,35 +186,59 @@ def _collect(tree: ast.Module) -> _Nodes:
         ast.Assign: found.assigns,
         ast.AnnAssign: found.assigns,
     }
-    pending: list[tuple[ast.AST, str]] = [(tree, "")]
-    while pending:
-        node, scope = pending.pop()
-        kind = type(node)  # `ast.parse` builds nodes of its own classes, never of subclasses
-        if kind in kept:
-            kept[kind].append(node)
-        elif isinstance(node, _DEFS):
-            scope = _join(scope, node.name)
-            found.defs.append((scope, node))
-        for name in _child_fields(kind):  # type: ignore[arg-type]  # a class is hashable (mypy issue 20409)
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                pending.extend((child, scope) for child in value if isinstance(child, ast.AST))
-            elif isinstance(value, ast.AST):
-                pending.append((value, scope))
-
-    def position(node: ast.stmt | ast.expr) -> tuple[int, int]:
-        return node.lineno, node.col_offset
-
-    found.imports.sort(key=position)
-    found.calls.sort(key=position)
-    found.assigns.sort(key=position)
-    found.defs.sort(key=lambda item: position(item[1]))
+    _walk(tree, "", kept, found.defs)
+    for nodes in (found.imports, found.calls, found.assigns):
+        nodes.sort(key=_position)
+    found.defs.sort(key=lambda item: _position(item[1]))
     return found
 
 
-@functools.cache
-def _child_fields(node_type: type[ast.AST]) -> tuple[str, ...]:
-    return tuple(name for name in node_type._fields if name not in _LEAF_FIELDS)
+_position = operator.attrgetter("lineno", "col_offset")
+_line = operator.attrgetter("line")
+
+
+def _walk(root: ast.AST, scope: str, kept: dict[type, list], defs: list[tuple[str, _Def]]) -> None:
+    """Append each node under `root` to the list that `kept` holds for its type, if any, and
+    each definition to `defs` with its name qualified in `scope`; the nodes of a definition are
+    walked in its own scope. Depth first: a node comes before the nodes under it, an order that
+    the sorts by position keep among nodes that start at one place."""
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        kind = type(node)  # `ast.parse` builds nodes of its own classes, never of subclasses
+        if kind in _LEAVES:
+            continue
+        if kind in kept:
+            kept[kind].append(node)
+        elif kind in _DEF_TYPES and node is not root:
+            qualified = _join(scope, node.name)  # type: ignore[attr-defined]
+            defs.append((qualified, node))  # type: ignore[arg-type]
+            _walk(node, qualified, kept, defs)
+            continue
+        for name in _CHILD_FIELDS[kind]:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                pending.extend(value)  # with a None for a dict's `**` key, which has no fields
+            elif value is not None:
+                pending.append(value)
+
+
+class _ChildFieldsByType(dict[type, tuple[str, ...]]):
+    """The fields of each node type that hold nodes or lists of nodes, but not the singletons
+    of `_LEAF_FIELDS`; none for a type that is not a node's. A field holds names, strings or
+    numbers instead where the grammar in the class's docstring gives it a builtin type, as
+    `Name(identifier id, expr_context ctx)` does."""
+
+    _SCALAR = re.compile(r"\b(?:identifier|string|constant|int)[*?]? (\w+)")
+
+    def __missing__(self, kind: type) -> tuple[str, ...]:
+        fields: tuple[str, ...] = getattr(kind, "_fields", ())
+        scalars = set(self._SCALAR.findall(kind.__doc__ or "")) if fields else set()
+        self[kind] = tuple(name for name in fields if name not in _LEAF_FIELDS and name not in scalars)
+        return self[kind]
+
+
+_CHILD_FIELDS = _ChildFieldsByType()
 
 
 def _module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -304,8 +330,18 @@ def _resolve_parts(parts: list[str], aliases: dict[str, str]) -> str:
 
 
 def _resolve(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    parts = _dotted_parts(node)
-    return _resolve_parts(parts, aliases) if parts else None
+    """The dotted name `a.b.c` with its root `a` resolved; None unless a chain of attributes on a name."""
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id, node.id)
+    attributes = []
+    while isinstance(node, ast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    attributes.append(aliases.get(node.id, node.id))
+    attributes.reverse()
+    return ".".join(attributes)
 
 
 def _is_module_rooted(node: ast.AST, aliases: dict[str, str]) -> bool:
@@ -317,16 +353,22 @@ def _is_module_rooted(node: ast.AST, aliases: dict[str, str]) -> bool:
 
 
 def _render(node: ast.AST, aliases: dict[str, str]) -> str:
-    """A constant's value, a dotted name resolved, a call as `callee(...)`, a literal
+    """A dotted name resolved, a constant's value, a call as `callee(...)`, a literal
     list/tuple/set element by element, else the (truncated) source."""
+    resolved = _resolve(node, aliases)
+    if resolved:
+        return resolved
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, int, float))):
         return node.value if isinstance(node.value, str) else str(node.value)
     if isinstance(node, ast.Call):
         return f"{_resolve(node.func, aliases) or '<call>'}(...)"
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and len(node.elts) <= MAX_ELEMENTS:
-        opening, closing = {ast.List: ("[", "]"), ast.Tuple: ("(", ")"), ast.Set: ("{", "}")}[type(node)]
+        opening, closing = _BRACKETS[type(node)]
         return opening + ", ".join(_render(element, aliases) for element in node.elts) + closing
-    return _resolve(node, aliases) or _unparse(node)
+    return _unparse(node)
+
+
+_BRACKETS = {ast.List: ("[", "]"), ast.Tuple: ("(", ")"), ast.Set: ("{", "}")}
 
 
 def _unparse(node: ast.AST) -> str:
@@ -346,17 +388,13 @@ def _calls_and_setattrs(nodes: list[ast.Call], aliases: dict[str, str]) -> tuple
         qualname = _resolve(node.func, aliases)
         if qualname is None:
             continue
-        calls.append(
-            PyCall(
-                node.lineno,
-                qualname,
-                tuple(_render(arg, aliases) for arg in node.args),
-                tuple((kw.arg, _render(kw.value, aliases)) for kw in node.keywords if kw.arg is not None),
-            )
-        )
-        assign = _setattr_assign(node, aliases)
-        if assign is not None:
-            assigns.append(assign)
+        args = tuple([_render(arg, aliases) for arg in node.args])
+        kwargs = tuple([(kw.arg, _render(kw.value, aliases)) for kw in node.keywords if kw.arg is not None])
+        calls.append(PyCall(node.lineno, qualname, args, kwargs))
+        if qualname == "setattr" or qualname.endswith(".__setattr__"):
+            assign = _setattr_assign(node, aliases)
+            if assign is not None:
+                assigns.append(assign)
     return calls, assigns
 
 
