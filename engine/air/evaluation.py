@@ -70,9 +70,8 @@ class Evaluation:
         tests = evaluator.select(self.clauses, self.absent.literals, alongside=inventory)
         evaluator.prepare(self.clauses)
         identified = partial(_identity, pack, evaluator, root, source, framework_version)
-        route, path, backend, names = self._identified(
-            identified
-        )  # before the workers start: each would work it out again
+        # before the clauses are shared out: each worker would work it out again
+        route, path, backend, names = self._identified(identified)
         evaluator.evaluate_all(self.clauses)
         say(f"integration path: {path.title}")
         target = backend.target_framework_version

@@ -331,17 +331,10 @@ def _resolve_parts(parts: list[str], aliases: dict[str, str]) -> str:
 
 def _resolve(node: ast.AST, aliases: dict[str, str]) -> str | None:
     """The dotted name `a.b.c` with its root `a` resolved; None unless a chain of attributes on a name."""
-    if isinstance(node, ast.Name):
+    if isinstance(node, ast.Name):  # the most common: no parts to gather
         return aliases.get(node.id, node.id)
-    attributes = []
-    while isinstance(node, ast.Attribute):
-        attributes.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    attributes.append(aliases.get(node.id, node.id))
-    attributes.reverse()
-    return ".".join(attributes)
+    parts = _dotted_parts(node)
+    return None if parts is None else _resolve_parts(parts, aliases)
 
 
 def _is_module_rooted(node: ast.AST, aliases: dict[str, str]) -> bool:
