@@ -493,6 +493,35 @@ def test_kernel_bodies_tell_stubs_and_cpu_fallbacks_written_by_hand(tmp_path, sy
     assert {r.kernel for r in find_registrations(index, syntax).ops} == {"native"}
 
 
+def test_the_kernels_of_many_registrations_are_looked_for_in_one_pass(tmp_path, syntax, monkeypatch):
+    """One search of the tree per kernel made a tree registering thousands of kernels take minutes."""
+    kernels = [f"k{number}" for number in range(40)]
+    files = {
+        f"csrc/op{number}.cpp": f"Tensor {name}(const Tensor& self) {{ return self; }}\n"
+        for number, name in enumerate(kernels)
+    }
+    registrations = "".join(f'  m.impl("op{number}", TORCH_FN({name}));\n' for number, name in enumerate(kernels))
+    files["csrc/register.cpp"] = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n" + registrations + "}\n"
+    write_tree(tmp_path, files)
+    index = build_index(tmp_path)
+    searched: list[str] = []  # the literals a search of their own was made for
+    one_search = type(index)._searched
+
+    def counted(self, kinds, literal):
+        if (kinds, literal) not in self._by_literal:
+            searched.append(literal)
+        return one_search(self, kinds, literal)
+
+    monkeypatch.setattr(type(index), "_searched", counted)
+    upstream = load_pack("pytorch-2.x").framework.upstream
+    bodies = KernelReader(
+        index, StubRules(upstream.inert_calls, allocations=upstream.allocations), syntax.host_fallback
+    )
+    found = find_registrations(index, syntax, bodies).ops
+    assert len(found) == 40 and {r.kernel for r in found} == {"stub"}
+    assert not set(kernels) & set(searched)  # each kernel's files came from the one pass
+
+
 def evaluate_clause(tmp_path, files: dict[str, str], data: dict):
     write_tree(tmp_path, files)
     pack = load_pack("pytorch-2.x")

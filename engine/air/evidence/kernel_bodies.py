@@ -16,7 +16,7 @@ function the tree does not define is native.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
@@ -47,6 +47,15 @@ class KernelReader:
             return NATIVE
         statements = body_statements(kernel, (opened, closed))
         return self._kind(statements, parameter_names(head["parameters"]), _allocates(op, self._rules))
+
+    def expect(self, names: Iterable[str]) -> None:
+        """Find the files that may define the functions `names` in one pass over the tree:
+        asked one by one, each would cost a pass of its own (a tree registering thousands of
+        kernels took minutes)."""
+        wanted = sorted({name.rpartition("::")[2] for name in names} - {""})
+        if wanted:
+            for _source in self._index.select(wanted, languages=CPP_LANGUAGES, roles=("product",)):
+                pass
 
     def kind_of_function(self, name: str, op: str) -> str:
         """The kind of the tree's function `name` (its last component), judged on every definition."""

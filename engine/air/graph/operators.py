@@ -301,6 +301,9 @@ class KernelBodies(Protocol):
 
     def kind_of_function(self, name: str, op: str) -> str: ...
 
+    def expect(self, names: Iterable[str]) -> None:
+        """Told the functions whose kinds will be asked for, all at once."""
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -511,6 +514,21 @@ def _cpp_registrations(
     blocks = frozenset(block for block in syntax.blocks + syntax.def_blocks if not _is_pattern(block))
     names = blocks | frozenset(wrappers)
     body = _BlockBody(index, names, syntax.dispatch, syntax.keyed_impl)
+    found = list(_cpp_blocks(index, syntax, names, wrappers, body))
+    if bodies is not None:  # the kernels' definitions are then found in one pass, not one per kernel
+        bodies.expect(
+            _kernel_function(", ".join(statement.call.args[1:]))
+            for statements, *_block in found
+            for statement in statements
+        )
+    for statements, namespace, key, variable in found:
+        yield from _registered_in(statements, namespace, key, variable, body, index, syntax, fallbacks, bodies)
+
+
+def _cpp_blocks(
+    index: CodeIndex, syntax: OperatorSyntax, names: frozenset[str], wrappers: dict, body: _BlockBody
+) -> Iterator[tuple[list[_Statement], str, str, str]]:
+    """Each registration block's statements, with its namespace, key and library variable."""
     for source in index.select(names, languages=CPP_LANGUAGES, roles=("product",)):
         facts = index.cpp_facts(source)
         for call in find_calls(facts, names):
@@ -523,14 +541,11 @@ def _cpp_registrations(
                 (namespace, variable), key = opened.args, ""
             else:
                 continue
-            statements = body.statements(source, opened, variable, call.line)
-            yield from _registered_in(statements, namespace, key, variable, body, index, syntax, fallbacks, bodies)
+            yield list(body.statements(source, opened, variable, call.line)), namespace, key, variable
     for registrar in syntax.registrars:
         for filled in _registrar_blocks(index, registrar):
             statements = body.statements(filled.source, filled.block, filled.variable, filled.block.call.line)
-            yield from _registered_in(
-                statements, filled.namespace, filled.key, filled.variable, body, index, syntax, fallbacks, bodies
-            )
+            yield list(statements), filled.namespace, filled.key, filled.variable
 
 
 def _registered_in(
