@@ -467,13 +467,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 """
 
 
+def kernel_reader(index, syntax) -> KernelReader:
+    """The kernel reader a check of the shipped pack uses (see `air.evidence.ops.registrations`)."""
+    upstream = load_pack("pytorch-2.x").framework.upstream
+    return KernelReader(index, StubRules(upstream.inert_calls, allocations=upstream.allocations), syntax.host_fallback)
+
+
 def test_kernel_bodies_tell_stubs_and_cpu_fallbacks_written_by_hand(tmp_path, syntax):
     write_tree(tmp_path, {"csrc/kernels.cpp": KERNEL_BODIES})
     index = build_index(tmp_path)
-    upstream = load_pack("pytorch-2.x").framework.upstream
-    bodies = KernelReader(
-        index, StubRules(upstream.inert_calls, allocations=upstream.allocations), syntax.host_fallback
-    )
+    bodies = kernel_reader(index, syntax)
     kinds = {r.op: (r.kernel, r.via) for r in find_registrations(index, syntax, bodies).ops}
     assert kinds == {
         "add.Tensor": ("stub", "dev::add"),
@@ -513,10 +516,7 @@ def test_the_kernels_of_many_registrations_are_looked_for_in_one_pass(tmp_path, 
         return one_search(self, kinds, literal)
 
     monkeypatch.setattr(type(index), "_searched", counted)
-    upstream = load_pack("pytorch-2.x").framework.upstream
-    bodies = KernelReader(
-        index, StubRules(upstream.inert_calls, allocations=upstream.allocations), syntax.host_fallback
-    )
+    bodies = kernel_reader(index, syntax)
     found = find_registrations(index, syntax, bodies).ops
     assert len(found) == 40 and {r.kernel for r in found} == {"stub"}
     assert not set(kernels) & set(searched)  # each kernel's files came from the one pass

@@ -181,7 +181,7 @@ class Evaluator:
         """The Python files `clause` parses (found once): those of the kinds that parse what
         they select, outside tests, which are read lexically."""
         prefilters = getattr(KINDS[clause.kind], "prefilters", None)
-        if prefilters is None or clause.scope == "tests" or clause.key in self._results:
+        if prefilters is None or clause.scope == "tests":
             return ()
         return python_candidates(clause, self.context, *prefilters(clause))
 

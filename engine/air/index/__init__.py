@@ -255,9 +255,6 @@ class CodeIndex:
                 self._scopes[source.path] = scopes
 
     def _parsed_with_scopes(self, source: SourceFile, with_scopes: bool) -> tuple[PythonFacts, tuple[PyScope, ...]]:
-        facts, scopes = self._python.get(source.path), self._scopes.get(source.path)
-        if facts is not None and (scopes is not None or not with_scopes):  # parsed here meanwhile
-            return facts, scopes or ()
         module = python.module_name(source.path, self.package_dirs)
         return python.extract_python_and_scopes(source.text, module, _is_package(source), with_scopes)
 
