@@ -92,14 +92,16 @@ def main() -> None:
         output, cache = Path(scratch) / "report.json", Path(scratch) / "cache"
         files = sum(1 for rel in list_paths(root) if not is_excluded(rel, DEFAULT_EXCLUDES))
         read = min(plain_read(root) for _ in range(RUNS))
+        first, _peak = air_check(root, output, cache, "--no-cache")  # loads the pack from its files, and keeps it
         cold = [air_check(root, output, cache, "--no-cache") for _ in range(RUNS)]
         air_check(root, output, cache)  # fills the result cache
         warm = [air_check(root, output, cache) for _ in range(RUNS)]
         check = min(elapsed for elapsed, _peak in cold)
         print(f"tree:             {root} ({files} files)")
         print(f"plain read:       {read:.3f} s (read and decode every file; best of {RUNS})")
-        print(f"air check:        {check:.3f} s (no cache, whole process; best of {RUNS})")
+        print(f"air check:        {check:.3f} s (no result cache, whole process; best of {RUNS})")
         print(f"ratio:            {check / read:.1f}x")
+        print(f"first check:      {first:.3f} s ({first / read:.1f}x; the pack loaded from its files, not yet kept)")
         print(f"air re-check:     {min(elapsed for elapsed, _peak in warm):.3f} s (unchanged tree, result cache)")
         print(f"peak memory:      {max(peak for _elapsed, peak in cold) / 1024:.0f} MB (largest process)")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import shutil
 
-from air import cache
 from air.pack.shipped import pack_fingerprint
 from air.report.json_report import from_dict, render_json, to_dict
 from air.run import check_tree
+from air.signed_entries import sign, signing_key
 from helpers.cache import cache_entries
 from helpers.paths import FIXTURES
 
@@ -67,7 +67,7 @@ def test_a_signed_entry_of_an_older_report_shape_is_rebuilt(tmp_path, pack, monk
     older["integration_path"]["dispatch_key"] = older["integration_path"].pop("key")
     del older["pack"]["terms"]
     body = json.dumps(older, sort_keys=True).encode()
-    entry.write_bytes(cache._signature(cache._secret(), entry.stem, body) + b"\n" + body)
+    entry.write_bytes(sign(signing_key(), entry.stem, body) + b"\n" + body)
     messages = []
     assert render_json(checked(root, pack, messages)) == expected
     assert not any("from the cache" in m for m in messages)

@@ -62,13 +62,16 @@ def check_tree(
     lines: list[str] = []
     vendoring = framework_vendoring(pack_framework(str(pack_dir)))
     index = _indexed(root, _with_vendoring(options, vendoring), lines.append, Executor())
-    key = cache.cache_key(index, pack_fingerprint(pack_dir), repr((source, framework_version))) if use_cache else None
+    fingerprint = pack_fingerprint(pack_dir) if use_cache else None
+    key = cache.cache_key(index, fingerprint, repr((source, framework_version))) if fingerprint else None
     cached = cache.load(key, report_date()) if key else None
     if cached is not None:
         say("unchanged since it was last checked with this pack: report from the cache")
         return cached
     started = time.perf_counter()
-    evaluation = index.read_ahead(lambda: _evaluation(_loaded(pack_dir), index))  # a broken pack fails here, first
+    evaluation = index.read_ahead(
+        lambda: _evaluation(_loaded(pack_dir, fingerprint), index)
+    )  # a broken pack fails here
     for line in lines:
         say(line)
     report = evaluation.report(root, say, source, started, framework_version)
@@ -78,10 +81,10 @@ def check_tree(
     return report
 
 
-def _loaded(pack_dir: Path) -> Pack:
-    from air.pack.load import load_pack  # loaded only when the cache cannot answer, as workers start
+def _loaded(pack_dir: Path, fingerprint: str | None) -> Pack:
+    from air.pack.compiled import load_kept  # loaded only when the cache cannot answer, as workers start
 
-    return load_pack(str(pack_dir))
+    return load_kept(pack_dir, fingerprint or pack_fingerprint(pack_dir))
 
 
 def _evaluation(pack: Pack, index: CodeIndex) -> Evaluation:

@@ -103,11 +103,14 @@ def _raw_header(directory: Path) -> dict:
 def _hash_files(digest, directory: Path, skip: Path | None = None) -> None:
     """The names and contents of the files in `directory` (but `skip`), leaving out links out of it."""
     home = os.path.realpath(directory)
-    for path in sorted(
-        p
-        for p in directory.rglob("*")
-        if p.is_file() and (skip is None or skip not in p.parents) and is_within(os.path.realpath(p), home)
-    ):
+    found = []
+    for folder, folders, files in os.walk(directory):
+        folders[:] = [name for name in folders if Path(folder, name) != skip]
+        for name in files:
+            path = Path(folder, name)
+            if path.is_file() and (not path.is_symlink() or is_within(os.path.realpath(path), home)):
+                found.append(path)
+    for path in sorted(found):
         digest.update(str(path.relative_to(directory)).encode("utf-8", "surrogateescape") + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
 

@@ -14,6 +14,7 @@ patterns are `distrust`ed when it is loaded, and run on `re`."""
 
 from __future__ import annotations
 
+import copyreg
 import os
 import re
 import signal
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pcre2
 
@@ -29,11 +30,14 @@ from air.regex.backtracking import backtracking_risk
 from air.regex.native import AsciiMatch, Finder, compile_finder, compile_native, finder_bytes
 
 if TYPE_CHECKING:  # typeshed describes re._parser under its former name
+    import sre_constants
     import sre_parse
 else:
     try:
-        import re._parser as sre_parse  # Python 3.11+
+        import re._constants as sre_constants  # Python 3.11+
+        import re._parser as sre_parse
     except ImportError:  # pragma: no cover - Python 3.10
+        import sre_constants
         import sre_parse
 
 MIN_LITERAL = 3
@@ -302,11 +306,36 @@ def required_literals(pattern: str) -> tuple[str, ...]:
     return tuple(_required(list(parsed.data)) or ())
 
 
-@lru_cache(maxsize=1024)
-def _parse(pattern: str):
+_PARSED: dict[str, sre_parse.SubPattern] = {}
+
+
+def _parse(pattern: str) -> sre_parse.SubPattern:
     """`re`'s parse of `pattern` (as a MULTILINE pattern), read by the guard, the literal
     analyses and the PCRE2 translation alike, none of which changes it."""
-    return sre_parse.parse(pattern, re.MULTILINE)
+    parsed = _PARSED.get(pattern)
+    if parsed is None:
+        parsed = _PARSED[pattern] = sre_parse.parse(pattern, re.MULTILINE)
+    return parsed
+
+
+def _named_constant(name: str) -> Any:
+    return getattr(sre_constants, name)
+
+
+# A parse's opcodes are named constants that pickle cannot rebuild by value: each is rebuilt
+# as the module's constant of the same name.
+copyreg.pickle(type(sre_constants.LITERAL), lambda constant: (_named_constant, (constant.name,)))
+
+
+def parsed_patterns() -> dict[str, sre_parse.SubPattern]:
+    """Every pattern parsed so far, with its parse: kept with a compiled pack (see
+    `air.pack.compiled`), so that loading it parses none of its patterns again."""
+    return dict(_PARSED)
+
+
+def adopt_parsed(parsed: dict[str, sre_parse.SubPattern]) -> None:
+    """Take the parses `parsed_patterns` gave (in another process) as this process's own."""
+    _PARSED.update(parsed)
 
 
 def _required(items: list) -> list[str] | None:
