@@ -56,14 +56,17 @@ def load_kept(directory: Path, fingerprint: str) -> Pack:
 
 def _unpickled(body: bytes) -> tuple[Pack, dict] | None:
     # Unpickling builds some 300,000 objects that live until the check ends: collecting
-    # garbage meanwhile only walks them, and takes 0.15 s of the 0.2 s unpickling takes.
+    # garbage meanwhile (where the caller has not stopped it, as `air check` does) only walks
+    # them, and takes 0.15 s of the 0.2 s unpickling takes.
+    collecting = gc.isenabled()
     gc.disable()
     try:
         kept = pickle.loads(body)
     except _UNLOADABLE:
         return None
     finally:
-        gc.enable()
+        if collecting:
+            gc.enable()
     shaped = isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[0], Pack) and isinstance(kept[1], dict)
     return kept if shaped else None
 
