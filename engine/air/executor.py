@@ -14,11 +14,11 @@ process while its workers run: a map asked for meanwhile (by the work run alongs
 
 from __future__ import annotations
 
-import mmap
 import multiprocessing
 import os
 import pickle
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -29,6 +29,7 @@ from air.interrupts import stop
 
 FORKING = "fork" in multiprocessing.get_all_start_methods()
 MAX_WORKERS = 4
+PART_SECONDS = 0.02
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -89,11 +90,12 @@ class Executor:
 
 class _Round(Generic[Item, Result]):
     """One `map` across forked workers, which take items through shared counters (of the items
-    taken from the start and from the end of the list). A worker
-    writes its answer to a file in memory made for it before it forks, and says on its pipe how
-    long the answer is: a large answer (the read-ahead of a tree, say) is then read at once,
-    when this process is free, instead of passing through the pipe's small buffer while the
-    worker waits for this process to take each piece."""
+    taken from the start and from the end of the list). A worker writes its results in parts,
+    one every PART_SECONDS, to a file in memory made for it before it forks, and says on its pipe
+    where each part lies: a large answer (the read-ahead of a tree, say) is read when this
+    process is free, instead of passing through the pipe's small buffer while the worker waits
+    for this process to take each piece; and this process reads the parts between its own
+    items, so that when the last item is done only the last part is left to pass."""
 
     def __init__(self, executor: Executor, function: Callable[[Item], Result], items: Sequence[Item]) -> None:
         self.executor, self.function, self.items = executor, function, items
@@ -115,12 +117,12 @@ class _Round(Generic[Item, Result]):
                 sender.close()
             self.executor.workers = 1  # every process is busy: a map asked for meanwhile runs here
             extra = alongside() if alongside else None
-            results = {number: self.function(self.items[number]) for number in self._take(here_from_end)}
-            for _worker, receiver, answer in workers:
-                found = _answer(receiver, answer)
-                if isinstance(found, BaseException):
-                    raise found
-                results.update(found)
+            results: dict[int, Result] = {}
+            answering = [(receiver, answer) for _worker, receiver, answer in workers]
+            for number in self._take(here_from_end):
+                results[number] = self.function(self.items[number])
+                answering = _gathered(answering, results, wait=False)
+            _gathered(answering, results, wait=True)
             for worker, _receiver, _answer_fd in workers:
                 worker.join()
         except BaseException:
@@ -152,10 +154,18 @@ class _Round(Generic[Item, Result]):
         parent be gone, saying so on the pipe fails (this process holds no reading end of it)."""
         receiver.close()
         self.executor.workers = 1
+        written = 0
         try:
-            _send(sender, answer, {number: self.function(self.items[number]) for number in self._take()})
+            part: dict[int, Result] = {}
+            since = time.perf_counter()
+            for number in self._take():
+                part[number] = self.function(self.items[number])
+                if time.perf_counter() - since >= PART_SECONDS:
+                    written, part, since = _send(sender, answer, written, part), {}, time.perf_counter()
+            if part:
+                _send(sender, answer, written, part)
         except BaseException as error:
-            _send(sender, answer, _portable(error))
+            _send(sender, answer, written, _portable(error))
         finally:
             sender.close()
 
@@ -169,27 +179,42 @@ def _answer_file() -> int:
         return os.dup(file.fileno())
 
 
-def _answer(receiver: Connection, answer: int) -> Any:
-    """What a worker answered; {} when it died without answering (its items are computed here)."""
-    try:
-        size = receiver.recv()
-    except EOFError:
-        return {}
-    if not size:
-        return {}
-    with mmap.mmap(answer, size, access=mmap.ACCESS_READ) as written:
-        return ForkingPickler.loads(written)
+def _gathered(
+    answering: list[tuple[Connection, int]], results: dict[int, Any], wait: bool
+) -> list[tuple[Connection, int]]:
+    """Add to `results` the parts the workers have written (with `wait`, every part, until each
+    worker has finished or died: the items of one that died without answering are computed
+    here). The workers still answering are returned. An error a worker met is raised."""
+    still = []
+    for receiver, answer in answering:
+        finished = False
+        while not finished and (wait or receiver.poll()):
+            try:
+                where = receiver.recv()
+            except EOFError:
+                finished = True
+                continue
+            found = ForkingPickler.loads(os.pread(answer, where[1], where[0]))
+            if isinstance(found, BaseException):
+                raise found
+            results.update(found)
+        if not finished:
+            still.append((receiver, answer))
+    return still
 
 
-def _send(sender: Connection, answer: int, found: object) -> None:
+def _send(sender: Connection, answer: int, offset: int, found: object) -> int:
+    """Write `found` to the answer file at `offset`, say where it lies, and return where the
+    next part goes."""
     data = memoryview(ForkingPickler.dumps(found))
     try:
         written = 0
         while written < len(data):
-            written += os.pwrite(answer, data[written:], written)
-        sender.send(len(data))
+            written += os.pwrite(answer, data[written:], offset + written)
+        sender.send((offset, len(data)))
     except OSError:  # the parent has gone (or the answer could not be written): nobody is told
         pass
+    return offset + len(data)
 
 
 def _portable(error: BaseException) -> BaseException:
