@@ -180,33 +180,34 @@ def _located(
     progress,
 ) -> Iterator[Located]:
     """The tree to analyse: an installed distribution's files or an unpacked sdist (both removed
-    afterwards), or TARGET."""
-    from air.source.distribution import candidate_names, find_distribution, installed_distribution, materialised
-    from air.source.sdist import unpacked_sdist  # both imported only for the inputs that need them
-
+    afterwards), or TARGET. The modules that find either are imported only for the inputs that need them."""
     if sdist_name is not None:
+        from air.source.sdist import unpacked_sdist
+
         with unpacked_sdist(sdist_name) as (root, source):
             yield Located(root, source)
         return
     framework = pack_framework(pack_name)
     prefixes = framework_package_prefixes(framework)
-    dist = find_distribution(dist_name, prefixes, python) if dist_name is not None else None
-    if dist is None and is_bare_name(target) and not path_exists(target):
-        dist = installed_distribution(target, prefixes)
-        if dist is not None and progress:
-            progress(f"{target}: the installed distribution {dist.name} {dist.version}")
-    if dist is not None:
-        if dist.is_binary and progress:
-            progress(
-                f"{dist.name} {dist.version} is mostly compiled code: rows whose evidence is all C/C++ are unknown"
-            )
-        with materialised(dist) as (root, source):
-            yield Located(root, source)
-        return
+    bare = target if target is not None and is_bare_name(target) else None  # perhaps a distribution's name
+    if dist_name is not None or bare is not None:
+        from air.source.distribution import candidate_names, find_distribution, installed_distribution, materialised
+
+        dist = find_distribution(dist_name, prefixes, python) if dist_name is not None else None
+        if dist is None and bare is not None and not path_exists(bare):
+            dist = installed_distribution(bare, prefixes)
+            if dist is not None and progress:
+                progress(f"{bare}: the installed distribution {dist.name} {dist.version}")
+        if dist is not None:
+            if dist.is_binary and progress:
+                progress(
+                    f"{dist.name} {dist.version} is mostly compiled code: rows whose evidence is all C/C++ are unknown"
+                )
+            with materialised(dist) as (root, source):
+                yield Located(root, source)
+            return
     assert target is not None  # neither --dist nor --sdist was given
-    tried = ""
-    if is_bare_name(target):
-        tried = f"not an installed distribution ({', '.join(candidate_names(target, prefixes))})"
+    tried = f"not an installed distribution ({', '.join(candidate_names(bare, prefixes))})" if bare else ""
     yield locate(target, ref, progress, partial(_known_backends, framework), subdir, tried)
 
 

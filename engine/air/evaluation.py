@@ -20,6 +20,7 @@ from air.index.vendored import Vendoring, own_use_literals, used_as_own
 from air.pack.framework import QuickReference, Route
 from air.pack.load import Pack, Row
 from air.results import (
+    BINARY_DIST,
     Backend,
     IndexStats,
     IntegrationPath,
@@ -41,7 +42,6 @@ from air.scoring.paths import detect_path
 from air.scoring.rows import Setting, evaluate_row
 from air.scoring.test_inventory import test_inventory
 from air.scoring.upstream import backend_names, find_candidates
-from air.source.distribution import BINARY_DIST
 
 MAX_LISTED_SKIPPED = 200
 

@@ -68,9 +68,12 @@ class IntegrationPath:
     signals: tuple[PathSignal, ...]  # only the signals that fired
 
 
+BINARY_DIST = "binary dist"  # the source kind of a mostly compiled distribution
+
+
 @dataclass(frozen=True)
 class Source:
-    kind: str  # "local", "git", "dist", ...
+    kind: str  # "local", "git", "dist", BINARY_DIST, ...
     location: str
     commit: str | None = None
     branch: str | None = None

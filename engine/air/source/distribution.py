@@ -23,10 +23,9 @@ from importlib import metadata
 from pathlib import Path
 
 from air.errors import InputError
-from air.results import Source
+from air.results import BINARY_DIST, Source
 from air.source.tree import TreeReader, Unsuitable
 
-BINARY_DIST = "binary dist"  # the source kind of a mostly compiled distribution
 COMPILED_SUFFIXES = (".so", ".pyd", ".dll", ".dylib", ".a", ".lib")
 BINARY_SHARE = 0.5
 PROBE_TIMEOUT = 60
