@@ -1,13 +1,15 @@
 """Loaded packs kept in the cache: a check loads its pack from there, in a tenth of the time that
 reading, validating and compiling its files takes, while neither they nor air have changed.
 
-An entry is a pickle of the loaded pack and of the parses of its patterns, signed with the
-cache's own key (`air.signed_entries`): only entries this cache wrote load, so loading one runs
-no code but air's. Its name is a hash of all the loaded pack depends on: the pack's directory
-and fingerprint (its files, its framework's and those of the packs it extends), the size and modification time
-of each of air's own modules, and the Python version. An entry that does not load is removed
-and the pack loaded from its files; so is a pack whose cache cannot be used, which the result
-cache, when in use, reports. A kept pack never changes a result: `--no-cache` leaves it in use.
+An entry is a pickle of the loaded pack and of what was learnt of its patterns (their parses
+and translations, see `air.regex.Learned`), signed with the cache's own key
+(`air.signed_entries`): only entries this cache wrote load, so loading one runs no code but
+air's. Its name is a hash of all the loaded pack depends on: the pack's directory and
+fingerprint (its files, its framework's and those of the packs it extends), the size and
+modification time of each of air's own modules, and the Python version. An entry that does not
+load is removed and the pack loaded from its files; so is a pack whose cache cannot be used,
+which the result cache, when in use, reports. A kept pack never changes a result: `--no-cache`
+leaves it in use.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import air
 from air.cache_dirs import private_dir
 from air.errors import InputError
 from air.pack.load import Pack, load_pack
-from air.regex import adopt_parsed, parsed_patterns
+from air.regex import Learned, adopt_learned, learned
 from air.signed_entries import read_entry, remove_entry, write_entry
 
 ENTRY_DIR = "packs"
@@ -42,19 +44,19 @@ def load_kept(directory: Path, fingerprint: str) -> Pack:
     if body is not None:
         kept = _unpickled(body)
         if kept is not None:
-            pack, parsed = kept
-            adopt_parsed(parsed)
+            pack, patterns = kept
+            adopt_learned(patterns)
             return pack
         remove_entry(path)
     pack = load_pack(str(directory))
     try:
-        write_entry(path, key, pickle.dumps((pack, parsed_patterns()), protocol=pickle.HIGHEST_PROTOCOL))
+        write_entry(path, key, pickle.dumps((pack, learned()), protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
         pass  # kept next time the cache can be written
     return pack
 
 
-def _unpickled(body: bytes) -> tuple[Pack, dict] | None:
+def _unpickled(body: bytes) -> tuple[Pack, Learned] | None:
     # Unpickling builds some 300,000 objects that live until the check ends: collecting
     # garbage meanwhile (where the caller has not stopped it, as `air check` does) only walks
     # them, and takes 0.15 s of the 0.2 s unpickling takes.
@@ -67,7 +69,7 @@ def _unpickled(body: bytes) -> tuple[Pack, dict] | None:
     finally:
         if collecting:
             gc.enable()
-    shaped = isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[0], Pack) and isinstance(kept[1], dict)
+    shaped = isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[0], Pack) and isinstance(kept[1], Learned)
     return kept if shaped else None
 
 

@@ -27,7 +27,16 @@ from typing import TYPE_CHECKING, Any
 import pcre2
 
 from air.regex.backtracking import backtracking_risk
-from air.regex.native import AsciiMatch, Finder, compile_finder, compile_native, finder_bytes
+from air.regex.native import (
+    AsciiMatch,
+    Finder,
+    FinderSource,
+    compile_source,
+    finder_bytes,
+    finder_from,
+    finder_source,
+    native_source,
+)
 
 if TYPE_CHECKING:  # typeshed describes re._parser under its former name
     import sre_constants
@@ -121,13 +130,13 @@ class GuardedPattern:
     def _native(self) -> pcre2.Pattern | None:
         if not self._on_pcre2 or self.pattern in _DISTRUSTED:
             return None
-        return compile_native(self._tree)
+        return compile_source(_LEARNED.native_source(self.pattern, self._tree))
 
     @cached_property
     def _finder(self) -> Finder | None:
         if not self._on_pcre2 or self.pattern in _DISTRUSTED:
             return None
-        return compile_finder(self._tree)
+        return finder_from(_LEARNED.finder_source(self.pattern, self._tree))
 
     def finditer(self, text: str) -> Iterator[re.Match[str] | AsciiMatch]:
         """The matches of `finditer`, all found within the time budget."""
@@ -306,16 +315,63 @@ def required_literals(pattern: str) -> tuple[str, ...]:
     return tuple(_required(list(parsed.data)) or ())
 
 
-_PARSED: dict[str, sre_parse.SubPattern] = {}
+class Learned:
+    """What air works out from a pattern's text alone, once per pattern: `re`'s parse (as a
+    MULTILINE pattern), read by the guard, the literal analyses and the translations alike,
+    none of which changes it; and the PCRE2 sources of its translation and of its Finder.
+    Kept with a loaded pack (see `air.pack.compiled`), so that a check that takes the pack
+    works none of it out again."""
+
+    def __init__(self) -> None:
+        self.parses: dict[str, sre_parse.SubPattern] = {}
+        self.native_sources: dict[str, bytes | None] = {}
+        self.finder_sources: dict[str, FinderSource | None] = {}
+
+    def parse(self, pattern: str) -> sre_parse.SubPattern:
+        parsed = self.parses.get(pattern)
+        if parsed is None:
+            parsed = self.parses[pattern] = sre_parse.parse(pattern, re.MULTILINE)
+        return parsed
+
+    def native_source(self, pattern: str, parsed: sre_parse.SubPattern) -> bytes | None:
+        if pattern not in self.native_sources:
+            self.native_sources[pattern] = native_source(parsed)
+        return self.native_sources[pattern]
+
+    def finder_source(self, pattern: str, parsed: sre_parse.SubPattern) -> FinderSource | None:
+        if pattern not in self.finder_sources:
+            self.finder_sources[pattern] = finder_source(parsed)
+        return self.finder_sources[pattern]
+
+    def translate_all(self) -> None:
+        """Work out the translations of every pattern parsed so far."""
+        for pattern, parsed in list(self.parses.items()):
+            self.native_source(pattern, parsed)
+            self.finder_source(pattern, parsed)
+
+    def adopt(self, other: Learned) -> None:
+        """Take what `other` (worked out in another process) knows as known here."""
+        self.parses.update(other.parses)
+        self.native_sources.update(other.native_sources)
+        self.finder_sources.update(other.finder_sources)
+
+
+_LEARNED = Learned()
 
 
 def _parse(pattern: str) -> sre_parse.SubPattern:
-    """`re`'s parse of `pattern` (as a MULTILINE pattern), read by the guard, the literal
-    analyses and the PCRE2 translation alike, none of which changes it."""
-    parsed = _PARSED.get(pattern)
-    if parsed is None:
-        parsed = _PARSED[pattern] = sre_parse.parse(pattern, re.MULTILINE)
-    return parsed
+    return _LEARNED.parse(pattern)
+
+
+def learned() -> Learned:
+    """What this process has learnt of patterns so far, every translation worked out."""
+    _LEARNED.translate_all()
+    return _LEARNED
+
+
+def adopt_learned(other: Learned) -> None:
+    """Take what `other` (learnt in another process) knows of patterns as known here."""
+    _LEARNED.adopt(other)
 
 
 def _named_constant(name: str) -> Any:
@@ -325,17 +381,6 @@ def _named_constant(name: str) -> Any:
 # A parse's opcodes are named constants that pickle cannot rebuild by value: each is rebuilt
 # as the module's constant of the same name.
 copyreg.pickle(type(sre_constants.LITERAL), lambda constant: (_named_constant, (constant.name,)))
-
-
-def parsed_patterns() -> dict[str, sre_parse.SubPattern]:
-    """Every pattern parsed so far, with its parse: kept with a compiled pack (see
-    `air.pack.compiled`), so that loading it parses none of its patterns again."""
-    return dict(_PARSED)
-
-
-def adopt_parsed(parsed: dict[str, sre_parse.SubPattern]) -> None:
-    """Take the parses `parsed_patterns` gave (in another process) as this process's own."""
-    _PARSED.update(parsed)
 
 
 def _required(items: list) -> list[str] | None:

@@ -51,9 +51,24 @@ class Untranslatable(Exception):
 def compile_native(parsed) -> pcre2.Pattern | None:
     """`parsed` (an `re` parse, compiled with MULTILINE) as a PCRE2 pattern over ASCII bytes
     that matches exactly where `re` does on ASCII text; None when no such translation is known."""
+    return compile_source(native_source(parsed))
+
+
+def native_source(parsed) -> bytes | None:
+    """The PCRE2 source of `compile_native`; None when no translation is known."""
     try:
-        return pcre2.compile(translate(parsed).encode("ascii"), pcre2.MULTILINE)  # JIT-compiled
-    except (Untranslatable, pcre2.LibraryError):
+        return translate(parsed).encode("ascii")
+    except Untranslatable:
+        return None
+
+
+def compile_source(source: bytes | None) -> pcre2.Pattern | None:
+    """A `native_source`, JIT-compiled; None for none, or one too large for PCRE2."""
+    if source is None:
+        return None
+    try:
+        return pcre2.compile(source, pcre2.MULTILINE)
+    except pcre2.LibraryError:
         return None
 
 
@@ -232,21 +247,36 @@ def finder_bytes(text: str) -> bytes:
     return _NON_ASCII_CHARACTER.sub(chr(NON_ASCII), text).encode("latin-1")
 
 
+FinderSource = tuple[bytes, bool]  # a Finder's PCRE2 source, and whether it serves any text
+
+
 def compile_finder(parsed) -> Finder | None:
     """A Finder for `parsed` (an `re` parse, compiled with MULTILINE), or None when none is known."""
+    return finder_from(finder_source(parsed))
+
+
+def finder_source(parsed) -> FinderSource | None:
+    """What `compile_finder` compiles; None when no Finder is known."""
     if parsed.getwidth()[0] == 0:
         return None  # empty matches iterate differently
     names = {number: name for name, number in parsed.state.groupdict.items()}
     translation = _Relaxation(names, case_blind=bool(parsed.state.flags & re.IGNORECASE))
     try:
         source = translation.sequence(list(parsed), positive=True, exact=False, leading=True)
-        flags = "".join(letter for flag, letter in _FLAGS if flag != re.MULTILINE and parsed.state.flags & flag)
-        compiled = pcre2.compile(
-            ("(*LF)" + (f"(?{flags})" if flags else "") + source).encode("latin-1"), pcre2.MULTILINE
-        )
-    except (Untranslatable, pcre2.LibraryError):
+    except Untranslatable:
         return None
-    return Finder(compiled, translation.any_text)
+    flags = "".join(letter for flag, letter in _FLAGS if flag != re.MULTILINE and parsed.state.flags & flag)
+    return ("(*LF)" + (f"(?{flags})" if flags else "") + source).encode("latin-1"), translation.any_text
+
+
+def finder_from(source: FinderSource | None) -> Finder | None:
+    """A `finder_source`, JIT-compiled; None for none, or one too large for PCRE2."""
+    if source is None:
+        return None
+    try:
+        return Finder(pcre2.compile(source[0], pcre2.MULTILINE), source[1])
+    except pcre2.LibraryError:
+        return None
 
 
 class _Relaxation:
