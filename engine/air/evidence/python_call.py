@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
@@ -18,7 +19,7 @@ from air.evidence.base import (
     name_literals,
     python_sources,
 )
-from air.index.model import PythonFacts
+from air.index.model import PyCall, PythonFacts
 
 SUMMARY = "calls resolved through imports to a qualified name (globs allowed)"
 SCHEMA = {
@@ -85,9 +86,13 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     positional = spec.get("capture", [])
     keywords = spec.get("capture_keywords", {})
     words = sorted({literal_of(last_component(name)) for name in names})
+    exact = all(literal_of(last_component(name)) == last_component(name) for name in names)  # no glob in a last name
     hits = []
     for source, facts in python_sources(clause, context, *prefilters(clause)):
-        calls = facts.calls if isinstance(facts, PythonFacts) else [c for word in words for c in facts.calls_of(word)]
+        if isinstance(facts, PythonFacts) and not exact:
+            calls: Iterable[PyCall] = facts.calls
+        else:
+            calls = [call for word in words for call in facts.calls_of(word)]
         for call in calls:
             if not any(fnmatchcase(call.qualname, name) for name in names):
                 continue

@@ -7,6 +7,7 @@ the `SourceFile` that holds it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 Role = Literal["product", "tests", "docs"]
@@ -111,6 +112,17 @@ class PythonFacts:
     assigns: tuple[PyAssign, ...] = ()
     error: str | None = None  # set when the source does not parse
     bindings: tuple[PyBinding, ...] = ()
+
+    def calls_of(self, name: str) -> tuple[PyCall, ...]:
+        """The calls whose callee, resolved through the imports, has `name` as its last name."""
+        return self._calls_by_name.get(name, ())
+
+    @cached_property
+    def _calls_by_name(self) -> dict[str, tuple[PyCall, ...]]:
+        found: dict[str, list[PyCall]] = {}
+        for call in self.calls:
+            found.setdefault(call.qualname.rpartition(".")[2], []).append(call)
+        return {name: tuple(calls) for name, calls in found.items()}
 
 
 # --- C and C++ --------------------------------------------------------------
