@@ -8,10 +8,14 @@ import shutil
 import stat
 
 import pytest
+from air import regex
 from air.pack import compiled
+from air.pack.shipped import pack_fingerprint
+from air.regex import compile_guarded
 from air.report.json_report import render_json
 from air.run import check_tree
 from air.signed_entries import sign, signing_key
+from helpers.packs import TINY_CLAUSE, TINY_ROWS, write_pack
 from helpers.paths import FIXTURES
 
 
@@ -88,6 +92,22 @@ def test_a_signed_entry_that_is_not_a_kept_pack_is_removed_and_rebuilt(tmp_path,
     assert checked(tmp_path, pack.directory) == expected
     assert checked(tmp_path, pack.directory) == expected
     assert len(loads) == 2
+
+
+VENDOR_PATTERN = r"\bacme_[a-z]+\("
+VENDOR_ROWS = TINY_ROWS.replace(TINY_CLAUSE, "text: {pattern: '" + VENDOR_PATTERN + "'}")
+
+
+def test_a_kept_pack_keeps_its_own_patterns_off_pcre2_in_a_new_process(tmp_path, loads, monkeypatch):
+    directory = write_pack(tmp_path, rows=VENDOR_ROWS)
+    fingerprint = pack_fingerprint(directory)
+    compiled.load_kept(directory, fingerprint)
+    monkeypatch.setattr(regex, "_LEARNED", regex.Learned())  # what a new process knows
+    compile_guarded.cache_clear()
+    compiled.load_kept(directory, fingerprint)
+    assert len(loads) == 1  # the second came from the cache
+    assert compile_guarded(VENDOR_PATTERN)._native is None
+    assert compile_guarded(VENDOR_PATTERN)._finder is None
 
 
 class _Planted:

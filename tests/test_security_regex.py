@@ -298,7 +298,7 @@ SLOW_TEXT = "a" * 300_000 + NON_ASCII
 def short_budget(monkeypatch):
     """A short budget, and SLOW as a pattern of a pack air does not ship: it runs on `re`."""
     monkeypatch.setenv("AIR_REGEX_BUDGET", "0.5")
-    monkeypatch.setattr("air.regex._DISTRUSTED", {SLOW})
+    monkeypatch.setattr("air.regex._LEARNED.distrusted", {SLOW})
     search_budget.cache_clear()
     compile_guarded.cache_clear()
     yield
@@ -315,7 +315,7 @@ def test_a_search_past_its_budget_ends(short_budget):
 
 
 def test_pcre2_ends_exponential_backtracking_and_re_then_runs_out_of_time(short_budget, monkeypatch):
-    monkeypatch.setattr("air.regex._DISTRUSTED", set())  # as air's own pattern
+    monkeypatch.setattr("air.regex._LEARNED.distrusted", set())  # as air's own pattern
     unguarded = GuardedPattern(r"(a|aa)+$", sre_parse.parse(r"(a|aa)+$", re.MULTILINE))  # past the guard
     assert unguarded._native is not None
     started = time.perf_counter()

@@ -53,8 +53,6 @@ MIN_LITERAL = 3
 CHARACTERS_PER_CANDIDATE = 64  # re scans about this many characters in the time of one match attempt
 SEARCH_BUDGET = 5.0  # seconds one pattern may search one text
 BUDGET_VARIABLE = "AIR_REGEX_BUDGET"
-_DISTRUSTED: set[str] = set()
-_SHIPPED: set[str] = set()
 
 
 class UnsafePattern(ValueError):
@@ -76,14 +74,14 @@ class PatternTimeout(Exception):
 def distrust(pattern: str) -> None:
     """Keep `pattern` off PCRE2, whose searches cannot be interrupted: a pattern air does not
     ship may take quadratic time on a hostile text, and only `re` ends such a search on time."""
-    _DISTRUSTED.add(pattern)
+    _LEARNED.distrusted.add(pattern)
 
 
 def ship(pattern: str) -> None:
     """Mark `pattern` as one of air's own packs: tests/test_security_regex.py proves every such
     pattern free of the constructs the guard looks for, so compiling it skips that analysis
     (0.08 s over the shipped pack)."""
-    _SHIPPED.add(pattern)
+    _LEARNED.shipped.add(pattern)
 
 
 @contextmanager
@@ -128,13 +126,13 @@ class GuardedPattern:
 
     @cached_property
     def _native(self) -> pcre2.Pattern | None:
-        if not self._on_pcre2 or self.pattern in _DISTRUSTED:
+        if not self._on_pcre2 or self.pattern in _LEARNED.distrusted:
             return None
         return compile_source(_LEARNED.native_source(self.pattern, self._tree))
 
     @cached_property
     def _finder(self) -> Finder | None:
-        if not self._on_pcre2 or self.pattern in _DISTRUSTED:
+        if not self._on_pcre2 or self.pattern in _LEARNED.distrusted:
             return None
         return finder_from(_LEARNED.finder_source(self.pattern, self._tree))
 
@@ -298,7 +296,7 @@ def compile_guarded(pattern: str, native: bool = True) -> GuardedPattern:
     with `re`, which builds match objects faster: right for patterns that match on many lines
     (every import of a file), not for those that seldom do."""
     parsed = _parse(pattern)
-    risk = None if pattern in _SHIPPED else backtracking_risk(parsed)
+    risk = None if pattern in _LEARNED.shipped else backtracking_risk(parsed)
     if risk is not None:
         raise UnsafePattern(f"pattern {pattern!r} can backtrack catastrophically: {risk}")
     return GuardedPattern(pattern, parsed, native)
@@ -316,13 +314,16 @@ def required_literals(pattern: str) -> tuple[str, ...]:
 
 
 class Learned:
-    """What air works out from a pattern's text alone, once per pattern: `re`'s parse (as a
-    MULTILINE pattern), read by the guard, the literal analyses and the translations alike,
-    none of which changes it; and the PCRE2 sources of its translation and of its Finder.
-    Kept with a loaded pack (see `air.pack.compiled`), so that a check that takes the pack
-    works none of it out again."""
+    """What air knows of patterns: which it ships and which it distrusts (see `ship` and
+    `distrust`), and what it works out from a pattern's text alone, once per pattern: `re`'s
+    parse (as a MULTILINE pattern), read by the guard, the literal analyses and the
+    translations alike, none of which changes it; and the PCRE2 sources of its translation and
+    of its Finder. Kept with a loaded pack (see `air.pack.compiled`), so that a check that takes
+    the pack knows all its loading taught."""
 
     def __init__(self) -> None:
+        self.shipped: set[str] = set()
+        self.distrusted: set[str] = set()
         self.parses: dict[str, sre_parse.SubPattern] = {}
         self.native_sources: dict[str, bytes | None] = {}
         self.finder_sources: dict[str, FinderSource | None] = {}
@@ -351,6 +352,8 @@ class Learned:
 
     def adopt(self, other: Learned) -> None:
         """Take what `other` (worked out in another process) knows as known here."""
+        self.shipped |= other.shipped
+        self.distrusted |= other.distrusted
         self.parses.update(other.parses)
         self.native_sources.update(other.native_sources)
         self.finder_sources.update(other.finder_sources)

@@ -13,6 +13,7 @@ and byte semantics agree. A pattern that holds non-ASCII characters is not trans
 
 from __future__ import annotations
 
+import codecs
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -218,7 +219,16 @@ class AsciiMatch:
 
 NON_ASCII = 0xFF  # the byte every character beyond ASCII becomes in the text a finder searches
 RELAXED_REPEAT = 255  # a repeat bounded above this is searched unbounded (its copies make PCRE2's code too large)
-_NON_ASCII_CHARACTER = re.compile(r"[^\x00-\x7f]")
+_AS_NON_ASCII_BYTES = "air-non-ascii-bytes"  # the encoding error handler below
+
+
+def _non_ascii_bytes(error: UnicodeError) -> tuple[bytes, int]:
+    """NON_ASCII for each character of a run that ASCII cannot encode."""
+    assert isinstance(error, UnicodeEncodeError)
+    return bytes([NON_ASCII]) * (error.end - error.start), error.end
+
+
+codecs.register_error(_AS_NON_ASCII_BYTES, _non_ascii_bytes)
 
 
 class Finder:
@@ -242,9 +252,7 @@ def finder_bytes(text: str) -> bytes:
     """The text as a Finder reads it: one byte per character, each beyond ASCII as NON_ASCII
     (so that positions are the text's). The same text, searched by pattern after pattern, is
     written once."""
-    if text.isascii():
-        return text.encode("ascii")
-    return _NON_ASCII_CHARACTER.sub(chr(NON_ASCII), text).encode("latin-1")
+    return text.encode("ascii", _AS_NON_ASCII_BYTES)
 
 
 FinderSource = tuple[bytes, bool]  # a Finder's PCRE2 source, and whether it serves any text
