@@ -154,13 +154,19 @@ class CodeIndex:
     def read_ahead(self, alongside: Callable[[], T]) -> T:
         """Read the code of the product and the tests as the evaluation will, in the executor's
         workers while `alongside` (loading a pack, say) runs here, and return what it returns:
-        Python with its comments and literals blanked, the facts of C/C++. Only a large tree is
-        read ahead: on a small one, starting workers costs more than reading on demand."""
+        Python with its comments and literals blanked, the facts of C/C++; and, here, the build
+        metadata. Only a large tree is read ahead: on a small one, starting workers costs more
+        than reading on demand."""
         if self.total_bytes < PARALLEL_SCAN_BYTES or not self.executor.parallel:
             return alongside()
         read = [source for source in self.files if source.role != "docs" and source.language in _READ_AHEAD_LANGUAGES]
         jobs = [read[start::READ_AHEAD_JOBS] for start in range(READ_AHEAD_JOBS)]
-        found, extra = self.executor.map(lambda sources: [_read(source) for source in sources], jobs, alongside)
+
+        def here() -> T:
+            _ = self.build  # every evaluation reads the build metadata: here, not serially later
+            return alongside()
+
+        found, extra = self.executor.map(lambda sources: [_read(source) for source in sources], jobs, here)
         for sources, results in zip(jobs, found):
             for source, result in zip(sources, results):
                 if isinstance(result, CppFacts):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from air.index.blanking import blank_spans
@@ -56,6 +56,7 @@ class LexicalPython:
     text: str
     module: str | None
     is_package: bool
+    _calls: dict[str, list[PyCall]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def _literals(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -193,7 +194,14 @@ class LexicalPython:
 
     def calls_of(self, word: str) -> list[PyCall]:
         """Calls whose callee's last name is `word`, also through an import alias
-        (`import x.word as w; w()`), or of any callee when `word` is empty, in source order."""
+        (`import x.word as w; w()`), or of any callee when `word` is empty, in source order.
+        Found once for each word: clauses ask the same file for the same callee."""
+        found = self._calls.get(word)
+        if found is None:
+            found = self._calls[word] = self._calls_of(word)
+        return found
+
+    def _calls_of(self, word: str) -> list[PyCall]:
         code = self.code
         if not word:
             found = (self._call_at(match.start(1), match.end(1)) for match in _ANY_CALLEE.finditer(code))
