@@ -10,6 +10,8 @@ from air.index.distributions import distributions
 from air.report.json_report import to_dict
 from air.report.markdown import render_markdown
 from air.run import check
+from air.scoring.backend import declared_release
+from helpers.packs import shipped_pack
 from helpers.reports import REPORT_VALIDATOR
 from helpers.trees import write_tree
 
@@ -101,3 +103,30 @@ def test_a_backend_without_build_metadata_says_so(tmp_path, pack):
     report = check(root, pack)
     assert report.backend.metadata_file is None
     assert "| Build metadata | — |" in render_markdown(report)
+
+
+def declared(tmp_path, files: dict[str, str]) -> tuple[str, str] | None:
+    return declared_release(build_index(write_tree(tmp_path, files)), shipped_pack().framework.release_declarations)
+
+
+def test_the_strongest_declaration_of_the_release_wins_over_weaker_ones(tmp_path):
+    found = declared(
+        tmp_path,
+        {
+            "README.md": "pip install torch==2.6.0\n",
+            "patches/version.patch": "+os.environ['PYTORCH_BUILD_VERSION'] = '2.4.0'\n",
+        },
+    )
+    assert found == ("2.4.0", "patches/version.patch")
+
+
+def test_declarations_of_different_releases_leave_the_target_unknown(tmp_path):
+    files = {"README.md": "For 2.4: pip install torch==2.4.1\n", "docs/old.md": "pip3 install torch==2.2.0\n"}
+    assert declared(tmp_path, files) is None
+    files["docs/old.md"] = "pip3 install torch==2.4.0+cpu\n"  # the same minor release
+    assert declared(tmp_path / "again", files) == ("2.4.1", "README.md")
+
+
+def test_a_clone_of_another_repository_at_a_tag_declares_nothing(tmp_path):
+    files = {"build.sh": "git clone -b v1.2.0 https://github.com/vendor/runtime.git && echo pytorch\n"}
+    assert declared(tmp_path, files) is None

@@ -144,6 +144,7 @@ def _identity(
             source,
             framework_version,
             registering_files(pack, evaluator),
+            pack.framework.release_declarations,
         )
         prefixes = pack.framework.package_prefixes
         devices = device_names(pack, evaluator)

@@ -92,6 +92,16 @@ class QuickReference:
 
 
 @dataclass(frozen=True)
+class ReleaseDeclaration:
+    """Where a backend may name the framework release it builds against: `pattern`, with a
+    VERSION group, in a file whose name matches one of `files`."""
+
+    describe: str
+    files: tuple[str, ...]
+    pattern: str
+
+
+@dataclass(frozen=True)
 class Framework:
     id: str
     name: str
@@ -110,6 +120,7 @@ class Framework:
     cpp: CppVocabulary = CppVocabulary()
     vendoring: Vendoring = Vendoring()
     terms: Terms = Terms()
+    release_declarations: tuple[ReleaseDeclaration, ...] = ()  # strongest first
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -203,6 +214,7 @@ def _build(document: _Combined) -> Framework:
         vendoring=_vendoring(document),
         terms=Terms(**data.get("terms", {})),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
+        release_declarations=_release_declarations(document),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
             inert_calls=tuple(data.get("inert_calls", ())),
@@ -221,6 +233,13 @@ def _cpp_vocabulary(document: YamlDocument, data: dict) -> CppVocabulary:
             raise document.error(("cpp", "macros", number), "must be one `#define NAME(...) body` line")
         macros[defines[0].name] = defines[0]
     return CppVocabulary(frozenset(data.get("constant_types", ())), macros)
+
+
+def _release_declarations(document: YamlDocument) -> tuple[ReleaseDeclaration, ...]:
+    declarations = document.data.get("release_declarations", [])
+    for number, declaration in enumerate(declarations):
+        checked_pattern(document, ("release_declarations", number, "pattern"), declaration["pattern"])
+    return tuple(ReleaseDeclaration(d["describe"], tuple(d["files"]), d["pattern"]) for d in declarations)
 
 
 def _vendoring(document: YamlDocument) -> Vendoring:

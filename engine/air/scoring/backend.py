@@ -14,6 +14,8 @@ from air.index.build import normalized_name
 from air.index.distributions import Distribution, distributions, encloses, holder
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
+from air.pack.framework import ReleaseDeclaration
+from air.regex import compile_guarded, required_literals, searching
 from air.results import Backend, Source
 from air.source.provenance import local_source
 from air.source.tree import shown_path
@@ -28,16 +30,21 @@ def describe_backend(
     source: Source | None,
     framework_version: str | None = None,
     registering: tuple[str, ...] = (),
+    declarations: tuple[ReleaseDeclaration, ...] = (),
 ) -> Backend:
     """The backend's name and version, from the build metadata of its product distribution (see
     `product_distribution`), and the framework release it pins, from the build files nearest
-    that distribution. Without a distribution of its own, the backend is named after the
-    package that registers the device, else the directory."""
+    that distribution, else the release its files declare (see `declared_release`). Without a
+    distribution of its own, the backend is named after the package that registers the device,
+    else the directory."""
     source = source or local_source(root)
     packages = registering_packages(index, registering)
     found = distributions(index.build, index.files)
     product = product_distribution(found, registering, packages)
-    pin = None if framework_version else framework_pin(index.build, (framework_package or "").lower(), product, found)
+    pin = None
+    if framework_version is None:
+        package = (framework_package or "").lower()
+        pin = framework_pin(index.build, package, product, found) or declared_release(index, declarations)
     return Backend(
         name=product.name if product else (packages[0] if packages else shown_path(root.resolve().name)),
         version=(product.facts.version if product else None) or source.version or _tagged_version(source),
@@ -99,6 +106,28 @@ def framework_pin(
         for requirement in facts.requirements:
             if requirement.name == package and requirement.spec:
                 return requirement.spec, source.path
+    return None
+
+
+def declared_release(index: CodeIndex, declarations: tuple[ReleaseDeclaration, ...]) -> tuple[str, str] | None:
+    """(release, file) of the framework release that the first of `declarations` found in a
+    file outside the tests names, the top-most file first; None when none is found, or when
+    the strongest found name releases of different minor versions."""
+    for declaration in declarations:
+        pattern = compile_guarded(declaration.pattern)
+        literals = required_literals(declaration.pattern)
+        found = []
+        for source in sorted(index.files, key=lambda source: (source.path.count("/"), source.path)):
+            name = posixpath.basename(source.path)
+            if source.role == "tests" or not any(fnmatchcase(name, glob) for glob in declaration.files):
+                continue
+            if literals and not any(literal in source.text for literal in literals):
+                continue
+            with searching(source.path):
+                found += [(match.group("VERSION"), source.path) for match in pattern.finditer(source.text)]
+        if found:
+            release = found[0][0].split(".")[:2]
+            return found[0] if all(version.split(".")[:2] == release for version, _path in found) else None
     return None
 
 
