@@ -1,7 +1,7 @@
 """What each speed layer is worth: a cold `air check` with each layer switched off in turn.
 
 Usage: python -m benchmarks.layers [PATH] (without PATH, the synthetic backend of
-`benchmarks.bench`). Each variant runs in a fresh interpreter, best of RUNS, with one layer
+`benchmarks.bench`). Each variant runs in a fresh interpreter, best of RUNS taken in turns, with one layer
 replaced by the plain way of doing the same work. Prints the wall time of each, its cost over
 the full engine, and whether its report is the same (parsing tests instead of reading them
 lexically may find a little more or less). The layers that only loading a pack from its files
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from benchmarks.bench import byte_compile_air, generate, plain_read
 
-RUNS = 3
+RUNS = 5
 
 # Each switch is Python run before the check, in the check's own interpreter.
 LAYERS = {
@@ -71,13 +71,13 @@ def main() -> None:
         root = Path(sys.argv[1]) if len(sys.argv) > 1 else generate(Path(scratch) / "tree")
         plain_read(root)  # the tree in the OS file cache for every variant, the first included
         reports: dict[str, bytes] = {}
-        times: dict[str, float] = {}
-        for name, switch in LAYERS.items():
-            output = Path(scratch) / f"{len(reports)}.json"
-            times[name] = min(
-                timed_check(root, switch, output, _cache(scratch, name in FIRST_CHECK)) for _ in range(RUNS)
-            )
-            reports[name] = output.read_bytes()
+        runs: dict[str, list[float]] = {name: [] for name in LAYERS}
+        for _ in range(RUNS):  # round by round, so that a slower spell of the machine hits every variant
+            for number, (name, switch) in enumerate(LAYERS.items()):
+                output = Path(scratch) / f"{number}.json"
+                runs[name].append(timed_check(root, switch, output, _cache(scratch, name in FIRST_CHECK)))
+                reports[name] = output.read_bytes()
+        times = {name: min(elapsed) for name, elapsed in runs.items()}
         for name, elapsed in times.items():
             full = times[FIRST_CHECK[0] if name in FIRST_CHECK else "all layers"]
             same = "same report" if reports[name] == reports["all layers"] else "REPORT DIFFERS"
