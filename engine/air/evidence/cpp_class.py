@@ -13,7 +13,8 @@ Options:
   `derives_from` reads it) does not count (`c10::Allocator`, but not `at::HostAllocator`).
 - `name`: glob on the class name.
 - `overrides`: member functions the class or one of its tree ancestors declares or defines;
-  a member of a framework class never counts. A finding is at each method's definition (its
+  a member of a framework class never counts. `a|b` is either name, the first the class has
+  (a method a framework release names otherwise). A finding is at each method's definition (its
   body in the class, or out of it: `Cls::m(...) {`), or at its declaration when the tree
   holds no body for it.
 - `bodies`: `real` keeps a class only when each of `overrides` has a body that does
@@ -57,7 +58,7 @@ from air.index.cpp import body_statements
 from air.index.model import CppClass, SourceFile, Span
 from air.regex import compile_guarded, searching
 
-SUMMARY = "classes deriving (transitively, also through the framework's own classes) from a base; `overrides` (cited at each method's definition), `bodies: real|stub` (stub overrides: empty, a constant or placeholder return, only a throw or failing check), `placeholders`, `constant_is_real`, `not_derives_from`, `registered_by`"
+SUMMARY = "classes deriving (transitively, also through the framework's own classes) from a base; `overrides` (cited at each method's definition; `a|b` is either name), `bodies: real|stub` (stub overrides: empty, a constant or placeholder return, only a throw or failing check), `placeholders`, `constant_is_real`, `not_derives_from`, `registered_by`"
 TREE_WIDE = True
 SCHEMA = {
     "type": "object",
@@ -67,7 +68,10 @@ SCHEMA = {
         "derives_from": {"$ref": "#/$defs/names"},
         "not_derives_from": {"$ref": "#/$defs/names"},
         "name": {"$ref": "#/$defs/names"},
-        "overrides": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "overrides": {
+            "type": "array",
+            "items": {"type": "string", "pattern": "^[A-Za-z_~][\\w~]*(\\|[A-Za-z_~][\\w~]*)*$"},
+        },
         "bodies": {
             "enum": ["real", "stub"],
             "description": "keep classes whose overrides do something (real), or whose "
@@ -170,14 +174,24 @@ def _site_hits(context: Context, site: ClassSite, spec: dict, family: Family, ru
         if bodies is not None and _class_bodies(context, site, family, rules) != bodies:
             return []
         return [hit_at(site.source, site.record.line, {"CLASS": name})]
-    found = {method: _definitions(context, site, method, family) for method in wanted}
-    if not all(found.values()):
+    found = {entry: _written(context, site, entry, family) for entry in wanted}
+    if not all(definitions for _method, definitions in found.values()):
         return []
-    stubs = [m for m in wanted if all(_stub(context, d, rules) for d in found[m])] if bodies else []
+    stubs = [e for e in wanted if all(_stub(context, d, rules) for d in found[e][1])] if bodies else []
     if (bodies == "real" and stubs) or (bodies == "stub" and not stubs):
         return []
-    cited = stubs if bodies == "stub" else wanted
-    return [hit_at(d.source, d.line, {"CLASS": name, "METHOD": m}) for m in cited for d in [_cited(found[m])]]
+    cited = [found[e] for e in (stubs if bodies == "stub" else wanted)]
+    return [hit_at(d.source, d.line, {"CLASS": name, "METHOD": m}) for m, found_at in cited for d in [_cited(found_at)]]
+
+
+def _written(context: Context, site: ClassSite, entry: str, family: Family) -> tuple[str, list[Definition]]:
+    """The first method of `entry` (`a|b`: either) that the class has, with its definitions."""
+    methods = entry.split("|")
+    for method in methods:
+        definitions = _definitions(context, site, method, family)
+        if definitions:
+            return method, definitions
+    return methods[0], []
 
 
 def _cited(definitions: list[Definition]) -> Definition:
