@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from air import regex
 from air.index import build_index
 from air.index.distributions import distributions
 from air.report.json_report import to_dict
@@ -129,4 +130,13 @@ def test_declarations_of_different_releases_leave_the_target_unknown(tmp_path):
 
 def test_a_clone_of_another_repository_at_a_tag_declares_nothing(tmp_path):
     files = {"build.sh": "git clone -b v1.2.0 https://github.com/vendor/runtime.git && echo pytorch\n"}
+    assert declared(tmp_path, files) is None
+
+
+def test_a_file_the_declaration_cannot_read_in_time_declares_nothing(tmp_path, monkeypatch):
+    def timed_out(self, text):
+        raise regex.PatternTimeout(self.pattern)
+
+    files = {"build.sh": "export PYTORCH_BUILD_VERSION=2.4.0\n", "docs/install.md": "pip install torch==2.4.1\n"}
+    monkeypatch.setattr(regex.GuardedPattern, "finditer", timed_out)
     assert declared(tmp_path, files) is None

@@ -15,7 +15,7 @@ from air.index.distributions import Distribution, distributions, encloses, holde
 from air.index.model import BuildFacts, SourceFile
 from air.index.python import module_name
 from air.pack.framework import ReleaseDeclaration
-from air.regex import compile_guarded, required_literals, searching
+from air.regex import PatternTimeout, compile_guarded, required_literals
 from air.results import Backend, Source
 from air.source.provenance import local_source
 from air.source.tree import shown_path
@@ -123,8 +123,10 @@ def declared_release(index: CodeIndex, declarations: tuple[ReleaseDeclaration, .
                 continue
             if literals and not any(literal in source.text for literal in literals):
                 continue
-            with searching(source.path):
+            try:
                 found += [(match.group("VERSION"), source.path) for match in pattern.finditer(source.text)]
+            except PatternTimeout:
+                continue  # a file the pattern cannot read within its budget declares nothing
         if found:
             release = found[0][0].split(".")[:2]
             return found[0] if all(version.split(".")[:2] == release for version, _path in found) else None
