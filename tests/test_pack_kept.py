@@ -58,19 +58,21 @@ def test_a_second_check_takes_the_kept_pack_and_reports_the_same(tmp_path, pack,
     assert len(loads) == 1
 
 
-def test_a_changed_pack_file_is_loaded_afresh(tmp_path, pack, loads):
+def test_a_changed_pack_file_is_loaded_afresh_and_replaces_the_kept_pack(tmp_path, pack, loads):
     directory = pack_copy(tmp_path, pack)
     checked(tmp_path, directory)
+    [before] = kept_entries(tmp_path)
     rows = directory / "rows" / "03-device-guard.yaml"
     rows.write_text(rows.read_text().replace("priority: 2", "priority: 3", 1))
     checked(tmp_path, directory)
-    assert len(loads) == 2 and len(kept_entries(tmp_path)) == 2
+    assert len(loads) == 2 and kept_entries(tmp_path) != [before] and len(kept_entries(tmp_path)) == 1
 
 
 def test_the_same_pack_in_another_directory_is_kept_apart(tmp_path, pack, loads):
     checked(tmp_path, pack.directory)
     checked(tmp_path, pack_copy(tmp_path, pack))
-    assert len(loads) == 2
+    checked(tmp_path, pack.directory)
+    assert len(loads) == 2 and len(kept_entries(tmp_path)) == 2
 
 
 @pytest.mark.parametrize("corruption", [b"", b"not signed", b"0" * 64 + b"\n" + pickle.dumps(None)])

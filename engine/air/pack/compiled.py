@@ -6,10 +6,10 @@ and translations, see `air.regex.Learned`), signed with the cache's own key
 (`air.signed_entries`): only entries this cache wrote load, so loading one runs no code but
 air's. Its name is a hash of all the loaded pack depends on: the pack's directory and
 fingerprint (its files, its framework's and those of the packs it extends), the size and
-modification time of each of air's own modules, and the Python version. An entry that does not
-load is removed and the pack loaded from its files; so is a pack whose cache cannot be used,
-which the result cache, when in use, reports. A kept pack never changes a result: `--no-cache`
-leaves it in use.
+modification time of each of air's own modules, and the Python version. Only the newest entry
+of a pack directory is kept. An entry that does not load is removed and the pack loaded from
+its files; so is a pack whose cache cannot be used, which the result cache, when in use,
+reports. A kept pack never changes a result: `--no-cache` leaves it in use.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ _UNLOADABLE = (pickle.UnpicklingError, AttributeError, ImportError, EOFError, In
 def load_kept(directory: Path, fingerprint: str) -> Pack:
     """The pack in `directory`, whose `pack_fingerprint` is `fingerprint`: as kept in the cache,
     else loaded from its files (a broken pack raises PackError) and kept."""
-    key = _entry_name(directory, fingerprint)
+    place = hashlib.sha256(str(directory).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    key = f"{place}-{_entry_name(directory, fingerprint)}"
     try:
         path = private_dir(ENTRY_DIR) / f"{key}.pickle"
         body = read_entry(path, key)
@@ -52,7 +53,10 @@ def load_kept(directory: Path, fingerprint: str) -> Pack:
     try:
         write_entry(path, key, pickle.dumps((pack, learned()), protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
-        pass  # kept next time the cache can be written
+        return pack  # kept next time the cache can be written
+    for older in path.parent.glob(f"{place}-*.pickle"):  # one entry per directory: the one just written
+        if older != path:
+            remove_entry(older)
     return pack
 
 
