@@ -19,7 +19,7 @@ from air.index.cpp import (
     resolve_alias,
     strip_comments,
 )
-from air.index.cpp.lexing import Braces, Brackets, lexemes
+from air.index.cpp.lexing import Braces, Brackets, lexemes, occurrences
 from air.index.cpp.preprocessor import DIRECTIVE, directive_lines
 from air.index.model import CppCall, CppClass, CppDefine, CppInclude
 from hypothesis import given, settings
@@ -900,3 +900,10 @@ def test_calls_of_a_block_with_their_arguments_and_not_those_directives_write():
         (5, "m->impl", "sub.Tensor", ('NAME("sub.Tensor")', "&sub")),  # the literal read through NAME(...)
     ]
     assert block_span(facts, find_calls(facts, ["after"])[0]) is None
+
+
+def test_a_name_called_is_found_as_a_whole_identifier_before_spaces_and_line_continuations():
+    text = "fill(a); refill(b); fill  \\\n  (c); fill\u00a0(d); fill = 1; fill\\x(e); fillx(f);"
+    found = [(text[start : start + 4], text[paren]) for start, paren in occurrences(text, "fill")]
+    assert found == [("fill", "(")] * 3
+    assert [start for start, _paren in occurrences(text, "fill")] == [0, text.index("fill  "), text.index("fill\u00a0")]

@@ -33,6 +33,7 @@ BUILD_EXTRACTORS = {
 }
 
 PARALLEL_THRESHOLD = 4
+FEW_MATCHING = 16  # a selection this many times smaller than its pool is listed from its own paths
 HASH_COMMENT_LANGUAGES = frozenset({"yaml", "toml", "shell", "cmake", "make", "bazel", "meson"})
 SCAN_JOBS = 8  # the literal scan's share of work per job: small enough to balance the workers
 READ_AHEAD_JOBS = 32  # as many jobs for the read-ahead, which this process joins late (after loading the pack)
@@ -59,7 +60,9 @@ class CodeIndex:
         self.vendored_read = tuple(listing.vendored_read)
         self.total_bytes = listing.total_bytes
         self.by_path = {f.path: f for f in self.files}
+        self._position = {f.path: number for number, f in enumerate(self.files)}
         self._listed: dict[tuple, list[SourceFile]] = {}
+        self._listed_paths: dict[tuple, frozenset[str]] = {}
         self._lexical: dict[str, LexicalPython] = {}
         self._by_literal: dict[tuple, set[str]] = {}
         self._scanned: dict[str, set[str]] = {}
@@ -91,6 +94,10 @@ class CodeIndex:
             yield from pool
             return
         matching = self._matching(kinds, wanted)
+        if len(matching) * FEW_MATCHING < len(pool):  # a few files of many: not worth a pass over them all
+            listed = self._paths_of(kinds)
+            yield from (self.files[i] for i in sorted(self._position[path] for path in matching if path in listed))
+            return
         yield from (source for source in pool if source.path in matching)
 
     def weight(self, literals: Iterable[str | Sequence[str]], roles: Iterable[str]) -> int:
@@ -191,6 +198,12 @@ class CodeIndex:
         if found is None:
             found = self._by_literal[key] = {source.path for source in self._files_of(kinds) if literal in source.text}
         return found
+
+    def _paths_of(self, kinds: tuple[frozenset[str] | None, frozenset[str] | None, bool]) -> frozenset[str]:
+        paths = self._listed_paths.get(kinds)
+        if paths is None:
+            paths = self._listed_paths[kinds] = frozenset(source.path for source in self._files_of(kinds))
+        return paths
 
     def _files_of(self, kinds: tuple[frozenset[str] | None, frozenset[str] | None, bool]) -> list[SourceFile]:
         """The files of some languages and roles, listed once per combination asked for."""

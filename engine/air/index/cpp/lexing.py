@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from functools import lru_cache
 
 # Comments and the literals that start with their quote, unterminated strings and chars ending
 # at the line end. Each alternative starts with its character, outside its group, so that the
@@ -258,17 +257,32 @@ def split_top_level(text: str) -> list[str]:
     return parts
 
 
-@lru_cache(maxsize=512)
-def _call_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(re.escape(name) + r"(?:\s|\\(?=\r?\n))*\(")
-
-
 def occurrences(text: str, name: str) -> Iterator[tuple[int, int]]:
-    """(start of name, offset of `(`) of each `name (` that is a whole identifier."""
-    for match in _call_pattern(name).finditer(text):
-        start = match.start()
+    """(start of name, offset of `(`) of each `name (` that is a whole identifier, spaces and
+    line continuations allowed before the `(`. Found with `str.find`: a tree may ask for tens of
+    thousands of names, and a pattern compiled for each costs more than the search."""
+    start = text.find(name)
+    while start >= 0:
+        paren = _opening_parenthesis(text, start + len(name))
+        if paren is None:
+            start = text.find(name, start + 1)
+            continue
         if start == 0 or not is_identifier_char(text[start - 1]):
-            yield start, match.end() - 1
+            yield start, paren
+        start = text.find(name, paren + 1)
+
+
+def _opening_parenthesis(text: str, position: int) -> int | None:
+    """The offset of the `(` that `text` holds from `position` on after spaces and line
+    continuations (a backslash ending its line) alone; None when something else comes first."""
+    while position < len(text):
+        character = text[position]
+        if character == "(":
+            return position
+        if not (character.isspace() or character == "\\" and text.startswith(("\n", "\r\n"), position + 1)):
+            return None
+        position += 1
+    return None
 
 
 _QUALIFIED_NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
