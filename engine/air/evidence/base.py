@@ -62,9 +62,10 @@ class Clause:
     any_test_file: bool = False  # findings in tests count from any test-role file, run or not
     tests_fallback: bool = True  # a product clause that finds nothing says where in tests it is found
 
-    @property
+    @cached_property
     def key(self) -> tuple:
-        """Identity for caching: two rows sharing a definition evaluate it once."""
+        """Identity for caching: two rows sharing a definition evaluate it once. Worked out once:
+        every stage looks clauses up by it."""
         return (
             self.kind,
             _freeze(self.spec),
