@@ -52,10 +52,9 @@ class KernelReader:
         """Find the files that may define the functions `names` in one pass over the tree:
         asked one by one, each would cost a pass of its own (a tree registering thousands of
         kernels took minutes)."""
-        wanted = sorted({name.rpartition("::")[2] for name in names} - {""})
-        if wanted:
-            for _source in self._index.select(wanted, languages=CPP_LANGUAGES, roles=("product",)):
-                pass
+        self._index.find_literals(
+            {name.rpartition("::")[2] for name in names} - {""}, languages=CPP_LANGUAGES, roles=("product",)
+        )
 
     def kind_of_function(self, name: str, op: str) -> str:
         """The kind of the tree's function `name` (its last component), judged on every definition."""

@@ -84,11 +84,7 @@ class CodeIndex:
         """Files that contain one of `literals` (all files if none are given). An entry that is
         a tuple or a list matches only files containing every literal of it."""
         wanted = [(item,) if isinstance(item, str) else tuple(item) for item in literals]
-        kinds = (
-            frozenset(languages) if languages is not None else None,
-            frozenset(roles) if roles is not None else None,
-            include_docs,
-        )
+        kinds = _kinds(languages, roles, include_docs)
         pool = self._files_of(kinds)
         if not wanted:
             yield from pool
@@ -109,6 +105,13 @@ class CodeIndex:
             return sum(len(source.text) for source in self.files if source.role in roles)
         paths = self._matching((None, None, False), wanted)
         return sum(len(self.by_path[path].text) for path in paths if self.by_path[path].role in roles)
+
+    def find_literals(
+        self, literals: Iterable[str], languages: Iterable[str] | None = None, roles: Iterable[str] | None = None
+    ) -> None:
+        """Find the files holding each of `literals` at once, so that selecting them later (as
+        `select` takes the same languages and roles) answers without a pass over the tree each."""
+        self._find_together(_kinds(languages, roles, False), set(literals))
 
     def _matching(self, kinds: tuple, wanted: list[tuple[str, ...]]) -> set[str]:
         self._find_together(kinds, {part for group in wanted for part in group})
@@ -395,6 +398,15 @@ class CodeIndex:
 
 def _is_package(source: SourceFile) -> bool:
     return PurePosixPath(source.path).name == "__init__.py"
+
+
+def _kinds(languages: Iterable[str] | None, roles: Iterable[str] | None, include_docs: bool) -> tuple:
+    """The kinds of file a selection reads, as `_files_of` lists them."""
+    return (
+        frozenset(languages) if languages is not None else None,
+        frozenset(roles) if roles is not None else None,
+        include_docs,
+    )
 
 
 def _read(source: SourceFile) -> CppFacts | tuple[str, str]:
