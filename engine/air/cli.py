@@ -185,7 +185,7 @@ def _located(
         from air.source.sdist import unpacked_sdist
 
         with unpacked_sdist(sdist_name) as (root, source):
-            yield Located(root, source)
+            yield Located.known(root, source)
         return
     framework = pack_framework(pack_name)
     prefixes = framework_package_prefixes(framework)
@@ -204,7 +204,7 @@ def _located(
                     f"{dist.name} {dist.version} is mostly compiled code: rows whose evidence is all C/C++ are unknown"
                 )
             with materialised(dist) as (root, source):
-                yield Located(root, source)
+                yield Located.known(root, source)
             return
     assert target is not None  # neither --dist nor --sdist was given
     tried = f"not an installed distribution ({', '.join(candidate_names(bare, prefixes))})" if bare else ""
@@ -222,7 +222,7 @@ def _checked(
     located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None, no_cache: bool
 ) -> Report:
     return check_tree(
-        located.root, pack_name, options, progress, located.source, framework_version, use_cache=not no_cache
+        located.root, pack_name, options, progress, located.provenance, framework_version, use_cache=not no_cache
     )
 
 

@@ -48,20 +48,22 @@ def check_tree(
     pack_name: str,
     options: IndexOptions | None = None,
     progress: Progress | None = None,
-    source: Source | None = None,
+    provenance: Callable[[], Source] | None = None,
     framework_version: str | None = None,
     use_cache: bool = True,
 ) -> Report:
     """`check` with the pack named `pack_name`, answered from the result cache when the tree
     and the pack are unchanged since they were last checked together (see `air.cache`; the
     pack is then not even loaded), unless `use_cache` is off. The check's worker processes
-    start reading the tree's code while the pack loads."""
+    start reading the tree's code while the pack loads. `provenance` says where the code came
+    from (by default, its git facts); it is first asked once the tree is read."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
-    source = source or local_source(root)  # part of the key: the same files at another commit report it
     lines: list[str] = []
     vendoring = framework_vendoring(pack_framework(str(pack_dir)))
     index = _indexed(root, _with_vendoring(options, vendoring), lines.append, Executor())
+    # part of the key: the same files at another commit report it
+    source = provenance() if provenance else local_source(root)
     fingerprint = pack_fingerprint(pack_dir) if use_cache else None
     key = cache.cache_key(index, fingerprint, repr((source, framework_version))) if fingerprint else None
     cached = cache.load(key, report_date()) if key else None

@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
-from typing import Protocol
-
-from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError, VisitError
+from typing import TYPE_CHECKING, Protocol
 
 from air.versions import OPERATORS
+
+if TYPE_CHECKING:
+    from lark import Lark, Token, Transformer
 
 Truth = bool | None
 
@@ -117,37 +117,40 @@ class AnyOf:
 Node = Present | Comparison | Not | AllOf | AnyOf
 
 
-class _ToNodes(Transformer):
-    def present(self, items: list[Token]) -> Present:
-        return Present(str(items[0]))
-
-    def count(self, items: list[Token]) -> tuple[str, str, None]:
-        return (str(items[0]), "count", None)
-
-    def unique(self, items: list[Token]) -> tuple[str, str, str]:
-        return (str(items[0]), "unique", str(items[1]))
-
-    def coverage(self, items: list[Token]) -> tuple[str, str, None]:
-        return (str(items[0]), "coverage", None)
-
-    def comparison(self, items: list) -> Comparison:
-        (name, measure, capture), comparator, number = items
-        return Comparison(name, measure, capture, str(comparator), float(number))
-
-    def negation(self, items: list[Node]) -> Not:
-        return Not(items[0])
-
-    def all_of(self, items: list[Node]) -> AllOf:
-        return AllOf(tuple(items))
-
-    def any_of(self, items: list[Node]) -> AnyOf:
-        return AnyOf(tuple(items))
-
-
 @lru_cache(maxsize=1)
-def _parser() -> Lark:
+def _parser() -> tuple[Lark, Transformer]:
+    """The grammar's parser and the transformer of its trees to nodes. lark is imported here, when
+    a pack is read from its files: a kept pack's conditions are parsed already."""
+    from lark import Lark, Transformer
+
+    class ToNodes(Transformer):
+        def present(self, items: list[Token]) -> Present:
+            return Present(str(items[0]))
+
+        def count(self, items: list[Token]) -> tuple[str, str, None]:
+            return (str(items[0]), "count", None)
+
+        def unique(self, items: list[Token]) -> tuple[str, str, str]:
+            return (str(items[0]), "unique", str(items[1]))
+
+        def coverage(self, items: list[Token]) -> tuple[str, str, None]:
+            return (str(items[0]), "coverage", None)
+
+        def comparison(self, items: list) -> Comparison:
+            (name, measure, capture), comparator, number = items
+            return Comparison(name, measure, capture, str(comparator), float(number))
+
+        def negation(self, items: list[Node]) -> Not:
+            return Not(items[0])
+
+        def all_of(self, items: list[Node]) -> AllOf:
+            return AllOf(tuple(items))
+
+        def any_of(self, items: list[Node]) -> AnyOf:
+            return AnyOf(tuple(items))
+
     grammar = files("air.pack").joinpath("condition.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", maybe_placeholders=False), ToNodes()
 
 
 MAX_CONDITION_LENGTH = 2000
@@ -158,9 +161,11 @@ def parse_condition(text: str) -> Node:
     """Parse a condition; raise ConditionError with a one-line message if it is malformed."""
     if len(text) > MAX_CONDITION_LENGTH:
         raise ConditionError(f"condition longer than {MAX_CONDITION_LENGTH} characters")
+    from lark.exceptions import LarkError, VisitError
+
+    parser, to_nodes = _parser()
     try:
-        tree = _parser().parse(text)
-        return _ToNodes().transform(tree)
+        return to_nodes.transform(parser.parse(text))
     except (LarkError, VisitError, RecursionError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ConditionError(f"cannot parse condition {text!r}: {first_line}") from None

@@ -20,13 +20,12 @@ import json
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-import jsonschema_rs
-
 from air.evidence import KINDS
 from air.resources import SCHEMA_FILES, data_dir
 from air.yamldoc import YamlDocument
 
 if TYPE_CHECKING:
+    import jsonschema_rs
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
@@ -71,6 +70,8 @@ def _registry() -> tuple[Registry, dict[str, dict]]:
 
 @cache
 def _native_validator(name: str) -> jsonschema_rs.Draft202012Validator:
+    import jsonschema_rs  # imported when a pack is read from its files: a kept pack was validated then
+
     schemas = _schemas()
     registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in schemas.values()])
     return jsonschema_rs.Draft202012Validator(schemas[name], registry=registry)

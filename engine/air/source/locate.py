@@ -27,7 +27,7 @@ from air.errors import InputError
 from air.results import Source
 from air.source.git_command import run_git
 from air.source.git_directory import find_repository, read_head
-from air.source.provenance import local_source
+from air.source.provenance import local_source_later
 
 FETCH_TIMEOUT = 600
 CLONES_DIR = "clones"
@@ -40,7 +40,15 @@ _REF = re.compile(r"^[\w][\w./-]*$")
 @dataclass(frozen=True)
 class Located:
     root: Path
-    source: Source
+    provenance: Callable[[], Source]  # worked out, `git describe` say, when first asked
+
+    @property
+    def source(self) -> Source:
+        return self.provenance()
+
+    @classmethod
+    def known(cls, root: Path, source: Source) -> Located:
+        return cls(root, lambda: source)
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,7 @@ def locate(
     if path_exists(target) and path.is_dir() and not _is_bare_repository(path):
         if ref:
             raise InputError(f"{target}: --ref applies to git URLs, not to a local directory")
-        return _narrowed(Located(path, local_source(path)), subdir)
+        return _narrowed(Located(path, local_source_later(path)), subdir)
     url, written_ref = _split_ref(target)
     if _SCHEME_URL.match(url) or _SCP_URL.match(url) or _is_bare_repository(Path(url)):
         return _narrowed(_fetch(url, ref or written_ref, say), subdir)
@@ -115,7 +123,7 @@ def _narrowed(located: Located, subdir: str | None) -> Located:
         raise InputError(f"--subdir {subdir}: leaves the checked-out tree")
     if not path_exists(str(narrowed)) or not narrowed.is_dir():
         raise InputError(f"--subdir {subdir}: no such directory in {located.source.location}")
-    return Located(narrowed, replace(located.source, subdir=narrowed.relative_to(root).as_posix()))
+    return Located.known(narrowed, replace(located.source, subdir=narrowed.relative_to(root).as_posix()))
 
 
 def _split_ref(target: str) -> tuple[str, str | None]:
@@ -164,7 +172,7 @@ def _fetch(url: str, ref: str | None, say: Callable[[str], None]) -> Located:
         commit = _shallow_fetch(remote, ref, destination)
     else:
         say(f"using the copy of {url} fetched before ({destination})")
-    return Located(destination, Source("git", url, commit, branch=ref))
+    return Located.known(destination, Source("git", url, commit, branch=ref))
 
 
 def _shallow_fetch(remote: str, ref: str | None, destination: Path) -> str:

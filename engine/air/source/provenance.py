@@ -9,7 +9,9 @@ here. A repository that borrows another's objects (`objects/info/alternates`) is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
 from air.results import Source
@@ -21,24 +23,37 @@ from air.source.tree import shown_path
 
 def local_source(root: Path) -> Source:
     """The provenance of a local directory: git facts when it lies in a work tree air accepts."""
+    return local_source_later(root)()
+
+
+def local_source_later(root: Path) -> Callable[[], Source]:
+    """`local_source`, with `git describe` left to run in the background until the returned
+    function is first called: a check reads the tree meanwhile."""
     location = root.resolve()
     repository = find_repository(location)
     if repository is None:
-        return Source("local", shown_path(str(location)))
+        unversioned = Source("local", shown_path(str(location)))
+        return lambda: unversioned
     commit, branch = read_head(repository)
-    with ThreadPoolExecutor(max_workers=1) as background:  # git describes while the index is read here
-        described = background.submit(_described, repository, commit) if commit else None
-        folder = location.relative_to(repository.worktree).as_posix()
-        dirty = worktree_differs(repository, "" if folder == "." else folder)
+    background = ThreadPoolExecutor(max_workers=1)
+    described = background.submit(_described, repository, commit) if commit else None
+    background.shutdown(wait=False)
+    folder = location.relative_to(repository.worktree).as_posix()
+    dirty = worktree_differs(repository, "" if folder == "." else folder)
+
+    @cache
+    def finished() -> Source:
         describe = described.result() if described else None
-    return Source(
-        "local",
-        shown_path(str(location)),
-        commit,
-        branch=branch,
-        dirty=dirty,
-        describe=f"{describe}-dirty" if describe and dirty else describe,
-    )
+        return Source(
+            "local",
+            shown_path(str(location)),
+            commit,
+            branch=branch,
+            dirty=dirty,
+            describe=f"{describe}-dirty" if describe and dirty else describe,
+        )
+
+    return finished
 
 
 def _described(repository: Repository, commit: str) -> str | None:
