@@ -315,6 +315,25 @@ def test_python_call_resolves_aliases_and_captures(tmp_path):
     assert [(h.line, h.capture("OP")) for h in found] == [(3, "aten::add.Tensor")]
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nnamed = (\n    torch.utils.rename_privateuse1_backend\n)\nnamed('dev')\n",
+        "from torch.utils import rename_privateuse1_backend\nnamed=rename_privateuse1_backend;named('dev')\n",
+    ],
+)
+def test_python_call_through_a_name_assigned_the_callee(tmp_path, source):
+    write_tree(tmp_path, {"dev/__init__.py": source})
+    found = hits(tmp_path, {"python_call": {"name": "torch.utils.rename_privateuse1_backend", "capture": ["NAME"]}})
+    assert [h.capture("NAME") for h in found] == ["dev"]
+
+
+def test_a_comparison_or_an_augmented_assignment_binds_no_alias(tmp_path):
+    source = "import torch\nsame = x == torch.utils.rename_privateuse1_backend\nsame += torch.utils.rename_privateuse1_backend\nsame('dev')\n"
+    write_tree(tmp_path, {"dev/__init__.py": source})
+    assert hits(tmp_path, {"python_call": {"name": "torch.utils.rename_privateuse1_backend"}}) == []
+
+
 def test_python_assign_and_def(tmp_path):
     write_tree(
         tmp_path, {"a.py": "import torch\ntorch.Tensor.foo = lambda self: self\n\nclass I(torch.Iface):\n    pass\n"}

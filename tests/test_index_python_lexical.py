@@ -156,6 +156,35 @@ def test_calls_through_an_alias():
     assert (call.line, call.qualname, call.args) == (2, "torch.nn.parallel.DistributedDataParallel", ("net",))
 
 
+ASSIGNED_ALIASES = """\
+import torch
+from torch import _register_device_module
+
+name_slot = (
+    torch.utils.rename_privateuse1_backend
+)
+bind = _register_device_module
+unbound = helpers.rename_privateuse1_backend
+compared = bind == torch.utils.rename_privateuse1_backend
+
+name_slot("dev")
+bind("dev", module)
+unbound("dev")
+"""
+
+
+def test_calls_through_an_assigned_alias_agree_with_the_parser():
+    reading = LexicalPython(ASSIGNED_ALIASES, None, False)
+    words = ["rename_privateuse1_backend", "_register_device_module"]
+    found = {(c.line, c.qualname, c.args) for word in words for c in reading.calls_of(word)}
+    assert found == {
+        (11, "torch.utils.rename_privateuse1_backend", ("dev",)),
+        (12, "torch._register_device_module", ("dev", "module")),
+    }
+    parsed = extract_python(ASSIGNED_ALIASES, None).calls
+    assert found == {(c.line, c.qualname, c.args) for c in parsed if c.qualname.rpartition(".")[2] in words}
+
+
 @given(st.text(), st.sampled_from(["", "save", "impl", "x"]))
 @settings(max_examples=200, deadline=None)
 def test_any_text_reads_without_raising(text, word):

@@ -40,9 +40,10 @@ def literals(spec: dict) -> list[tuple[str, ...]]:
 
 @lru_cache(maxsize=256)
 def call_hint(name: str) -> Hint:
-    """Whether a text writes the callee's last component before `(`, after `@` (a decorator)
-    or imports it under another name (`x as y`): a file with none of these cannot call
-    `name` and is not parsed. Found with `str.find`, which is much faster than a regex."""
+    """Whether a text writes the callee's last component before `(`, after `@` (a decorator),
+    imports it under another name (`x as y`) or ends a plain assignment with it (`y = a.x`, which
+    the parser takes for an alias): a file with none of these cannot call `name` and is not
+    parsed. Found with `str.find`, which is much faster than a regex."""
     word = literal_of(last_component(name))
     if not word:
         return lambda text: True
@@ -51,7 +52,9 @@ def call_hint(name: str) -> Hint:
         start = text.find(word)
         while start >= 0:
             end = start + len(word)
-            if _whole_word(text, start, end) and _called_or_aliased(text, start, end):
+            if _whole_word(text, start, end) and (
+                _called_or_aliased(text, start, end) or _ends_assigned_value(text, start, end)
+            ):
                 return True
             start = text.find(word, end)
         return False
@@ -73,6 +76,24 @@ def _called_or_aliased(text: str, start: int, end: int) -> bool:
         return True
     line_start = text.rfind("\n", 0, start) + 1
     return "@" in text[line_start:start]
+
+
+_BEFORE_PLAIN_ASSIGNMENT = frozenset("=!<>:+-*/%&|^@")  # `x == y`, `x += y`... bind no alias
+_VALUE_CHARS = frozenset("_. \t\n\\(")
+MAX_VALUE_SCAN = 256
+
+
+def _ends_assigned_value(text: str, start: int, end: int) -> bool:
+    """Whether the word at `start:end` ends the value of an assignment, `x = a.b.word` or
+    `x = (\n a.b.word\n)`, then the statement: a superset of the parser's aliases."""
+    after = text[end : end + MAX_VALUE_SCAN].lstrip(" \t)")
+    if after and after[0] not in "\r\n;#":
+        return False
+    position, limit = start, max(0, start - MAX_VALUE_SCAN)
+    while position > limit and (text[position - 1].isalnum() or text[position - 1] in _VALUE_CHARS):
+        position -= 1
+    equals = position - 1
+    return equals >= 0 and text[equals] == "=" and (equals == 0 or text[equals - 1] not in _BEFORE_PLAIN_ASSIGNMENT)
 
 
 def prefilters(clause: Clause) -> tuple[list, list[Hint]]:

@@ -35,6 +35,10 @@ _STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
 _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
 _ANY_CALLEE = re.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # from a name's start only: linear on long names
+# `name = a.b` or `name = (a.b)` at the top level: the parser binds `name` as an alias of `a.b`
+_NAME_ALIAS = re.compile(
+    r"(?m)^([A-Za-z_]\w*)[ \t]*=[ \t]*(?:\(\s*([A-Za-z_][\w.]*)\s*\)|([A-Za-z_][\w.]*))[ \t]*(?=;|$)"
+)
 _MODULE_ASSIGN = re.compile(r"(?m)^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)[ \t]*=(?!=)[ \t]*([^\n]*)")
 _DEFINITION = compile_guarded(
     r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*"
@@ -140,10 +144,16 @@ class LexicalPython:
 
     @cached_property
     def aliases(self) -> dict[str, str]:
+        """What a name stands for, as the parser binds it: by an import, or by an unindented
+        `name = a.b` whose root is bound already; the first binding of a name wins."""
         aliases: dict[str, str] = {}
         for item in self.imports:
             if item.name != "*":
                 aliases.setdefault(item.alias, binding(item))
+        for match in _NAME_ALIAS.finditer(self.code):
+            root, dot, rest = (match[2] or match[3]).partition(".")
+            if root in aliases:
+                aliases.setdefault(match[1], aliases[root] + dot + rest)
         return aliases
 
     @cached_property
