@@ -6,11 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
-from air.evidence import Evaluator, clause_from_data
+from air.evidence import Evaluator, clause_from_data, semgrep
 from air.evidence.base import Context
 from air.graph.live_tests import LiveTests
 from air.graph.test_syntax import lines_from, lines_naming, numbered_lines
 from air.index import build_index
+from air.pack.load import load_pack
+from air.run import check
 from helpers.trees import write_tree
 
 NAMES = ("torch_zz", "zz", "PrivateUse1")
@@ -236,3 +238,43 @@ def test_lines_naming_words_in_any_ascii_case():
     assert lines_naming(code, ("skip", "fail")) == [(2, 6), (4, 29), (5, 55)]  # no Kelvin sign nor long s
     assert lines_naming(code, ("é",)) == [(2, 6), (4, 29)]
     assert lines_naming(code, ("'?'",)) == []  # a word's `?` is only ever a `?`
+
+
+SEMGREP_TESTS_ROW = """\
+section: device-registration
+rows:
+  - id: vendor-tested-rename
+    item: "1.1.1"
+    title: A test renames the device (semgrep)
+    priority: 1
+    evidence:
+      tested:
+        semgrep: {rule: {languages: [python], pattern: "use($N)"}, capture: [N], prefilter: ["use("]}
+        scope: tests
+    score: {2: tested}
+    remediation: Test it.
+    docs: [https://example.org/rename]
+"""
+
+
+@pytest.mark.skipif(semgrep.executable() is None, reason="the semgrep extra is not installed")
+def test_a_batched_clause_counts_only_tests_that_run_on_the_device(tmp_path):
+    pack_dir = write_tree(
+        tmp_path / "pack",
+        {
+            "pack.yaml": "id: vendor\nversion: 1.0.0\nframework: pytorch\nrequires_air: '>=0.1'\n"
+            "extends: pytorch-2.x\nrows: ['rows/*.yaml']\n",
+            "rows/vendor.yaml": SEMGREP_TESTS_ROW,
+        },
+    )
+    backend = write_tree(
+        tmp_path / "backend",
+        {
+            "torch_zz/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('zz')\n",
+            "tests/test_zz.py": DECORATED,
+        },
+    )
+    report = check(backend, load_pack(str(pack_dir)))
+    row = next(row for row in report.rows if row.id == "vendor-tested-rename")
+    counted = sorted(finding.line for finding in row.evidence)
+    assert row.points == 2 and counted == [16, 35, 42]
