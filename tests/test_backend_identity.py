@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from air import regex
 from air.index import build_index
 from air.index.distributions import distributions
@@ -140,3 +141,22 @@ def test_a_file_the_declaration_cannot_read_in_time_declares_nothing(tmp_path, m
     files = {"build.sh": "export PYTORCH_BUILD_VERSION=2.4.0\n", "docs/install.md": "pip install torch==2.4.1\n"}
     monkeypatch.setattr(regex.GuardedPattern, "finditer", timed_out)
     assert declared(tmp_path, files) is None
+
+
+@pytest.mark.parametrize(
+    ("script", "release"),
+    [
+        ('TAG=v2.7.1\nPYTORCH_BUILD_VERSION="${TAG:1}"\n', "2.7.1"),
+        ("export REF='v2.5.0'\ngit clone -b $REF https://github.com/pytorch/pytorch\n", "2.5.0"),
+        ("env:\n  TORCH: 2.6.1\nsteps:\n  - run: pip install torch==${TORCH}\n", "2.6.1"),
+    ],
+)
+def test_a_release_named_through_a_shell_variable_the_file_sets(tmp_path, script, release):
+    assert declared(tmp_path, {"ci/build.sh": script}) == (release, "ci/build.sh")
+
+
+def test_a_variable_the_file_does_not_set_to_a_release_declares_nothing(tmp_path):
+    unset = "git clone -b ${BRANCH} https://github.com/pytorch/pytorch\n"
+    assert declared(tmp_path, {"build.sh": unset}) is None
+    not_a_release = "BRANCH=main\ngit clone -b ${BRANCH} https://github.com/pytorch/pytorch\n"
+    assert declared(tmp_path / "again", {"build.sh": not_a_release}) is None

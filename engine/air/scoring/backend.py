@@ -112,7 +112,8 @@ def framework_pin(
 def declared_release(index: CodeIndex, declarations: tuple[ReleaseDeclaration, ...]) -> tuple[str, str] | None:
     """(release, file) of the framework release that the first of `declarations` found in a
     file outside the tests names, the top-most file first; None when none is found, or when
-    the strongest found name releases of different minor versions."""
+    the strongest found name releases of different minor versions. A declaration may name the
+    release through a shell variable the file sets (see `_release_named`)."""
     for declaration in declarations:
         pattern = compile_guarded(declaration.pattern)
         literals = required_literals(declaration.pattern)
@@ -124,13 +125,33 @@ def declared_release(index: CodeIndex, declarations: tuple[ReleaseDeclaration, .
             if literals and not any(literal in source.text for literal in literals):
                 continue
             try:
-                found += [(match.group("VERSION"), source.path) for match in pattern.finditer(source.text)]
+                named = [_release_named(match.group("VERSION"), source.text) for match in pattern.finditer(source.text)]
             except PatternTimeout:
                 continue  # a file the pattern cannot read within its budget declares nothing
+            found += [(release, source.path) for release in named if release]
         if found:
             release = found[0][0].split(".")[:2]
             return found[0] if all(version.split(".")[:2] == release for version, _path in found) else None
     return None
+
+
+_RELEASE = re.compile(r"v?(\d+\.\d+(?:\.\d+)?)")
+_VARIABLE = re.compile(r"\$\{?(?P<name>[A-Za-z_]\w*)(?::(?P<offset>\d+))?\}?")
+
+
+def _release_named(value: str, text: str) -> str | None:
+    """The release `value` names (`2.7.1`, `v2.7.1`), or that the variable it expands names:
+    `$TAG`, `${TAG}` or `${TAG:1}` (from its second character on), set in `text` as `TAG=v2.7.1`,
+    `export TAG=...` or, in a YAML environment, `TAG: ...`; the first setting counts."""
+    variable = _VARIABLE.fullmatch(value)
+    if variable is not None:
+        name = variable["name"]
+        setting = re.search(rf"(?m)^[ \t]*(?:export[ \t]+)?{name}[ \t]*(?:=|:[ \t])[ \t]*[\"']?([^\s\"'#;]+)", text)
+        if setting is None:
+            return None
+        value = setting[1][int(variable["offset"] or 0) :]
+    release = _RELEASE.fullmatch(value)
+    return release[1] if release else None
 
 
 def _nearest(builds: list[Build], product: Distribution | None, found: list[Distribution]) -> list[Build]:
