@@ -131,7 +131,9 @@ def test_an_inherited_override_is_cited_where_the_tree_ancestor_defines_it(tmp_p
 
 # --- stubs ----------------------------------------------------------------------------
 
-RULES = StubRules(("CHECK", "CHECK_*", "WARN*"), frozenset({"defaultStream", "DEFAULT"}))
+RULES = StubRules(
+    ("CHECK", "CHECK_*", "WARN*"), frozenset({"defaultStream", "DEFAULT"}), value_types=frozenset({"DeviceIndex"})
+)
 
 
 @pytest.mark.parametrize(
@@ -157,6 +159,8 @@ RULES = StubRules(("CHECK", "CHECK_*", "WARN*"), frozenset({"defaultStream", "DE
         "{ return defaultStream(device.index()); }",
         "{ int unused = 3; return kNoDevice; }",
         '{ static const char *reason = "later"; up::Guard &g = up::Guard::none; return {}; }',
+        '{ return std::string("dev"); }',
+        "{ return std :: make_pair(up::kDevice, 0); }",
     ],
 )
 def test_stub_bodies(body):
@@ -178,6 +182,9 @@ def test_stub_bodies(body):
         "{ return pool_[index % pool_.size()]; }",
         "{ return up::Stream(up::Stream::UNSAFE, device, next_id(priority)); }",
         '{ log("sync"); vendor_sync(); }',
+        "{ return up::getHostAllocator(up::kDevice); }",
+        "{ return up::GetAllocator(up::DeviceType::Private); }",
+        '{ return vendor::registry::lookup(up::Kind::Host, "pinned"); }',
     ],
 )
 def test_bodies_that_implement_something(body):

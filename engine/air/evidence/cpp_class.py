@@ -142,6 +142,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         context.upstream.inert_calls,
         frozenset(last_component(name) for name in as_list(spec.get("placeholders", []))),
         spec.get("constant_is_real", False),
+        value_types=context.upstream.value_types,
     )
     hits = []
     for name, sites in sorted(family.classes.items()):

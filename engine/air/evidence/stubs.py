@@ -10,8 +10,9 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
   errors), or of a function given literals only (`UNSUPPORTED("op")`);
 - constant: literals (numbers, characters, strings, true, false, nullptr), qualified
   names (enumerators and static constants: `c10::DeviceType::CPU`), `kName` constants,
-  and calls of those with constant arguments (`c10::DeviceIndex(1)`); an unqualified
-  name may be a variable (`CURRENT_DEVICE`), so it is not a constant;
+  and values of a type made of constants (`c10::DeviceIndex(1)`, `std::string("x")`); an
+  unqualified name may be a variable (`CURRENT_DEVICE`), so it is not a constant, and a
+  function given constants may look something up (`at::getHostAllocator(at::kPrivateUse1)`);
 - placeholder: an expression naming one of the names the clause gives
   (`return getDefaultStream(d);`);
 - unchanged: a name the caller gives that the body returns as it is (a kernel's input:
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
@@ -85,6 +86,7 @@ class StubRules:
     constant_is_real: bool = False
     unchanged: frozenset[str] = frozenset()  # names a stub may return as they are (the inputs)
     allocations: tuple[str, ...] = ()  # calls (globs of their last component) giving a fresh, uncomputed value
+    value_types: frozenset[str] = frozenset()  # types whose values made of constants are constants
 
 
 def is_stub(statements: list[str], rules: StubRules) -> bool:
@@ -132,7 +134,7 @@ def _leaves(statement: str, rules: StubRules) -> bool:
     if _is_unchanged(value, rules):
         return True
     named = set(_IDENTIFIER.findall(value))
-    return bool(named & rules.placeholders) or (not rules.constant_is_real and is_constant(value))
+    return bool(named & rules.placeholders) or (not rules.constant_is_real and is_constant(value, rules.value_types))
 
 
 def _inert(statement: str, rules: StubRules) -> bool:
@@ -140,7 +142,7 @@ def _inert(statement: str, rules: StubRules) -> bool:
         return True
     declaration = _DECLARATION.fullmatch(statement)
     if declaration is not None and declaration["type"].split("<")[0].strip() not in NOT_A_TYPE:
-        return _inert_initialiser(declaration["init"])
+        return _inert_initialiser(declaration["init"], rules.value_types)
     call = split_call(statement)
     if call is None:
         return False
@@ -153,14 +155,14 @@ def _inert(statement: str, rules: StubRules) -> bool:
     )
 
 
-def _inert_initialiser(init: str | None) -> bool:
+def _inert_initialiser(init: str | None, value_types: frozenset[str]) -> bool:
     """Whether a declaration's initialiser does nothing: none, a constant, or a
     constructor given plain names or what calls given plain names return (a lock guard,
     `DeviceGuard guard(device_of(self))`)."""
     if init is None:
         return True
     if init.startswith("="):
-        return is_constant(init[1:])
+        return is_constant(init[1:], value_types)
     inner = init[1:-1]
     return not inner.strip() or all(map(_plain_or_plain_call, _split_arguments(inner)))
 
@@ -229,8 +231,9 @@ def _is_literal(text: str) -> bool:
     return _LITERAL_OR_NUMBER.fullmatch(text) is not None
 
 
-def is_constant(expression: str) -> bool:
-    """Whether `expression` is built of constants only (see the module's docstring)."""
+def is_constant(expression: str, value_types: Collection[str] = ()) -> bool:
+    """Whether `expression` is built of constants only (see the module's docstring), values of
+    `value_types` among them."""
     if not expression.strip() or _EMPTY_CALL.search(expression):
         return False
     pos = 0
@@ -242,11 +245,23 @@ def is_constant(expression: str) -> bool:
         if name is not None and not _constant_name(name):
             return False
         pos = token.end()
+        if name is not None and expression[pos : pos + 2].lstrip()[:1] == "(" and not _names_a_type(name, value_types):
+            return False
     return True
 
 
 def _constant_name(name: str) -> bool:
     return "::" in name or name in CONSTANT_WORDS or _CONSTANT_NAME.fullmatch(name) is not None
+
+
+def _names_a_type(name: str, value_types: Collection[str]) -> bool:
+    """Whether a called name makes a value of a type rather than calling a function: one of
+    `value_types`, a builtin type or cast, or a value type of the standard library."""
+    last = last_component(name.replace(" ", ""))
+    return last in value_types or last in CONSTANT_WORDS or last in _STANDARD_VALUE_TYPES
+
+
+_STANDARD_VALUE_TYPES = frozenset({"string", "string_view", "optional", "make_optional", "pair", "make_pair", "tuple"})
 
 
 GENERIC_PYTHON_INERT_CALLS = frozenset({"print"})

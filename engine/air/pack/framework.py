@@ -219,6 +219,7 @@ def _build(document: _Combined) -> Framework:
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
             inert_calls=tuple(data.get("inert_calls", ())),
             allocations=tuple(data.get("allocations", ())),
+            value_types=frozenset(data.get("value_types", ())),
         ),
     )
 
