@@ -919,6 +919,35 @@ def test_a_global_cpu_fallback_keeps_coverage_decided(tmp_path, syntax):
     assert [hit.capture("VIA") for hit in cpu_only.hits] == ["log_then_host"]
 
 
+SHADOWING_GLOBAL = """\
+namespace dev {
+static void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  %s
+  at::native::cpu_fallback(op, stack);
+}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&dev::cpu_fallback>());
+}
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "kernel"),
+    [
+        ('TORCH_CHECK(false, "no host fallback for ", op.schema().name());', "stub"),
+        ('throw std::runtime_error("unsupported");', "stub"),
+        ("dev::count_host_op(op);", "fallback"),
+    ],
+)
+def test_a_function_named_like_the_frameworks_fallback_is_judged_by_its_body(tmp_path, syntax, first, kernel):
+    index = build_index(write_tree(tmp_path, {"csrc/fallback.cpp": SHADOWING_GLOBAL % first}))
+    found = find_registrations(index, syntax, kernel_reader(index, syntax))
+    assert [r.kernel for r in found.fallbacks] == [kernel]
+    cpu_only = evaluate_clause(tmp_path, {}, {"ops": {"fallback": "global", "kernel": "fallback"}})
+    assert bool(cpu_only.hits) == (kernel == "fallback")
+
+
 # --- Registrations naming their own key inside definition blocks ----------------
 
 KEYED_IN_DEF_BLOCKS = """\

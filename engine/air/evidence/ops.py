@@ -87,10 +87,10 @@ SCHEMA = {
             "namespace (custom operators, a library's), which `where` may narrow by NAMESPACE",
         },
         "kernel": {
-            "enum": ["native", "fallback"],
+            "enum": ["native", "fallback", "stub"],
             "description": "with fallback: global, only the global fallbacks whose kernel is "
-            "the backend's own (native) or reaches a CPU fallback function "
-            "(fallback)",
+            "the backend's own (native), reaches a CPU fallback function (fallback) "
+            "or only fails (stub)",
         },
     },
 }

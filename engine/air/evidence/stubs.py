@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from air.evidence.base import last_component
+from air.index.cpp import always_fails, reached
 
 GENERIC_INERT_CALLS = frozenset({"assert", "static_assert", "printf", "fprintf", "puts", "perror"})
 CONSTANT_WORDS = frozenset(
@@ -56,7 +57,6 @@ _NUMBER = r"[-+]?\.?\d[\w.']*"
 _QUALIFIED = r"(?::: ?)?[A-Za-z_]\w*(?: ?:: ?~?[A-Za-z_]\w*)*"
 _TEMPLATE_ARGUMENTS = r"<[^<>;]*(?:<[^<>;]*>[^<>;]*)*>"
 _RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
-_THROW = re.compile(r"throw\b")
 _VOID_CAST = re.compile(r"\( ?void ?\)|static_cast ?< ?void ?>")
 _STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
 _CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
@@ -90,8 +90,9 @@ class StubRules:
 
 
 def is_stub(statements: list[str], rules: StubRules) -> bool:
-    """Whether a body made of `statements` (see `air.index.cpp.body_statements`) is a stub."""
-    *leading, last = statements or [""]
+    """Whether a body made of `statements` (see `air.index.cpp.body_statements`) is a stub;
+    those after one that always leaves never run."""
+    *leading, last = reached(statements) or [""]
     for statement in leading:
         bound = _unchanged_binding(statement, rules)
         if bound is not None:
@@ -123,7 +124,7 @@ def _is_unchanged(value: str, rules: StubRules) -> bool:
 
 def _leaves(statement: str, rules: StubRules) -> bool:
     """Whether `statement` ends the function without doing anything."""
-    if _THROW.match(statement) or _always_fails(statement):
+    if always_fails(statement):
         return True
     returned = _RETURN.fullmatch(statement)
     if returned is None:
@@ -174,12 +175,6 @@ def _plain_or_plain_call(argument: str) -> bool:
     closing = _closing(argument, call.end()) if call is not None else None
     inner = _split_arguments(argument[call.end() + 1 : closing]) if call is not None and closing is not None else None
     return closing == len(argument) - 1 and inner is not None and all(map(_PLAIN_ARGUMENT.fullmatch, inner))
-
-
-def _always_fails(statement: str) -> bool:
-    """A check whose condition is `false` (or 0): `CHECK(false, "unsupported")`."""
-    call = split_call(statement)
-    return call is not None and bool(call[1]) and call[1][0] in ("false", "0")
 
 
 def split_call(statement: str) -> tuple[str, list[str]] | None:

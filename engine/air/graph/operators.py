@@ -77,6 +77,7 @@ from air.graph.in_tree_kernels import InTreeNaming, find_in_tree_kernels
 from air.index import CodeIndex
 from air.index.cpp import (
     CPP_LANGUAGES,
+    always_leaves,
     block_span,
     calls_between,
     expand_macro,
@@ -103,7 +104,7 @@ NATIVE, FALLBACK, STUB, UNRESOLVED = "native", "fallback", "stub", "unresolved"
 _KERNEL_FREE = frozenset({"composite", "composite_explicit"})
 _NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()` names no function `item`
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_STATEMENT_MARK = re.compile(r"[;{}]")
+_STATEMENT_MARK = re.compile(r"[;{}()]")
 _QUALIFIED = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)*")
 # From a name's start, with a bounded chain: linear on `a.a.a.a...` written without a call.
 _CALLED = re.compile(r"(?<!\w)([A-Za-z_]\w*(?:(?:::|\.|->)[A-Za-z_]\w*){0,16})\s*[(<]")
@@ -388,9 +389,10 @@ def _qualified_op(literal: str, default_namespace: str) -> tuple[str, str] | Non
 
 def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[str]:
     """The framework's CPU fallback functions, and the functions of the product's C/C++ whose
-    last statement names one of them or another such function, a few levels deep."""
-    known = set(syntax.cpu_fallback)
-    frontier = set(known)
+    last statement names one of them or another such function, a few levels deep. A function
+    of the tree named like one of the framework's is judged by its own body."""
+    known = {name for name in syntax.cpu_fallback if not _defines(index, name)}
+    frontier = set(syntax.cpu_fallback)
     for _ in range(MAX_FORWARDING_DEPTH):
         if not frontier:
             break
@@ -425,16 +427,26 @@ def _opens_block(name: str, blocks: tuple[str, ...]) -> bool:
 
 def _last_statement(text: str, opened: int, closed: int) -> str:
     """The last statement that the block between the braces at `opened` and `closed` runs
-    whatever its conditions: the last one ended by `;` outside inner blocks ("" if none)."""
-    depth, start, last = 0, opened + 1, (0, 0)
-    for mark in _STATEMENT_MARK.finditer(text, opened + 1, closed):
-        if mark.group() == "{":
+    whatever its conditions: the last one ended by `;` outside inner blocks ("" if none), or
+    the first that leaves the function (a `return`, a `throw`, a check that always fails).
+    Braces inside parentheses (`f({a, b})`) open no block."""
+    code = _STRING.sub(lambda string: '"' + " " * (len(string.group()) - 2) + '"', text)
+    depth, parentheses, start, last = 0, 0, opened + 1, (0, 0)
+    for mark in _STATEMENT_MARK.finditer(code, opened + 1, closed):
+        if mark.group() in "()":
+            parentheses = max(0, parentheses + (1 if mark.group() == "(" else -1))
+        elif parentheses:
+            continue
+        elif mark.group() == "{":
             depth += 1
         elif mark.group() == "}":
             depth -= 1
             start = mark.end() if depth == 0 else start
         elif depth == 0:
             last, start = (start, mark.start()), mark.end()
+            statement = " ".join(text[last[0] : last[1]].split())
+            if always_leaves(statement):
+                break
     return text[last[0] : last[1]]
 
 
@@ -473,15 +485,22 @@ def _registered_kind(kernel: str, op: str, fallbacks: frozenset[str], bodies: Ke
     return kind, (function if kind != NATIVE else "")
 
 
-def _global_kernel_kind(index: CodeIndex, kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
+def _global_kernel_kind(
+    index: CodeIndex, kernel: str, fallbacks: frozenset[str], bodies: KernelBodies | None
+) -> tuple[str, str]:
     """(kind, via) of a global fallback's kernel: a fallback reaching a CPU fallback function;
-    else the backend's own kernel when it is a lambda or a function the tree defines, via the
-    function it names; else unresolved."""
+    else a stub when its body only fails (see `KernelBodies`); else the backend's own kernel
+    when it is a lambda or a function the tree defines, via the function it names; else
+    unresolved."""
     kind, via = _kernel_kind(kernel, fallbacks)
     if kind == FALLBACK:
         return kind, via
     function = _kernel_function(kernel)
-    return (NATIVE if "{" in kernel or _defines(index, function) else UNRESOLVED), function
+    if "{" in kernel:
+        return (STUB if bodies is not None and bodies.kind_of_lambda(kernel, "") == STUB else NATIVE), function
+    if not _defines(index, function):
+        return UNRESOLVED, function
+    return (STUB if bodies is not None and bodies.kind_of_function(function, "") == STUB else NATIVE), function
 
 
 def _defines(index: CodeIndex, function: str) -> bool:
@@ -566,7 +585,7 @@ def _registered_in(
         receiver, _, method = inner.callee.rpartition(".")
         if namespace == syntax.wildcard_namespace:
             if receiver == variable and method == syntax.fallback:
-                kind, via = _global_kernel_kind(index, ", ".join(inner.args), fallbacks)
+                kind, via = _global_kernel_kind(index, ", ".join(inner.args), fallbacks, bodies)
                 yield Registration("*", namespace, key, statement.source, statement.line, "block", kind, via)
             continue
         op = _op_name(inner.literal, namespace) if inner.literal else None

@@ -27,7 +27,14 @@ from air.index.cpp.calls import (
     is_declared_at,
 )
 from air.index.cpp.classes import read_classes, read_method_defs
-from air.index.cpp.functions import FunctionBodies, body_statements, parameter_names
+from air.index.cpp.functions import (
+    FunctionBodies,
+    always_fails,
+    always_leaves,
+    body_statements,
+    parameter_names,
+    reached,
+)
 from air.index.cpp.lexing import COMMENT_KINDS, Braces, Lines, is_name, lexemes
 from air.index.cpp.preprocessor import (
     DIRECTIVE,
@@ -50,8 +57,11 @@ __all__ = [
     "CPP_LANGUAGES",
     "FunctionBodies",
     "block_span",
+    "always_fails",
+    "always_leaves",
     "body_statements",
     "parameter_names",
+    "reached",
     "calls_between",
     "expand_macro",
     "expand_macros",

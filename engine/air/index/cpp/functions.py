@@ -236,3 +236,27 @@ def body_statements(stripped: str, body: Span) -> list[str]:
             start = begin + 1
     statements.append(text[start:])
     return [statement for statement in map(collapse, statements) if statement]
+
+
+_ALWAYS_FAILS = re.compile(r"throw\b|[A-Za-z_]\w*(?: ?:: ?[A-Za-z_]\w*)* ?\( ?(?:false|0) ?[,)]")
+_RETURN = re.compile(r"return\b")
+
+
+def always_fails(statement: str) -> bool:
+    """Whether a whitespace-collapsed statement always leaves its function by failing: `throw`,
+    or a check whose condition is `false` or 0 (`TORCH_CHECK(false, "unsupported")`)."""
+    return _ALWAYS_FAILS.match(statement) is not None
+
+
+def always_leaves(statement: str) -> bool:
+    """Whether a whitespace-collapsed statement always leaves its function: a `return`, or one
+    that always fails."""
+    return _RETURN.match(statement) is not None or always_fails(statement)
+
+
+def reached(statements: list[str]) -> list[str]:
+    """A body's statements up to the first that always leaves: those after it never run."""
+    for number, statement in enumerate(statements):
+        if always_leaves(statement):
+            return statements[: number + 1]
+    return statements
