@@ -125,3 +125,26 @@ def test_cycles_and_self_references_end(tmp_path):
     context = context_of(tmp_path, {"k.h": "#define A B\n#define B A\nconstexpr auto kSelf = kSelf;\n"})
     assert context.resolve("A", "k.h") == "A"
     assert context.resolve("kSelf", "k.h") == "kSelf"
+
+
+CONDITIONAL = """\
+#pragma once
+#ifdef VENDOR_FORK_BUILD
+constexpr c10::DeviceType kDevice = c10::DeviceType::XLA;
+#else
+constexpr c10::DeviceType kDevice = c10::DeviceType::Slot1;
+#endif
+"""
+
+
+@pytest.mark.parametrize(
+    ("elsewhere", "resolved"),
+    [
+        ({}, "c10::DeviceType::Slot1"),  # no file may define the macro: a build takes the #else
+        ({"CMakeLists.txt": 'option(VENDOR_FORK_BUILD "fork" OFF)\n'}, "c10::DeviceType::XLA"),
+        ({"csrc/config.h": "#define VENDOR_FORK_BUILD 1\n"}, "c10::DeviceType::XLA"),
+    ],
+)
+def test_a_constant_defined_in_the_branches_of_an_ifdef(tmp_path, elsewhere, resolved):
+    context = context_of(tmp_path, {"csrc/device.h": CONDITIONAL, **elsewhere})
+    assert context.resolve("kDevice", "csrc/device.h") == resolved

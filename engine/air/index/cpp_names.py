@@ -9,8 +9,10 @@ step by step, through what the tree defines under that name:
   `(value)`) whose TYPE is `auto` or one of the framework's constant types, written as it is or
   through a `using T = ...;` / `typedef ... T;` alias of one.
 
-A name that the tree defines once, or always alike, is taken as defined wherever it is used. A
-name defined differently in several files is taken as the file that uses it sees it: its own
+A constant defined twice in one file, in the branches of an `#ifdef`, is taken in the branch a
+build takes when the macros that no file of the tree may define are not defined (see
+`_never_defined`). A name that the tree defines once, or always alike, is taken as defined
+wherever it is used. A name defined differently in several files is taken as the file that uses it sees it: its own
 definition, else the nearest one among the files it `#include`s, level by level; a use that sees
 none of them stays unresolved. Definitions are looked up only in the files that contain the name,
 and only for the names asked about.
@@ -18,6 +20,7 @@ and only for the names asked about.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -25,6 +28,7 @@ from typing import TypeVar
 from air.index import CodeIndex
 from air.index.cpp import (
     CPP_LANGUAGES,
+    dead_branches,
     expand_macros,
     find_constants,
     find_type_aliases,
@@ -32,7 +36,7 @@ from air.index.cpp import (
     may_define_constant,
     resolve_alias,
 )
-from air.index.model import CppDefine
+from air.index.model import CppConstant, CppDefine
 
 T = TypeVar("T")
 
@@ -122,10 +126,24 @@ class CppNames:
         for source in self._index.select([name], languages=CPP_LANGUAGES):
             if not may_define_constant(source.text, name):
                 continue
-            for constant in find_constants(self._index.code_text(source), name):
-                if self._is_constant_type(constant.type):
-                    found.append(_Definition(source.path, constant.line, constant.value))
+            code = self._index.code_text(source)
+            constants = [constant for constant in find_constants(code, name) if self._is_constant_type(constant.type)]
+            if len({constant.value for constant in constants}) > 1:
+                built = _outside(constants, dead_branches(code, self._never_defined), code)
+                constants = built or constants
+            found += [_Definition(source.path, constant.line, constant.value) for constant in constants]
         return found
+
+    def _never_defined(self, macro: str) -> bool:
+        """Whether no file of the tree may define `macro`: none `#define`s it, and none names it
+        outside the conditions of C/C++ (a build file may pass it as an option or a `-D`). A name
+        reserved to the compiler and its library (`_WIN32`, `__linux__`) may be defined anyway."""
+        if macro.startswith("_") or macro in self._index.defines or macro in self._vocabulary.macros:
+            return False
+        return all(
+            source.language in CPP_LANGUAGES and _only_in_conditions(self._index.code_text(source), macro)
+            for source in self._index.select([macro], include_docs=False)
+        )
 
     def _is_constant_type(self, written: str) -> bool:
         """Whether a declared type is `auto` or one of the constant types, possibly through
@@ -162,3 +180,17 @@ class CppNames:
         if path not in self._ranks:
             self._ranks[path] = {reached: rank for rank, reached in enumerate(self._includes(path))}
         return self._ranks[path]
+
+
+def _outside(constants: list[CppConstant], spans: list[tuple[int, int]], code: str) -> list[CppConstant]:
+    """The constants whose lines lie outside `spans` of `code`."""
+    left_out = [(code.count("\n", 0, start) + 1, code.count("\n", 0, end) + 1) for start, end in spans]
+    return [c for c in constants if not any(first <= c.line <= last for first, last in left_out)]
+
+
+def _only_in_conditions(code: str, macro: str) -> bool:
+    """Whether every line of `code` that names `macro` is an `#if`, `#ifdef`, `#ifndef` or `#elif`."""
+    return all(_CONDITION_LINE.match(line) for line in code.splitlines() if re.search(rf"\b{re.escape(macro)}\b", line))
+
+
+_CONDITION_LINE = re.compile(r"[ \t\f\v]*#[ \t\f\v]*(?:if|ifdef|ifndef|elif)\b")

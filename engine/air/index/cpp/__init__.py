@@ -63,6 +63,7 @@ __all__ = [
     "parameter_names",
     "reached",
     "calls_between",
+    "dead_branches",
     "expand_macro",
     "expand_macros",
     "extract_cpp",

@@ -36,6 +36,9 @@ _CONDITIONAL = re.compile(
 )
 _CONSTANT_HINT = re.compile(r"^[ \t\f\v]*\#[ \t\f\v]*(?:el)?if[\s(!]*(?:\d|true\b|false\b)", re.M)
 _NEGATIONS = re.compile(r"[!\s]*")
+_TESTED_MACRO = re.compile(
+    r"(?P<negation>!\s*)?(?:defined\s*\(\s*(?P<called>[A-Za-z_]\w*)\s*\)|defined\s+(?P<named>[A-Za-z_]\w*)|(?P<bare>[A-Za-z_]\w*))"
+)
 _CONSTANT = re.compile(r"(?P<number>\d+)[uUlL]*|(?P<word>true|false)")
 _AROUND_CONSTANT = "() \t\f\v"
 
@@ -80,21 +83,36 @@ def directive_lines(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[st
                 return
 
 
-def dead_branches(text: str) -> list[tuple[int, int]]:
+def dead_branches(text: str, undefined: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
     """Spans of comment-free C/C++ `text` that the preprocessor leaves out whatever is
     defined: the branches of `#if`/`#elif` conditions that are constant and false, and
     those after a constant true one, each with its directive lines, so that what remains
     reads as the branch the preprocessor keeps. Constructs whose conditions are not all
-    constant are kept whole; nesting is followed."""
-    if next(directive_lines(_CONSTANT_HINT, text), None) is None:
+    constant are kept whole; nesting is followed. With `undefined`, a condition on one
+    macro for which it holds is constant too: `#ifdef M`, `#if defined(M)` and `#if M` are
+    false, `#ifndef M` and `#if !defined(M)` true."""
+    if undefined is None and next(directive_lines(_CONSTANT_HINT, text), None) is None:
         return []
+
+    def value(keyword: str, rest: str) -> bool | None:
+        if keyword == "ifdef" or keyword == "ifndef":
+            macro = rest.strip()
+            return (keyword == "ifndef") if undefined is not None and is_name(macro) and undefined(macro) else None
+        constant = _constant(rest)
+        if constant is not None or undefined is None:
+            return constant
+        tested = _TESTED_MACRO.fullmatch(rest.strip())
+        if tested is None or not undefined(tested["called"] or tested["named"] or tested["bare"]):
+            return None
+        return bool(tested["negation"])
+
     spans: list[tuple[int, int]] = []
     stack: list[_Conditional] = []
     for directive in directive_lines(_CONDITIONAL, text):
         keyword, start, end = directive["keyword"], directive.start(), directive.end()
         if keyword in ("if", "ifdef", "ifndef"):
             inside_dead = bool(stack) and (stack[-1].inside_dead or stack[-1].dead_from is not None)
-            frame = _Conditional(_constant(directive["rest"]) if keyword == "if" else None, inside_dead)
+            frame = _Conditional(value(keyword, directive["rest"]), inside_dead)
             stack.append(frame)
             if frame.resolved:
                 frame.dead_from = None if frame.taken else start
@@ -114,11 +132,11 @@ def dead_branches(text: str) -> list[tuple[int, int]]:
             frame.dead_from = start if frame.dead_from is None else frame.dead_from
         else:
             assert frame.dead_from is not None  # resolved with no branch taken: dead since the `#if`
-            value = True if keyword == "else" else _constant(directive["rest"])
-            if value is None:  # `#if 0 ... #elif COND`: from here on, what COND decides
+            taken = True if keyword == "else" else value("if", directive["rest"])
+            if taken is None:  # `#if 0 ... #elif COND`: from here on, what COND decides
                 spans.append((frame.dead_from, start))
                 frame.dead_from, frame.resolved = None, False
-            elif value:
+            elif taken:
                 spans.append((frame.dead_from, end))
                 frame.dead_from, frame.taken = None, True
     spans.extend((frame.dead_from, len(text)) for frame in stack if frame.resolved and frame.dead_from is not None)
