@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -189,6 +190,20 @@ def test_stub_bodies(body):
 )
 def test_bodies_that_implement_something(body):
     assert not is_stub(statements_of(body), RULES)
+
+
+@pytest.mark.parametrize(
+    ("body", "stub"),
+    [
+        ("{ return m(index); }", True),  # the member calls itself: it never returns
+        ("{ this->m(index); }", True),
+        ("{ return ::m(index); }", False),  # the free function it names
+        ("{ return impl_->m(index); }", False),
+        ("{ return m(index, 0); }", False),  # another overload, given more
+    ],
+)
+def test_a_member_function_that_only_calls_itself(body, stub):
+    assert is_stub(statements_of(body), replace(RULES, own_name="m")) is stub
 
 
 def test_a_constant_return_may_implement_the_method():

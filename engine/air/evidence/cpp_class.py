@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
 from air.evidence.base import (
@@ -178,7 +178,7 @@ def _site_hits(context: Context, site: ClassSite, spec: dict, family: Family, ru
     found = {entry: _written(context, site, entry, family) for entry in wanted}
     if not all(definitions for _method, definitions in found.values()):
         return []
-    stubs = [e for e in wanted if all(_stub(context, d, rules) for d in found[e][1])] if bodies else []
+    stubs = [e for e in wanted if all(_stub(context, d, rules, found[e][0]) for d in found[e][1])] if bodies else []
     if (bodies == "real" and stubs) or (bodies == "stub" and not stubs):
         return []
     cited = [found[e] for e in (stubs if bodies == "stub" else wanted)]
@@ -206,7 +206,7 @@ def _class_bodies(context: Context, site: ClassSite, family: Family, rules: Stub
     members = _member_names(site, family)
     if not members:
         return None
-    stub = all(all(_stub(context, d, rules) for d in _definitions(context, site, m, family)) for m in members)
+    stub = all(all(_stub(context, d, rules, m) for d in _definitions(context, site, m, family)) for m in members)
     return "stub" if stub else "real"
 
 
@@ -253,10 +253,11 @@ def _out_of_class(context: Context, cls: str) -> dict[str, list[Definition]]:
     return context.memo(("out-of-class", cls), find)
 
 
-def _stub(context: Context, definition: Definition, rules: StubRules) -> bool:
+def _stub(context: Context, definition: Definition, rules: StubRules, method: str) -> bool:
     if definition.body is None:
         return False
-    return is_stub(body_statements(context.index.cpp_facts(definition.source).stripped, definition.body), rules)
+    statements = body_statements(context.index.cpp_facts(definition.source).stripped, definition.body)
+    return is_stub(statements, replace(rules, own_name=method))
 
 
 def base_name(base: str) -> str:

@@ -15,6 +15,9 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
   function given constants may look something up (`at::getHostAllocator(at::kPrivateUse1)`);
 - placeholder: an expression naming one of the names the clause gives
   (`return getDefaultStream(d);`);
+- itself: a member function that only calls itself again with its own arguments
+  (`return hasPrimaryContext(index);`, unqualified: the member, not the free function it hides),
+  which never returns;
 - unchanged: a name the caller gives that the body returns as it is (a kernel's input:
   `return self;`), or a fresh value of one of the framework's allocation calls
   (`return at::empty(self.sizes(), self.options());`); a local bound to either is one too,
@@ -73,6 +76,7 @@ _DECLARATION = re.compile(
 )
 _PLAIN_ARGUMENT = re.compile(rf"{_LITERAL}|{_NUMBER}|[&*]? ?(?:this ?-> ?)?{_QUALIFIED}(?: ?(?:\.|->) ?\w+)*")
 _CONSTANT_NAME = re.compile(r"k[A-Z]\w*")
+_THIS = re.compile(r"^\s*this ?-> ?")
 _LITERAL_OR_NUMBER = re.compile(rf"{_LITERAL}|{_NUMBER}")
 
 
@@ -87,6 +91,7 @@ class StubRules:
     unchanged: frozenset[str] = frozenset()  # names a stub may return as they are (the inputs)
     allocations: tuple[str, ...] = ()  # calls (globs of their last component) giving a fresh, uncomputed value
     value_types: frozenset[str] = frozenset()  # types whose values made of constants are constants
+    own_name: str = ""  # of the member function judged: a body that only calls it again never returns
 
 
 def is_stub(statements: list[str], rules: StubRules) -> bool:
@@ -124,7 +129,7 @@ def _is_unchanged(value: str, rules: StubRules) -> bool:
 
 def _leaves(statement: str, rules: StubRules) -> bool:
     """Whether `statement` ends the function without doing anything."""
-    if always_fails(statement):
+    if always_fails(statement) or (rules.own_name and _calls_itself(statement, rules.own_name)):
         return True
     returned = _RETURN.fullmatch(statement)
     if returned is None:
@@ -175,6 +180,15 @@ def _plain_or_plain_call(argument: str) -> bool:
     closing = _closing(argument, call.end()) if call is not None else None
     inner = _split_arguments(argument[call.end() + 1 : closing]) if call is not None and closing is not None else None
     return closing == len(argument) - 1 and inner is not None and all(map(_PLAIN_ARGUMENT.fullmatch, inner))
+
+
+def _calls_itself(statement: str, name: str) -> bool:
+    """`return name(a, b)` or `name(a, b)`, unqualified or through `this->`, given plain names: in
+    a member function of that name, the call of itself with its own arguments, which never ends."""
+    call = split_call(_THIS.sub("", statement.removeprefix("return "), count=1).strip())
+    if call is None or call[0].replace(" ", "") != name:
+        return False
+    return all(_IDENTIFIER.fullmatch(argument) for argument in call[1])
 
 
 def split_call(statement: str) -> tuple[str, list[str]] | None:
