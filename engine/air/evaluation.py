@@ -68,10 +68,11 @@ class Evaluation:
         test_syntax = pack.test_syntax
         inventory = partial(test_inventory, index, test_syntax) if test_syntax else None
         tests = evaluator.select(self.clauses, self.absent.literals, alongside=inventory)
+        evaluator.prepare(self.clauses)
         identified = partial(_identity, pack, evaluator, root, source, framework_version)
-        # while the workers parse, and before the clauses are shared out: each would work it out again
-        signals = pack.framework.signals.values()
-        route, path, backend, names = evaluator.prepare(self.clauses, partial(self._identified, identified), signals)
+        # before the clauses are shared out: each worker would work it out again
+        route, path, backend, names = self._identified(identified)
+        evaluator.run_batched(self.clauses)
         evaluator.evaluate_all(self.clauses)
         say(f"integration path: {path.title}")
         target = backend.target_framework_version

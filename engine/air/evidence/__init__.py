@@ -156,52 +156,30 @@ class Evaluator:
                 self._scoped.update(source.path for source in candidates)
         return extra
 
-    @overload
-    def prepare(
-        self, clauses: Iterable[Clause], alongside: None = None, read_alongside: Iterable[Clause] = ()
-    ) -> None: ...
-
-    @overload
-    def prepare(
-        self, clauses: Iterable[Clause], alongside: Callable[[], T], read_alongside: Iterable[Clause] = ()
-    ) -> T: ...
-
-    def prepare(
-        self, clauses: Iterable[Clause], alongside: Callable[[], T] | None = None, read_alongside: Iterable[Clause] = ()
-    ) -> T | None:
-        """`select` the clauses' files, unless done; parse the Python files chosen in one
-        parallel batch while `alongside` runs here, and run the batched kinds (semgrep) once for
-        every clause of the check. The files of the clauses `alongside` evaluates,
-        `read_alongside`, are parsed here as it reaches them. Returns what `alongside` returns."""
+    def prepare(self, clauses: Iterable[Clause]) -> None:
+        """`select` the clauses' files, unless done, and parse the Python files chosen in one
+        parallel batch."""
         clauses = list(clauses)
         if not self._selected:
             self.select(clauses)
-        index, extra = self.context.index, None
-        if alongside is None:
-            index.prefetch_python(self._parsed.values(), self._scoped)
-        else:
-            own = {source.path for clause in read_alongside for source in self._parsed_by(clause)}
-            extra = index.prefetch_python(self._parsed.values(), self._scoped, alongside, own)
+        self.context.index.prefetch_python(self._parsed.values(), self._scoped)
+
+    def run_batched(self, clauses: Iterable[Clause]) -> None:
+        """Run the batched kinds (semgrep) once for every clause of the check, once the tests
+        that run are known (see `counts_in_tests`)."""
         pending = {c.key: c for c in clauses if c.kind in BATCHED_KINDS and c.key not in self._results}
         if not pending:
-            return extra
+            return
         batch = list(pending.values())
         try:
             found = semgrep.run_batch(batch, self.context)
         except semgrep.SemgrepUnavailable as error:
             for clause in batch:
                 self._results[clause.key] = ClauseResult(clause, [], decided=False, undecided_reason=str(error))
-            return extra
+            return
         for clause in batch:
             hits, not_run = in_running_tests(apply_where(found[clause.key], clause, self.context), clause, self.context)
             self._results[clause.key] = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
-        return extra
-
-    def _parsed_by(self, clause: Clause) -> Iterable[SourceFile]:
-        try:
-            return self._candidates(clause)
-        except PatternTimeout:
-            return ()
 
     def _candidates(self, clause: Clause) -> Iterable[SourceFile]:
         """The Python files `clause` parses (found once): those of the kinds that parse what
@@ -257,7 +235,7 @@ class Evaluator:
         cached = self._results.get(clause.key) or self._provisional.get(clause.key)
         if cached is None:
             if clause.kind in BATCHED_KINDS:
-                self.prepare([clause])
+                self.run_batched([clause])
                 return self.result(clause)
             try:
                 cached = self._evaluated(clause)

@@ -252,56 +252,29 @@ class CodeIndex:
             found = self._lexical[source.path] = LexicalPython(source.text, module, _is_package(source))
         return found
 
-    @overload
-    def prefetch_python(
-        self,
-        sources: Iterable[SourceFile],
-        scoped: Collection[str] = (),
-        alongside: None = None,
-        parsed_alongside: Collection[str] = (),
-    ) -> None: ...
-
-    @overload
-    def prefetch_python(
-        self,
-        sources: Iterable[SourceFile],
-        scoped: Collection[str],
-        alongside: Callable[[], T],
-        parsed_alongside: Collection[str] = (),
-    ) -> T: ...
-
-    def prefetch_python(
-        self,
-        sources: Iterable[SourceFile],
-        scoped: Collection[str] = (),
-        alongside: Callable[[], T] | None = None,
-        parsed_alongside: Collection[str] = (),
-    ) -> T | None:
+    def prefetch_python(self, sources: Iterable[SourceFile], scoped: Collection[str] = ()) -> None:
         """Parse the files of `sources` not parsed yet, reading the scopes of those of `scoped`
         from the same parse, in worker processes when there are enough of them to pay for it;
         `python_facts` and `python_scopes` then answer from the cache. The workers start with
         the largest files, and so does this process, from the other end of the list: both end
-        on small ones. `alongside` runs here meanwhile, and its result is returned; the files of
-        `parsed_alongside` are left to it, as it reads them."""
+        on small ones."""
         pending = [
             source
             for source in sources
             if source.language == "python"
-            and source.path not in parsed_alongside
             and (source.path not in self._python or source.path in scoped and source.path not in self._scopes)
         ]
         if not self.executor.parallel or len(pending) < PARALLEL_THRESHOLD:
-            return alongside() if alongside else None
+            return
         by_size = sorted(pending, key=lambda source: len(source.text), reverse=True)
         order = by_size[0::2] + by_size[1::2][::-1]
-        parsed, extra = self.executor.map(
-            lambda source: self._parsed_with_scopes(source, source.path in scoped), order, alongside, here_from_end=True
+        parsed, _ = self.executor.map(
+            lambda source: self._parsed_with_scopes(source, source.path in scoped), order, here_from_end=True
         )
         for source, (facts, scopes) in zip(order, parsed):
             self._python[source.path] = facts
             if source.path in scoped:
                 self._scopes[source.path] = scopes
-        return extra
 
     def _parsed_with_scopes(self, source: SourceFile, with_scopes: bool) -> tuple[PythonFacts, tuple[PyScope, ...]]:
         module = python.module_name(source.path, self.package_dirs)
