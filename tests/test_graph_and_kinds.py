@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from air.evidence import Evaluator, clause_from_data, semgrep
 from air.evidence.base import Context
+from air.evidence.python_call import call_hint
 from air.graph.dependencies import DependencyGraph
 from air.index import build_index
+from air.index.python import extract_python
 from helpers.trees import write_tree
 
 
@@ -696,3 +698,24 @@ def install(fn):
         (6, "torch.storage._StorageBase.npx"),
         (11, "torch.storage._StorageBase.is_npx"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "may_call"),
+    [
+        ("import torch\ntorch.compile(m)\n", True),
+        ("import torch as t\nt.compile(m)\n", True),
+        ("from torch import compile\ncompile(m)\n", True),
+        ("from torch import (  # see f()\n    _dynamo as re,\n)\nre.compile(m)\n", True),
+        ("import torch\nx = (torch\n     .compile(m))\n", True),
+        ("import torch\n(torch).compile(m)\n", True),
+        ("import re\nre.compile('x')\n", False),  # `import re` binds `re` to itself
+        ("import triton\nprogram = triton.compile(kernel)\n", False),
+        ("def build(self):\n    return self.model.compile(m)\n", False),
+        ("import torch\nx = torch.jit.compile(m)\n", False),  # `.jit.compile` ends another name
+    ],
+)
+def test_a_file_is_parsed_for_a_call_only_where_the_callee_may_resolve_to_it(source, may_call):
+    assert call_hint("torch.compile")(source) is may_call
+    parsed = [call for call in extract_python(source, "pkg.a").calls if call.qualname == "torch.compile"]
+    assert may_call or not parsed  # never a file the parser finds the call in
