@@ -206,6 +206,28 @@ def test_a_member_function_that_only_calls_itself(body, stub):
     assert is_stub(statements_of(body), replace(RULES, own_name="m")) is stub
 
 
+KERNEL_RULES = StubRules(
+    allocations=("empty",), value_types=frozenset({"Tensor"}), metadata_calls=("size", "sizes", "options", "dtype")
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "stub"),
+    [
+        (
+            "{ auto n = index.size(0); auto out = at::empty({n}, index.options()); return std::make_tuple(out, n); }",
+            True,
+        ),
+        ("{ auto o = index.options().dtype(at::kLong); return {at::empty({1}, o), at::Tensor()}; }", True),
+        ("{ auto n = index.size(0); auto out = at::empty({n}, index.options()); fill(out); return {out, n}; }", False),
+        ("{ auto n = index.size(0); return std::make_tuple(compute(index), n); }", False),
+        ("{ auto v = index.values(); return std::make_tuple(v); }", False),  # not metadata: the values
+    ],
+)
+def test_a_kernel_that_only_reads_metadata_and_allocates(body, stub):
+    assert is_stub(statements_of(body), replace(KERNEL_RULES, unchanged=frozenset({"index"}))) is stub
+
+
 def test_a_constant_return_may_implement_the_method():
     assert not is_stub(statements_of("{ return true; }"), StubRules(constant_is_real=True))
     assert is_stub(statements_of("{ throw 1; }"), StubRules(constant_is_real=True))

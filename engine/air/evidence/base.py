@@ -156,12 +156,14 @@ class UpstreamCode:
     """What the framework's own C++ tells that a tree does not: its classes with their direct
     bases (qualified names), and the calls that check, warn or fail but implement nothing
     (names or globs of their last component), those that give a fresh value nothing has
-    computed (`empty`), and the types whose values made of constants are constants."""
+    computed (`empty`), the types whose values made of constants are constants, and the methods
+    that tell a value's metadata (`size`)."""
 
     bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     inert_calls: tuple[str, ...] = ()
     allocations: tuple[str, ...] = ()
     value_types: frozenset[str] = frozenset()
+    metadata_calls: tuple[str, ...] = ()
 
     @cached_property
     def namespaces(self) -> frozenset[str]:

@@ -126,7 +126,12 @@ def parsed_files(context: Context) -> list[SourceFile]:
 def registrations(context: Context) -> Registrations:
     syntax = _operator_syntax(context)
     upstream = context.upstream
-    rules = StubRules(upstream.inert_calls, allocations=upstream.allocations, value_types=upstream.value_types)
+    rules = StubRules(
+        upstream.inert_calls,
+        allocations=upstream.allocations,
+        value_types=upstream.value_types,
+        metadata_calls=upstream.metadata_calls,
+    )
     bodies = KernelReader(context.index, rules, syntax.host_fallback)
     return context.memo(("operators",), lambda: find_registrations(context.index, syntax, bodies))
 

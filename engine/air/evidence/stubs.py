@@ -21,7 +21,10 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
 - unchanged: a name the caller gives that the body returns as it is (a kernel's input:
   `return self;`), or a fresh value of one of the framework's allocation calls
   (`return at::empty(self.sizes(), self.options());`); a local bound to either is one too,
-  and binding it is inert.
+  and binding it is inert. So is binding a local to what the framework's metadata calls tell
+  of an input (`const auto n = self.size(0);`, `auto opts = self.options().dtype(kFloat);`),
+  and a tuple of unchanged values, constants and such locals is unchanged
+  (`return std::make_tuple(out, at::Tensor(), n);`).
 
 A Python method body is judged alike, statement for statement (`is_python_stub`): `pass`,
 `...`, a docstring, `assert`, a local bound to a constant and a call of `print`, of an inert
@@ -66,7 +69,8 @@ _CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
 _CALL_OR_METHOD = re.compile(rf"(?:{_QUALIFIED} ?(?:\.|->) ?)?(?P<callee>{_QUALIFIED}) ?(?=\()")  # also `x.new_empty(`
 _ARGUMENT_TOKEN = re.compile(rf"{_LITERAL}|[()\[\]{{}},]")
 _CONSTANT_TOKEN = re.compile(rf" ?(?:{_LITERAL}|{_NUMBER}|(?P<name>{_QUALIFIED})|[(){{}}<>,!~+\-])", re.S)
-_EMPTY_CALL = re.compile(r"\w ?\( ?\)")
+_METADATA_CHAIN = re.compile(r"(?P<owner>[A-Za-z_]\w*)(?: ?(?:\.|->) ?[A-Za-z_]\w* ?\((?:[^()]|\([^()]*\))*\))+")
+_METHOD_CALL = re.compile(r" ?(?:\.|->) ?(?P<method>[A-Za-z_]\w*) ?\((?P<arguments>(?:[^()]|\([^()]*\))*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DECLARATION = re.compile(
     r"(?:(?:static|const|constexpr|thread_local|volatile|mutable) )*"
@@ -92,19 +96,25 @@ class StubRules:
     allocations: tuple[str, ...] = ()  # calls (globs of their last component) giving a fresh, uncomputed value
     value_types: frozenset[str] = frozenset()  # types whose values made of constants are constants
     own_name: str = ""  # of the member function judged: a body that only calls it again never returns
+    metadata_calls: tuple[str, ...] = ()  # methods telling a value's metadata (`size`), not computing
 
 
 def is_stub(statements: list[str], rules: StubRules) -> bool:
     """Whether a body made of `statements` (see `air.index.cpp.body_statements`) is a stub;
     those after one that always leaves never run."""
     *leading, last = reached(statements) or [""]
+    metadata: set[str] = set()
     for statement in leading:
         bound = _unchanged_binding(statement, rules)
         if bound is not None:
             rules = replace(rules, unchanged=rules.unchanged | {bound})
+            continue
+        told = _metadata_binding(statement, rules, metadata)
+        if told is not None:
+            metadata.add(told)
         elif not _inert(statement, rules):
             return False
-    return _inert(last, rules) or _leaves(last, rules)
+    return _inert(last, rules) or _leaves(last, rules, metadata)
 
 
 def _unchanged_binding(statement: str, rules: StubRules) -> str | None:
@@ -113,6 +123,47 @@ def _unchanged_binding(statement: str, rules: StubRules) -> str | None:
     if declaration is None or not (declaration["init"] or "").startswith("="):
         return None
     return declaration["name"] if _is_unchanged(declaration["init"][1:].strip(), rules) else None
+
+
+def _metadata_binding(statement: str, rules: StubRules, metadata: set[str]) -> str | None:
+    """The local a declaration binds to metadata of an unchanged value or of another such local
+    (`const int64_t n = self.size(0);`, `auto opts = self.options().dtype(at::kFloat);`)."""
+    declaration = _DECLARATION.fullmatch(statement)
+    if declaration is None or not rules.metadata_calls or not (declaration["init"] or "").startswith("="):
+        return None
+    return declaration["name"] if _tells_metadata(declaration["init"][1:].strip(), rules, metadata) else None
+
+
+def _tells_metadata(value: str, rules: StubRules, metadata: Collection[str]) -> bool:
+    """`x.size(0)`, `x.options().dtype(at::kFloat)`: metadata calls, given constants or such
+    locals, made on an unchanged value or such a local."""
+    chained = _METADATA_CHAIN.fullmatch(value)
+    if chained is None or (chained["owner"] not in rules.unchanged and chained["owner"] not in metadata):
+        return False
+    for call in _METHOD_CALL.finditer(value, chained.end("owner")):
+        arguments = _split_arguments(call["arguments"])
+        if call["method"] not in rules.metadata_calls or not all(
+            argument in metadata or is_constant(argument, rules.value_types) for argument in arguments
+        ):
+            return False
+    return True
+
+
+def _unchanged_tuple(value: str, rules: StubRules, metadata: Collection[str]) -> bool:
+    """`std::make_tuple(a, b)`, `std::tuple<A, B>(a, b)` or `{a, b}` of unchanged values,
+    constants and locals bound to metadata."""
+    braced = value.startswith("{") and _closing(value, 0) == len(value) - 1
+    call = None if braced else _CALL_OR_METHOD.match(value)
+    if call is not None and last_component(call["callee"]) not in ("make_tuple", "tuple", "make_pair", "pair"):
+        call = None
+    opened = 0 if braced else (value.index("(", call.end()) if call is not None else -1)
+    if opened < 0 or _closing(value, opened) != len(value) - 1:
+        return False
+    elements = _split_arguments(value[opened + 1 : -1])
+    return bool(elements) and all(
+        element in metadata or _is_unchanged(element, rules) or is_constant(element, rules.value_types)
+        for element in elements
+    )
 
 
 def _is_unchanged(value: str, rules: StubRules) -> bool:
@@ -127,7 +178,7 @@ def _is_unchanged(value: str, rules: StubRules) -> bool:
     )
 
 
-def _leaves(statement: str, rules: StubRules) -> bool:
+def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = ()) -> bool:
     """Whether `statement` ends the function without doing anything."""
     if always_fails(statement) or (rules.own_name and _calls_itself(statement, rules.own_name)):
         return True
@@ -137,7 +188,7 @@ def _leaves(statement: str, rules: StubRules) -> bool:
     value = returned["value"].strip()
     if not value:
         return True
-    if _is_unchanged(value, rules):
+    if _is_unchanged(value, rules) or (rules.unchanged and _unchanged_tuple(value, rules, metadata)):
         return True
     named = set(_IDENTIFIER.findall(value))
     return bool(named & rules.placeholders) or (not rules.constant_is_real and is_constant(value, rules.value_types))
@@ -243,7 +294,7 @@ def _is_literal(text: str) -> bool:
 def is_constant(expression: str, value_types: Collection[str] = ()) -> bool:
     """Whether `expression` is built of constants only (see the module's docstring), values of
     `value_types` among them."""
-    if not expression.strip() or _EMPTY_CALL.search(expression):
+    if not expression.strip():
         return False
     pos = 0
     while pos < len(expression):

@@ -220,6 +220,7 @@ def _build(document: _Combined) -> Framework:
             inert_calls=tuple(data.get("inert_calls", ())),
             allocations=tuple(data.get("allocations", ())),
             value_types=frozenset(data.get("value_types", ())),
+            metadata_calls=tuple(data.get("metadata_calls", ())),
         ),
     )
 
