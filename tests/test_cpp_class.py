@@ -228,6 +228,35 @@ def test_a_kernel_that_only_reads_metadata_and_allocates(body, stub):
     assert is_stub(statements_of(body), replace(KERNEL_RULES, unchanged=frozenset({"index"}))) is stub
 
 
+@pytest.mark.parametrize(
+    ("body", "stub"),
+    [
+        ("{ return up::Stream(up::Stream::UNSAFE, index, 0); }", True),  # the caller's argument, a constant id
+        ("{ return {up::Stream::UNSAFE, index, 0}; }", True),
+        ("{ return up::Stream(up::Stream::UNSAFE, index, next_id()); }", False),
+        ("{ return up::make_stream<Impl>(index); }", False),  # a function given the argument
+        ("{ return index; }", True),  # handed back as it is
+        ("{ return pool_[index]; }", False),
+    ],
+)
+def test_a_value_made_of_the_callers_arguments_and_constants(body, stub):
+    rules = replace(RULES, value_types=frozenset({"Stream"}), unchanged=frozenset({"index"}))
+    assert is_stub(statements_of(body), rules) is stub
+
+
+@pytest.mark.parametrize(
+    ("body", "stub"),
+    [
+        ("{ return single(index); }", True),
+        ("{ return this->single(index); }", True),
+        ("{ return impl_->single(index); }", False),  # another object's member
+        ("{ return real(index); }", False),
+    ],
+)
+def test_returning_what_a_stub_member_gives(body, stub):
+    assert is_stub(statements_of(body), replace(RULES, stub_members=frozenset({"single"}))) is stub
+
+
 def test_a_constant_return_may_implement_the_method():
     assert not is_stub(statements_of("{ return true; }"), StubRules(constant_is_real=True))
     assert is_stub(statements_of("{ throw 1; }"), StubRules(constant_is_real=True))

@@ -16,6 +16,7 @@ from air.index.cpp import (
     find_constants,
     find_constructions,
     find_type_aliases,
+    parameters_before,
     resolve_alias,
     strip_comments,
 )
@@ -907,3 +908,16 @@ def test_a_name_called_is_found_as_a_whole_identifier_before_spaces_and_line_con
     found = [(text[start : start + 4], text[paren]) for start, paren in occurrences(text, "fill")]
     assert found == [("fill", "(")] * 3
     assert [start for start, _paren in occurrences(text, "fill")] == [0, text.index("fill  "), text.index("fill\u00a0")]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("c10::Stream G::get(c10::Device d, int p) const noexcept override {", ("d", "p")),
+        ("auto f(const std::map<K, V>& m) -> decltype(m.size()) {", ()),  # a trailing call: not read
+        ("void run() {", ()),
+        ("Impl::Impl(int x) : y_(x) {", ()),  # an initialiser list, whose names are no parameters
+    ],
+)
+def test_parameters_before_a_body(text, names):
+    assert parameters_before(text, len(text) - 1) == names

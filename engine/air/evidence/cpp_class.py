@@ -54,7 +54,7 @@ from air.evidence.base import (
 from air.evidence.cpp_macro import CPP_LANGUAGES, invocations
 from air.evidence.stubs import StubRules, is_stub
 from air.index import CodeIndex
-from air.index.cpp import body_statements
+from air.index.cpp import body_statements, parameters_before
 from air.index.model import CppClass, SourceFile, Span
 from air.regex import compile_guarded, searching
 
@@ -178,6 +178,7 @@ def _site_hits(context: Context, site: ClassSite, spec: dict, family: Family, ru
     found = {entry: _written(context, site, entry, family) for entry in wanted}
     if not all(definitions for _method, definitions in found.values()):
         return []
+    rules = _with_stub_members(context, site, family, rules) if bodies else rules
     stubs = [e for e in wanted if all(_stub(context, d, rules, found[e][0]) for d in found[e][1])] if bodies else []
     if (bodies == "real" and stubs) or (bodies == "stub" and not stubs):
         return []
@@ -256,8 +257,25 @@ def _out_of_class(context: Context, cls: str) -> dict[str, list[Definition]]:
 def _stub(context: Context, definition: Definition, rules: StubRules, method: str) -> bool:
     if definition.body is None:
         return False
-    statements = body_statements(context.index.cpp_facts(definition.source).stripped, definition.body)
-    return is_stub(statements, replace(rules, own_name=method))
+    stripped = context.index.cpp_facts(definition.source).stripped
+    given = frozenset(parameters_before(stripped, definition.body[0]))
+    return is_stub(body_statements(stripped, definition.body), replace(rules, own_name=method, unchanged=given))
+
+
+def _with_stub_members(context: Context, site: ClassSite, family: Family, rules: StubRules) -> StubRules:
+    """`rules` where a call of a stub member function of the class (or of a tree ancestor) is a
+    placeholder too: found once per class."""
+
+    def find() -> StubRules:
+        members = _member_names(site, family)
+        stubs = frozenset(m for m in members if _all_stubs(context, _definitions(context, site, m, family), rules, m))
+        return replace(rules, stub_members=stubs)
+
+    return context.memo(("stub-members", site.source.path, site.record.line, rules), find)
+
+
+def _all_stubs(context: Context, definitions: list[Definition], rules: StubRules, method: str) -> bool:
+    return bool(definitions) and all(_stub(context, d, rules, method) for d in definitions)
 
 
 def base_name(base: str) -> str:

@@ -8,13 +8,15 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
   guard), `(void)x`, a write to std::cout, cerr or clog, and a call of `assert`,
   `printf` and their kin, of one of the framework's inert calls (checks, warnings,
   errors), or of a function given literals only (`UNSUPPORTED("op")`);
-- constant: literals (numbers, characters, strings, true, false, nullptr), qualified
+- constant: the caller's arguments as they are (`return c10::Stream(c10::Stream::UNSAFE, d, 0);`:
+  a stream of id 0 for whatever device), literals (numbers, characters, strings, true, false, nullptr), qualified
   names (enumerators and static constants: `c10::DeviceType::CPU`), `kName` constants,
   and values of a type made of constants (`c10::DeviceIndex(1)`, `std::string("x")`); an
   unqualified name may be a variable (`CURRENT_DEVICE`), so it is not a constant, and a
   function given constants may look something up (`at::getHostAllocator(at::kPrivateUse1)`);
 - placeholder: an expression naming one of the names the clause gives
-  (`return getDefaultStream(d);`);
+  (`return getDefaultStream(d);`), or a call of a stub member function of the same class
+  (`return getStream(d);` of a `getStream` that always gives stream 0);
 - itself: a member function that only calls itself again with its own arguments
   (`return hasPrimaryContext(index);`, unqualified: the member, not the free function it hides),
   which never returns;
@@ -81,6 +83,7 @@ _DECLARATION = re.compile(
 _PLAIN_ARGUMENT = re.compile(rf"{_LITERAL}|{_NUMBER}|[&*]? ?(?:this ?-> ?)?{_QUALIFIED}(?: ?(?:\.|->) ?\w+)*")
 _CONSTANT_NAME = re.compile(r"k[A-Z]\w*")
 _THIS = re.compile(r"^\s*this ?-> ?")
+_CALLED_NEXT = re.compile(rf" ?(?:{_TEMPLATE_ARGUMENTS} ?)?\(")  # after a name: a call of it
 _LITERAL_OR_NUMBER = re.compile(rf"{_LITERAL}|{_NUMBER}")
 
 
@@ -96,6 +99,7 @@ class StubRules:
     allocations: tuple[str, ...] = ()  # calls (globs of their last component) giving a fresh, uncomputed value
     value_types: frozenset[str] = frozenset()  # types whose values made of constants are constants
     own_name: str = ""  # of the member function judged: a body that only calls it again never returns
+    stub_members: frozenset[str] = frozenset()  # of its class: a body that returns what one gives is one too
     metadata_calls: tuple[str, ...] = ()  # methods telling a value's metadata (`size`), not computing
 
 
@@ -191,7 +195,9 @@ def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = ()) ->
     if _is_unchanged(value, rules) or (rules.unchanged and _unchanged_tuple(value, rules, metadata)):
         return True
     named = set(_IDENTIFIER.findall(value))
-    return bool(named & rules.placeholders) or (not rules.constant_is_real and is_constant(value, rules.value_types))
+    if named & rules.placeholders or _calls_a_stub_member(value, rules.stub_members):
+        return True
+    return not rules.constant_is_real and is_constant(value, rules.value_types, rules.unchanged)
 
 
 def _inert(statement: str, rules: StubRules) -> bool:
@@ -231,6 +237,12 @@ def _plain_or_plain_call(argument: str) -> bool:
     closing = _closing(argument, call.end()) if call is not None else None
     inner = _split_arguments(argument[call.end() + 1 : closing]) if call is not None and closing is not None else None
     return closing == len(argument) - 1 and inner is not None and all(map(_PLAIN_ARGUMENT.fullmatch, inner))
+
+
+def _calls_a_stub_member(value: str, members: frozenset[str]) -> bool:
+    """Whether `value` is a call of one of `members`, unqualified or through `this->`."""
+    call = split_call(_THIS.sub("", value, count=1)) if members else None
+    return call is not None and call[0].replace(" ", "") in members
 
 
 def _calls_itself(statement: str, name: str) -> bool:
@@ -291,9 +303,9 @@ def _is_literal(text: str) -> bool:
     return _LITERAL_OR_NUMBER.fullmatch(text) is not None
 
 
-def is_constant(expression: str, value_types: Collection[str] = ()) -> bool:
+def is_constant(expression: str, value_types: Collection[str] = (), given: Collection[str] = ()) -> bool:
     """Whether `expression` is built of constants only (see the module's docstring), values of
-    `value_types` among them."""
+    `value_types` and the names `given` (the caller's arguments) among them."""
     if not expression.strip():
         return False
     pos = 0
@@ -302,10 +314,10 @@ def is_constant(expression: str, value_types: Collection[str] = ()) -> bool:
         if token is None or token.end() == pos:
             return not expression[pos:].strip()
         name = token["name"]
-        if name is not None and not _constant_name(name):
+        if name is not None and not _constant_name(name) and name not in given:
             return False
         pos = token.end()
-        if name is not None and expression[pos : pos + 2].lstrip()[:1] == "(" and not _names_a_type(name, value_types):
+        if name is not None and _CALLED_NEXT.match(expression, pos) and not _names_a_type(name, value_types):
             return False
     return True
 

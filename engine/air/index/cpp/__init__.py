@@ -33,6 +33,7 @@ from air.index.cpp.functions import (
     always_leaves,
     body_statements,
     parameter_names,
+    parameters_before,
     reached,
 )
 from air.index.cpp.lexing import COMMENT_KINDS, Braces, Lines, is_name, lexemes
@@ -61,6 +62,7 @@ __all__ = [
     "always_leaves",
     "body_statements",
     "parameter_names",
+    "parameters_before",
     "reached",
     "calls_between",
     "dead_branches",

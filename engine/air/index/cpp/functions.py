@@ -260,3 +260,23 @@ def reached(statements: list[str]) -> list[str]:
         if always_leaves(statement):
             return statements[: number + 1]
     return statements
+
+
+_AFTER_PARAMETERS = re.compile(r"\)[^(){};]*\Z")
+MAX_HEAD = 2000
+
+
+def parameters_before(stripped: str, opened: int) -> tuple[str, ...]:
+    """The parameter names of the function whose body's brace is at `opened` in `stripped`: of
+    the last parenthesized list before it (qualifiers such as `const override` between)."""
+    head = stripped[max(0, opened - MAX_HEAD) : opened]
+    after = _AFTER_PARAMETERS.search(head)
+    if after is None:
+        return ()
+    depth, position = 0, after.start()
+    while position >= 0:
+        depth += {")": 1, "(": -1}.get(head[position], 0)
+        if depth == 0:
+            return parameter_names(head[position + 1 : after.start()])
+        position -= 1
+    return ()
