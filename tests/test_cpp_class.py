@@ -257,6 +257,20 @@ def test_returning_what_a_stub_member_gives(body, stub):
     assert is_stub(statements_of(body), replace(RULES, stub_members=frozenset({"single"}))) is stub
 
 
+@pytest.mark.parametrize(
+    ("body", "stub"),
+    [
+        ("{ auto s = up::Stream(up::Stream::DEFAULT, index); return s; }", True),
+        ("{ up::Stream s{up::Stream::DEFAULT, index}; VENDOR_LOG_DEBUG(s); return s; }", True),
+        ("{ const auto s = single(index); return s; }", True),
+        ("{ auto s = single(index); vendor_set(index); return s; }", False),
+    ],
+)
+def test_a_local_bound_to_a_placeholder(body, stub):
+    rules = replace(RULES, inert_calls=(*RULES.inert_calls, "*_LOG_*"), stub_members=frozenset({"single"}))
+    assert is_stub(statements_of(body), rules) is stub
+
+
 def test_a_constant_return_may_implement_the_method():
     assert not is_stub(statements_of("{ return true; }"), StubRules(constant_is_real=True))
     assert is_stub(statements_of("{ throw 1; }"), StubRules(constant_is_real=True))

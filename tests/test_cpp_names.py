@@ -148,3 +148,16 @@ constexpr c10::DeviceType kDevice = c10::DeviceType::Slot1;
 def test_a_constant_defined_in_the_branches_of_an_ifdef(tmp_path, elsewhere, resolved):
     context = context_of(tmp_path, {"csrc/device.h": CONDITIONAL, **elsewhere})
     assert context.resolve("kDevice", "csrc/device.h") == resolved
+
+
+def test_a_tests_definition_counts_outside_the_tests_only_where_included(tmp_path):
+    files = {
+        "tests/kernel_test.cpp": "#define DEV torch::kCUDA\n",
+        "tests/include_test.cpp": '#include "shorthands.h"\n',
+        "tests/shorthands.h": "#define SHORT Slot1\n",
+        "csrc/ops.cpp": '#include "../tests/shorthands.h"\n',
+    }
+    context = context_of(tmp_path, files)
+    assert context.resolve("DEV", "csrc/ops.cpp") == "DEV"  # the product does not include it
+    assert context.resolve("DEV", "tests/include_test.cpp") == "torch::kCUDA"
+    assert context.resolve("SHORT", "csrc/ops.cpp") == "Slot1"

@@ -16,7 +16,8 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
   function given constants may look something up (`at::getHostAllocator(at::kPrivateUse1)`);
 - placeholder: an expression naming one of the names the clause gives
   (`return getDefaultStream(d);`), or a call of a stub member function of the same class
-  (`return getStream(d);` of a `getStream` that always gives stream 0);
+  (`return getStream(d);` of a `getStream` that always gives stream 0); a local bound to one
+  is one too, and binding it is inert;
 - itself: a member function that only calls itself again with its own arguments
   (`return hasPrimaryContext(index);`, unqualified: the member, not the free function it hides),
   which never returns;
@@ -114,8 +115,11 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
             rules = replace(rules, unchanged=rules.unchanged | {bound})
             continue
         told = _metadata_binding(statement, rules, metadata)
+        placeholder = _placeholder_binding(statement, rules) if told is None else None
         if told is not None:
             metadata.add(told)
+        elif placeholder is not None:
+            rules = replace(rules, placeholders=rules.placeholders | {placeholder})
         elif not _inert(statement, rules):
             return False
     return _inert(last, rules) or _leaves(last, rules, metadata)
@@ -127,6 +131,20 @@ def _unchanged_binding(statement: str, rules: StubRules) -> str | None:
     if declaration is None or not (declaration["init"] or "").startswith("="):
         return None
     return declaration["name"] if _is_unchanged(declaration["init"][1:].strip(), rules) else None
+
+
+def _placeholder_binding(statement: str, rules: StubRules) -> str | None:
+    """The local a declaration binds to a placeholder (`auto s = c10::Stream(DEFAULT, d);`,
+    `auto s = getStream(d);` of a stub member): a placeholder too."""
+    declaration = _DECLARATION.fullmatch(statement)
+    init = (declaration["init"] or "") if declaration is not None else ""
+    if declaration is None or not init.startswith("=") and not init.startswith("{"):
+        return None
+    value = init[1:].strip() if init.startswith("=") else init
+    named = set(_IDENTIFIER.findall(value))
+    return (
+        declaration["name"] if named & rules.placeholders or _calls_a_stub_member(value, rules.stub_members) else None
+    )
 
 
 def _metadata_binding(statement: str, rules: StubRules, metadata: set[str]) -> str | None:

@@ -173,6 +173,7 @@ class OperatorSyntax:
     dispatch: str = ""  # the call that gives one registration its own key, as its first argument
     keyed_impl: str = ""  # the registration method that takes its own key between name and function
     cpu_fallback: tuple[str, ...] = ()  # the framework's CPU fallback functions
+    boxed_calls: tuple[str, ...] = ()  # the methods that run an operator boxed, as a CPU fallback does
     fallback_keys: str = ""  # the symbol set of keys whose global fallback receives every operator without a kernel
     op_list_header_keys: str = ""  # a regex: the values of an op list's header key field that name keys
     op_list_key_fields: str = ""  # a regex found in the names of an op list's fields that give keys
@@ -205,6 +206,7 @@ class OperatorSyntax:
             dispatch=data.get("dispatch", ""),
             keyed_impl=data.get("keyed_impl", ""),
             cpu_fallback=tuple(data.get("cpu_fallback", ())),
+            boxed_calls=tuple(data.get("boxed_calls", ())),
             fallback_keys=data.get("fallback_keys", ""),
             op_list_header_keys=data.get("op_list_header_keys", ""),
             op_list_key_fields=data.get("op_list_key_fields", ""),
@@ -388,11 +390,13 @@ def _qualified_op(literal: str, default_namespace: str) -> tuple[str, str] | Non
 
 
 def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[str]:
-    """The framework's CPU fallback functions, and the functions of the product's C/C++ whose
-    last statement names one of them or another such function, a few levels deep. A function
-    of the tree named like one of the framework's is judged by its own body."""
-    known = {name for name in syntax.cpu_fallback if not _defines(index, name)}
-    frontier = set(syntax.cpu_fallback)
+    """The framework's CPU fallback functions, the tree's copies of them (see `_host_copies`),
+    and the functions of the product's C/C++ whose last statement names one of them or another
+    such function, a few levels deep. A function of the tree named like one of the framework's
+    is judged by its own body."""
+    copies = _host_copies(index, syntax)
+    known = {name for name in syntax.cpu_fallback if not _defines(index, name)} | copies
+    frontier = set(syntax.cpu_fallback) | copies
     for _ in range(MAX_FORWARDING_DEPTH):
         if not frontier:
             break
@@ -402,6 +406,25 @@ def _fallback_functions(index: CodeIndex, syntax: OperatorSyntax) -> frozenset[s
         frontier = found - known
         known |= found
     return frozenset(known)
+
+
+def _host_copies(index: CodeIndex, syntax: OperatorSyntax) -> set[str]:
+    """The functions of the product's C/C++ that run an operator boxed (`op.callBoxed(stack)`)
+    and name the host device: copies of the framework's CPU fallback, which move the operator's
+    tensors to the host, run it there and copy the results back."""
+    host = syntax.host_fallback
+    if host is None or not syntax.boxed_calls:
+        return set()
+    copies = set()
+    for source in index.select(syntax.boxed_calls, languages=CPP_LANGUAGES, roles=("product",)):
+        bodies, code = index.function_bodies(source), index.cpp_facts(source).stripped
+        for boxed in syntax.boxed_calls:
+            for written in re.finditer(rf"(?:\.|->)\s*{re.escape(boxed)}\s*\(", code):
+                function = bodies.around(written.start())
+                if function is not None and not _opens_block(function.name, syntax.blocks):
+                    if host.names_device(function.body) or host.moves_to_host(function.body):
+                        copies.add(function.name)
+    return copies
 
 
 def _forwarding_to(index: CodeIndex, source: SourceFile, targets: set[str], blocks: tuple[str, ...]) -> set[str]:

@@ -9,7 +9,8 @@ step by step, through what the tree defines under that name:
   `(value)`) whose TYPE is `auto` or one of the framework's constant types, written as it is or
   through a `using T = ...;` / `typedef ... T;` alias of one.
 
-A constant defined twice in one file, in the branches of an `#ifdef`, is taken in the branch a
+A definition in a test counts outside the tests only in the files that include it. A
+constant defined twice in one file, in the branches of an `#ifdef`, is taken in the branch a
 build takes when the macros that no file of the tree may define are not defined (see
 `_never_defined`). A name that the tree defines once, or always alike, is taken as defined
 wherever it is used. A name defined differently in several files is taken as the file that uses it sees it: its own
@@ -165,7 +166,10 @@ class CppNames:
 
     def _visible(self, candidates: list[tuple[str, T]], path: str | None, key: Callable[[T], Hashable]) -> T | None:
         """The candidate (path, definition) that the file `path` sees: the only one there is,
-        when all agree; else the one defined nearest along its includes, None if it sees none."""
+        when all agree; else the one defined nearest along its includes, None if it sees none. A
+        test's definition counts outside the tests only where it is included."""
+        if path is not None and candidates and not self._is_test(path):
+            candidates = [c for c in candidates if not self._is_test(c[0]) or c[0] in self._ranks_from(path)]
         if not candidates:
             return None
         if len({key(definition) for _, definition in candidates}) == 1:
@@ -175,6 +179,10 @@ class CppNames:
         ranks = self._ranks_from(path)
         seen = [(ranks[where], order) for order, (where, _) in enumerate(candidates) if where in ranks]
         return candidates[min(seen)[1]][1] if seen else None
+
+    def _is_test(self, path: str) -> bool:
+        source = self._index.by_path.get(path)
+        return source is not None and source.role == "tests"
 
     def _ranks_from(self, path: str) -> dict[str, int]:
         if path not in self._ranks:

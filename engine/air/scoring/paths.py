@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from air.evidence import Evaluator
 from air.pack.framework import COUNT_PLACEHOLDER, Framework, Route
 from air.results import IntegrationPath, PathSignal
@@ -23,7 +25,8 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, Inte
     if verdict.key_capture:
         signal, capture = verdict.key_capture
         values = [(value, hit.path) for hit in results[signal].counted() if (value := hit.capture(capture))]
-        if values:
-            key = evaluator.context.resolve(*values[0]).split("::")[-1]
+        if values:  # the key most registrations name: a few may write it otherwise (c10::kHPU for HPU)
+            keys = Counter(evaluator.context.resolve(*value).split("::")[-1] for value in values)
+            key = max(keys, key=keys.__getitem__)
     note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)
     return route, IntegrationPath(verdict.id, verdict.title, key, route.applies, note, fired)
