@@ -470,7 +470,8 @@ def test_cpp_macro_through_alias_and_wrapper(tmp_path):
         tmp_path,
         {
             "key.h": "#define TPU PrivateUse1\n#define REG(name) \\\n  c10::register_privateuse1_backend(#name);\n",
-            "a.cpp": '#include "key.h"\nREG(tpu)\nTORCH_LIBRARY_IMPL(aten, TPU, m) {}\n// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n',
+            "a.cpp": '#include "key.h"\nREG(tpu)\nTORCH_LIBRARY_IMPL(aten, TPU, m) { m.impl("abs", abs); }\n'
+            "// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {}\n",
             "unused.cpp": '#define NEVER_USED() c10::register_privateuse1_backend("x");\n',
         },
     )

@@ -27,6 +27,10 @@ from helpers.trees import write_tree
         ("docs/api/guide.py", "docs"),
         ("notes.rst", "docs"),
         ("csrc/latest.cpp", "product"),
+        ("python/compile_utest/conv.py", "tests"),  # a directory named with a test's word
+        ("unit-tests/copy.py", "tests"),
+        ("contest/entry.py", "product"),
+        ("latest_tools/run.py", "product"),
     ],
 )
 def test_roles(path, role):

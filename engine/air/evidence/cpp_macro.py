@@ -32,7 +32,7 @@ from air.evidence.base import (
     last_component,
 )
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, expand_macro, find_calls, find_constructions, is_declared_at
+from air.index.cpp import CPP_LANGUAGES, block_span, expand_macro, find_calls, find_constructions, is_declared_at
 from air.index.model import CppCall, CppDefine, CppFacts, SourceFile
 
 SUMMARY = "macro or function invocations with captured arguments, through the backend's wrapper macros; objects of a registrar class constructed with arguments (`static Registrar<K> r(x);` captures as `Registrar(K, x)`)"
@@ -97,8 +97,15 @@ def invocations(
             if through and function is not None:
                 expanded_functions.add(function.line)
                 yield from through
-            else:
+            elif not _opens_an_empty_block(facts, call):
                 yield source, call.line, call.args, ""
+
+
+def _opens_an_empty_block(facts: CppFacts, call: CppCall) -> bool:
+    """Whether `call` opens a `{ ... }` block holding no code: only comments, or only code a
+    constant `#if 0` leaves out (`TORCH_LIBRARY_IMPL(aten, Key, m) { // m.impl(...) }`)."""
+    block = block_span(facts, call)
+    return block is not None and not facts.stripped[block[0] : block[1]].strip()
 
 
 def _through_wrapper(

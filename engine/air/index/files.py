@@ -96,6 +96,9 @@ NAMED_LANGUAGES = {
 
 DOC_SUFFIXES = {".md", ".rst"}
 TEST_DIRS = {"test", "tests", "testing"}
+# Words that make a directory a test suite's when its name is made of words (`compile_utest`, `unit-tests`)
+TEST_DIR_WORDS = {"test", "tests", "testing", "utest", "utests", "unittest", "unittests"}
+_WORD_SEPARATORS = re.compile(r"[_\-.]")
 # Code that exercises the backend without being part of it: kept with the tests, never counted
 # as implementation, read as evidence of trust "tests".
 EXERCISE_DIRS = {"example", "examples", "benchmark", "benchmarks", "demo", "demos", "sample", "samples"}
@@ -124,13 +127,21 @@ def role_of(path: str) -> Role:
     name = parts[-1]
     if _suffix(name) in DOC_SUFFIXES or "docs" in parts[:-1] or "doc" in parts[:-1]:
         return "docs"
-    if TEST_DIRS.intersection(parts[:-1]) or EXERCISE_DIRS.intersection(parts[:-1]):
+    if (
+        TEST_DIRS.intersection(parts[:-1])
+        or EXERCISE_DIRS.intersection(parts[:-1])
+        or any(map(_names_tests, parts[:-1]))
+    ):
         return "tests"
     if name == "conftest.py" or name.startswith("test_") and name.endswith(".py"):
         return "tests"
     if name.endswith(("_test.py", "_test.cpp")):
         return "tests"
     return "product"
+
+
+def _names_tests(directory: str) -> bool:
+    return len(words := _WORD_SEPARATORS.split(directory.lower())) > 1 and not TEST_DIR_WORDS.isdisjoint(words)
 
 
 def language_of(path: str) -> str | None:
