@@ -379,3 +379,16 @@ def test_hash_comments_of_configuration_and_scripts_are_blanked(tmp_path):
     code = {source.path: index.code_text(source) for source in index.files}
     assert code["ci.yml"].splitlines() == ["on: [push]", " " * 39, "url: https://x.org/a#frag" + " " * 8]
     assert code["run.sh"].splitlines() == ["echo $#" + " " * 13, " " * 27]
+
+
+def test_modules_of_a_namespace_package_are_known_by_their_full_names(tmp_path):
+    files = {
+        "python/acme/torch_dev/__init__.py": "",
+        "python/acme/torch_dev/ops.py": "",
+        "my-tools/pkg/__init__.py": "",
+    }
+    index = build_index(write_tree(tmp_path, files))
+    assert index.modules["torch_dev.ops"] == "python/acme/torch_dev/ops.py"  # as its own packages name it
+    assert index.modules["acme.torch_dev.ops"] == "python/acme/torch_dev/ops.py"  # acme/ is a namespace package
+    assert index.modules["python.acme.torch_dev"] == "python/acme/torch_dev/__init__.py"
+    assert not any(name.startswith("my-tools") for name in index.modules)  # no identifier, no module

@@ -333,14 +333,19 @@ class CodeIndex:
 
     @cached_property
     def modules(self) -> dict[str, str]:
-        """Dotted module name -> path, for the Python files of the tree."""
+        """Dotted module name -> path, for the Python files of the tree; also under the longer
+        names that the directories above its outermost package give it, which a namespace
+        package (a directory without `__init__.py`, `vendor/` of `vendor.torch.dev`) makes."""
         found: dict[str, str] = {}
+        namespaced: dict[str, str] = {}
         for source in self.files:
             if source.language == "python" and source.role != "docs":
                 module = python.module_name(source.path, self.package_dirs)
                 if module and module not in found:
                     found[module] = source.path
-        return found
+                    for longer in _namespaced_names(source.path, module):
+                        namespaced.setdefault(longer, source.path)
+        return {**namespaced, **found}
 
     @cached_property
     def defines(self) -> dict[str, list[tuple[SourceFile, CppDefine]]]:
@@ -398,6 +403,18 @@ class CodeIndex:
 
 def _is_package(source: SourceFile) -> bool:
     return PurePosixPath(source.path).name == "__init__.py"
+
+
+def _namespaced_names(path: str, module: str) -> Iterator[str]:
+    """`module` prefixed with the names of the directories above its outermost package, nearest
+    first, while they are identifiers."""
+    depth = module.count(".") + (2 if PurePosixPath(path).name == "__init__.py" else 1)
+    directories = path.split("/")[:-depth]
+    for directory in reversed(directories):
+        if not directory.isidentifier():
+            return
+        module = f"{directory}.{module}"
+        yield module
 
 
 def _kinds(languages: Iterable[str] | None, roles: Iterable[str] | None, include_docs: bool) -> tuple:
