@@ -921,3 +921,9 @@ def test_a_name_called_is_found_as_a_whole_identifier_before_spaces_and_line_con
 )
 def test_parameters_before_a_body(text, names):
     assert parameters_before(text, len(text) - 1) == names
+
+
+def test_dead_branches_of_a_text_with_crlf_line_endings():
+    text = "int a;\r\n#if 0\r\nint dead;\r\n#else\r\nint live;\r\n#endif\r\n"
+    stripped = strip_comments(text)
+    assert "dead" not in stripped and "live" in stripped and len(stripped) == len(text)

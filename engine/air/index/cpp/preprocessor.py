@@ -40,7 +40,7 @@ _TESTED_MACRO = re.compile(
     r"(?P<negation>!\s*)?(?:defined\s*\(\s*(?P<called>[A-Za-z_]\w*)\s*\)|defined\s+(?P<named>[A-Za-z_]\w*)|(?P<bare>[A-Za-z_]\w*))"
 )
 _CONSTANT = re.compile(r"(?P<number>\d+)[uUlL]*|(?P<word>true|false)")
-_AROUND_CONSTANT = "() \t\f\v"
+_AROUND_CONSTANT = "() \t\f\v\r"
 
 
 def _constant(condition: str) -> bool | None:
