@@ -2,16 +2,18 @@
 
 A body is a stub when every statement but the last is inert, and the last is inert too or
 leaves without doing anything: `throw ...`, a call that always fails (its first argument is
-`false` or `0`), or a `return` of nothing, of a constant or of a placeholder.
+`false` or `0`), or a `return` of nothing, of a constant or of a placeholder. Statements after
+one that always leaves never run, and are not read.
 
 - inert: a declaration initialised with a constant or with plain names (a lock, a GIL
   guard), `(void)x`, a write to std::cout, cerr or clog, and a call of `assert`,
   `printf` and their kin, of one of the framework's inert calls (checks, warnings,
   errors), or of a function given literals only (`UNSUPPORTED("op")`);
 - constant: the caller's arguments as they are (`return c10::Stream(c10::Stream::UNSAFE, d, 0);`:
-  a stream of id 0 for whatever device), literals (numbers, characters, strings, true, false, nullptr), qualified
-  names (enumerators and static constants: `c10::DeviceType::CPU`), `kName` constants,
-  and values of a type made of constants (`c10::DeviceIndex(1)`, `std::string("x")`); an
+  a stream of id 0 for whatever device), literals (numbers, characters, strings, true, false,
+  nullptr), qualified names (enumerators and static constants: `c10::DeviceType::CPU`), `kName`
+  constants, and values of one of the framework's value types, or of a builtin or standard one,
+  made of constants (`c10::DeviceIndex(1)`, `std::string("x")`); an
   unqualified name may be a variable (`CURRENT_DEVICE`), so it is not a constant, and a
   function given constants may look something up (`at::getHostAllocator(at::kPrivateUse1)`);
 - placeholder: an expression naming one of the names the clause gives
