@@ -112,50 +112,27 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
     *leading, last = reached(statements) or [""]
     metadata: set[str] = set()
     for statement in leading:
-        bound = _unchanged_binding(statement, rules)
-        if bound is not None:
-            rules = replace(rules, unchanged=rules.unchanged | {bound})
-            continue
-        told = _metadata_binding(statement, rules, metadata)
-        placeholder = _placeholder_binding(statement, rules) if told is None else None
-        if told is not None:
-            metadata.add(told)
-        elif placeholder is not None:
-            rules = replace(rules, placeholders=rules.placeholders | {placeholder})
+        declaration = _DECLARATION.fullmatch(statement)
+        name, init = (declaration["name"], declaration["init"] or "") if declaration is not None else ("", "")
+        assigned = init[1:].strip() if init.startswith("=") else None  # the value of `T name = value`
+        if assigned is not None and _is_unchanged(assigned, rules):
+            rules = replace(rules, unchanged=rules.unchanged | {name})
+        elif assigned is not None and rules.metadata_calls and _tells_metadata(assigned, rules, metadata):
+            metadata.add(name)
+        elif init.startswith(("=", "{")) and _is_placeholder(assigned or init, rules):
+            rules = replace(rules, placeholders=rules.placeholders | {name})
         elif not _inert(statement, rules):
             return False
     return _inert(last, rules) or _leaves(last, rules, metadata)
 
 
-def _unchanged_binding(statement: str, rules: StubRules) -> str | None:
-    """The local a declaration binds to an unchanged value (`auto out = at::empty(...)`)."""
-    declaration = _DECLARATION.fullmatch(statement)
-    if declaration is None or not (declaration["init"] or "").startswith("="):
-        return None
-    return declaration["name"] if _is_unchanged(declaration["init"][1:].strip(), rules) else None
-
-
-def _placeholder_binding(statement: str, rules: StubRules) -> str | None:
-    """The local a declaration binds to a placeholder (`auto s = c10::Stream(DEFAULT, d);`,
-    `auto s = getStream(d);` of a stub member): a placeholder too."""
-    declaration = _DECLARATION.fullmatch(statement)
-    init = (declaration["init"] or "") if declaration is not None else ""
-    if declaration is None or not init.startswith("=") and not init.startswith("{"):
-        return None
-    value = init[1:].strip() if init.startswith("=") else init
-    named = set(_IDENTIFIER.findall(value))
-    return (
-        declaration["name"] if named & rules.placeholders or _calls_a_stub_member(value, rules.stub_members) else None
-    )
-
-
-def _metadata_binding(statement: str, rules: StubRules, metadata: set[str]) -> str | None:
-    """The local a declaration binds to metadata of an unchanged value or of another such local
-    (`const int64_t n = self.size(0);`, `auto opts = self.options().dtype(at::kFloat);`)."""
-    declaration = _DECLARATION.fullmatch(statement)
-    if declaration is None or not rules.metadata_calls or not (declaration["init"] or "").startswith("="):
-        return None
-    return declaration["name"] if _tells_metadata(declaration["init"][1:].strip(), rules, metadata) else None
+def _is_placeholder(value: str, rules: StubRules) -> bool:
+    """Whether `value` names one of the clause's placeholders (`c10::Stream(DEFAULT, d)`) or is
+    a call of a stub member (`getStream(d)`)."""
+    if set(_IDENTIFIER.findall(value)) & rules.placeholders:
+        return True
+    call = _member_call(value) if rules.stub_members else None
+    return call is not None and call[0] in rules.stub_members
 
 
 def _tells_metadata(value: str, rules: StubRules, metadata: Collection[str]) -> bool:
@@ -174,8 +151,8 @@ def _tells_metadata(value: str, rules: StubRules, metadata: Collection[str]) -> 
 
 
 def _unchanged_tuple(value: str, rules: StubRules, metadata: Collection[str]) -> bool:
-    """`std::make_tuple(a, b)`, `std::tuple<A, B>(a, b)` or `{a, b}` of unchanged values,
-    constants and locals bound to metadata."""
+    """`std::make_tuple(a, b)`, `std::pair(a, b)` (a call without template arguments) or
+    `{a, b}` of unchanged values, constants and locals bound to metadata."""
     braced = value.startswith("{") and _closing(value, 0) == len(value) - 1
     call = None if braced else _CALL_OR_METHOD.match(value)
     if call is not None and last_component(call["callee"]) not in ("make_tuple", "tuple", "make_pair", "pair"):
@@ -214,8 +191,7 @@ def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = ()) ->
         return True
     if _is_unchanged(value, rules) or (rules.unchanged and _unchanged_tuple(value, rules, metadata)):
         return True
-    named = set(_IDENTIFIER.findall(value))
-    if named & rules.placeholders or _calls_a_stub_member(value, rules.stub_members):
+    if _is_placeholder(value, rules):
         return True
     return not rules.constant_is_real and is_constant(value, rules.value_types, rules.unchanged)
 
@@ -259,19 +235,18 @@ def _plain_or_plain_call(argument: str) -> bool:
     return closing == len(argument) - 1 and inner is not None and all(map(_PLAIN_ARGUMENT.fullmatch, inner))
 
 
-def _calls_a_stub_member(value: str, members: frozenset[str]) -> bool:
-    """Whether `value` is a call of one of `members`, unqualified or through `this->`."""
-    call = split_call(_THIS.sub("", value, count=1)) if members else None
-    return call is not None and call[0].replace(" ", "") in members
-
-
 def _calls_itself(statement: str, name: str) -> bool:
     """`return name(a, b)` or `name(a, b)`, unqualified or through `this->`, given plain names: in
     a member function of that name, the call of itself with its own arguments, which never ends."""
-    call = split_call(_THIS.sub("", statement.removeprefix("return "), count=1).strip())
-    if call is None or call[0].replace(" ", "") != name:
-        return False
-    return all(_IDENTIFIER.fullmatch(argument) for argument in call[1])
+    call = _member_call(statement.removeprefix("return "))
+    return call is not None and call[0] == name and all(_IDENTIFIER.fullmatch(argument) for argument in call[1])
+
+
+def _member_call(text: str) -> tuple[str, list[str]] | None:
+    """(callee, arguments) of `text` when it is a call, unqualified or through `this->`, as a
+    member function calls another of its class."""
+    call = split_call(_THIS.sub("", text, count=1).strip())
+    return (call[0].replace(" ", ""), call[1]) if call is not None else None
 
 
 def split_call(statement: str) -> tuple[str, list[str]] | None:

@@ -519,11 +519,13 @@ def _global_kernel_kind(
     if kind == FALLBACK:
         return kind, via
     function = _kernel_function(kernel)
-    if "{" in kernel:
-        return (STUB if bodies is not None and bodies.kind_of_lambda(kernel, "") == STUB else NATIVE), function
-    if not _defines(index, function):
+    lambda_kernel = "{" in kernel
+    if not lambda_kernel and not _defines(index, function):
         return UNRESOLVED, function
-    return (STUB if bodies is not None and bodies.kind_of_function(function, "") == STUB else NATIVE), function
+    if bodies is None:
+        return NATIVE, function
+    body_kind = bodies.kind_of_lambda(kernel, "") if lambda_kernel else bodies.kind_of_function(function, "")
+    return (STUB if body_kind == STUB else NATIVE), function
 
 
 def _defines(index: CodeIndex, function: str) -> bool:

@@ -13,10 +13,10 @@ A definition in a test counts outside the tests only in the files that include i
 constant defined twice in one file, in the branches of an `#ifdef`, is taken in the branch a
 build takes when the macros that no file of the tree may define are not defined (see
 `_never_defined`). A name that the tree defines once, or always alike, is taken as defined
-wherever it is used. A name defined differently in several files is taken as the file that uses it sees it: its own
-definition, else the nearest one among the files it `#include`s, level by level; a use that sees
-none of them stays unresolved. Definitions are looked up only in the files that contain the name,
-and only for the names asked about.
+wherever it is used. A name defined differently in several files is taken as the file that
+uses it sees it: its own definition, else the nearest one among the files it `#include`s, level
+by level; a use that sees none of them stays unresolved. Definitions are looked up only in the
+files that contain the name, and only for the names asked about.
 """
 
 from __future__ import annotations

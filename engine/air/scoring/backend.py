@@ -116,13 +116,11 @@ def declared_release(index: CodeIndex, declarations: tuple[ReleaseDeclaration, .
     release through a shell variable the file sets (see `_release_named`)."""
     for declaration in declarations:
         pattern = compile_guarded(declaration.pattern)
-        literals = required_literals(declaration.pattern)
+        holding = index.select(required_literals(declaration.pattern), include_docs=True)  # install guides too
         found = []
-        for source in sorted(index.files, key=lambda source: (source.path.count("/"), source.path)):
+        for source in sorted(holding, key=lambda source: (source.path.count("/"), source.path)):
             name = posixpath.basename(source.path)
             if source.role == "tests" or not any(fnmatchcase(name, glob) for glob in declaration.files):
-                continue
-            if literals and not any(literal in source.text for literal in literals):
                 continue
             try:
                 named = [_release_named(match.group("VERSION"), source.text) for match in pattern.finditer(source.text)]
