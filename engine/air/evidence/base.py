@@ -129,6 +129,10 @@ class ClauseResult:
     not_run: list[Hit] = field(default_factory=list)  # found in tests that do not run on the device
 
     def counted(self) -> list[Hit]:
+        return self._counted
+
+    @cached_property
+    def _counted(self) -> list[Hit]:
         if self.clause.scope == "all":
             return self.hits
         return [hit for hit in self.hits if hit.role == self.clause.scope]
@@ -253,17 +257,25 @@ def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[H
     as their file sees them. A hit without a constrained capture fails, unless the constraint is
     `optional: true` (a keyword that may be left out, such as `enabled=` whose absence means its
     default)."""
+    if not clause.where:
+        return list(hits)
+    names = tuple(clause.where)
+    verdicts: dict[tuple, bool] = {}  # many hits of a file capture the same constrained values
     kept = []
     for hit in hits:
         captures = dict(hit.captures)
-        with searching(hit.path):
-            if all(
-                constraint_holds(captures[name], constraint, context, hit.path)
-                if name in captures
-                else constraint.get("optional", False)
-                for name, constraint in clause.where.items()
-            ):
-                kept.append(hit)
+        key = (hit.path, *(captures.get(name) for name in names))
+        holds = verdicts.get(key)
+        if holds is None:
+            with searching(hit.path):
+                holds = verdicts[key] = all(
+                    constraint_holds(captures[name], constraint, context, hit.path)
+                    if name in captures
+                    else constraint.get("optional", False)
+                    for name, constraint in clause.where.items()
+                )
+        if holds:
+            kept.append(hit)
     return kept
 
 

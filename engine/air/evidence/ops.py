@@ -30,6 +30,8 @@ operators only they cover, bound to them by the framework's own op list rather t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from air.errors import PackError
 from air.evidence.base import (
     Clause,
@@ -154,7 +156,21 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         chosen = found.ops + (found.elsewhere if clause.spec.get("namespaces") == "all" else ())
     else:
         chosen = _of_listed(found, clause, NATIVE)
-    return [registration_hit(r) for r in chosen]
+    return _hits_of(chosen, context)
+
+
+def _hits_of(registrations: Iterable[Registration], context: Context) -> list[Hit]:
+    """The hits of `registrations`, each made once for every clause that finds it."""
+    made: dict[int, Hit] = context.memo(
+        ("registration hits",), dict
+    )  # by identity: the check's registrations live as long as the context
+    hits = []
+    for registration in registrations:
+        hit = made.get(id(registration))
+        if hit is None:
+            hit = made[id(registration)] = registration_hit(registration)
+        hits.append(hit)
+    return hits
 
 
 def registration_hit(registration: Registration) -> Hit:
@@ -170,8 +186,7 @@ def registration_hit(registration: Registration) -> Hit:
 
 
 def _of_listed(found: Registrations, clause: Clause, kernel: str) -> tuple[Registration, ...]:
-    families = {family(name) for member in clause.spec["of"] for name in alternatives(member)}
-    return tuple(r for r in found.ops if r.kernel == kernel and family(r.op) in families)
+    return found.of_families((family(name) for member in clause.spec["of"] for name in alternatives(member)), kernel)
 
 
 def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | None:
@@ -246,7 +261,7 @@ def _unused_lists(missing: list[str], found: Registrations, clause: Clause, cont
 def _kept(registrations: tuple[Registration, ...], clause: Clause, context: Context) -> list[Hit]:
     """The hits of `registrations` that the clause's `where` and scope keep."""
     roles = roles_for(clause)
-    return [hit for hit in apply_where(map(registration_hit, registrations), clause, context) if hit.role in roles]
+    return [hit for hit in apply_where(_hits_of(registrations, context), clause, context) if hit.role in roles]
 
 
 def _families(hits: list[Hit]) -> set[str]:

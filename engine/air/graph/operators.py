@@ -327,6 +327,19 @@ class Registrations:
     unused: tuple[Registration, ...] = ()  # entries of op lists that no build or codegen file names
     elsewhere: tuple[Registration, ...] = ()  # of the other namespaces (the backend's own operators, a library's)
 
+    def of_families(self, families: Iterable[str], kernel: str) -> tuple[Registration, ...]:
+        """The registrations of `ops` of the operators of `families` with kernels of the kind
+        `kernel`, in their order."""
+        positions = sorted(p for name in set(families) for p in self._positions.get((name, kernel), ()))
+        return tuple(self.ops[p] for p in positions)
+
+    @cached_property
+    def _positions(self) -> dict[tuple[str, str], list[int]]:
+        positions: dict[tuple[str, str], list[int]] = {}
+        for position, registration in enumerate(self.ops):
+            positions.setdefault((family(registration.op), registration.kernel), []).append(position)
+        return positions
+
 
 def find_registrations(index: CodeIndex, syntax: OperatorSyntax, bodies: KernelBodies | None = None) -> Registrations:
     """The tree's registrations, the kinds of their C/C++ kernels read from the kernels' bodies

@@ -18,8 +18,8 @@ SHOWN_PER_CLAUSE = 3
 MAX_LISTED = 20
 
 
-ROLE_ORDER = {"product": 0, "tests": 1, "docs": 2}
 DECLARATION_SUFFIXES = (".pyi",)  # stubs: they declare what a module defines elsewhere
+RANKS = [(role, declaration) for role in ("product", "tests", "docs") for declaration in (False, True)]
 BINARY_REASON = "binary distribution: source not available"
 
 
@@ -217,16 +217,17 @@ def findings_of(results: Iterable[ClauseResult]) -> tuple[Finding, ...]:
     prerequisite's evidence); within a clause, product code before tests and docs, then a
     definition before a declaration of it in a stub; then by place. One finding per line, the
     strongest clause's name kept."""
-    ranked = []
-    for strength, result in enumerate(results):
-        for hit in [*result.counted(), *result.test_only_hits()]:
-            key = (strength, ROLE_ORDER[hit.role], hit.path.endswith(DECLARATION_SUFFIXES), hit.path, hit.line)
-            ranked.append((key, finding_of(hit, result.clause.name)))
-    ranked.sort(key=lambda item: item[0])
     unique: dict[tuple[str, int], Finding] = {}
-    for _key, finding in ranked:
-        unique.setdefault((finding.path, finding.line), finding)
-    return tuple(list(unique.values())[:MAX_FINDINGS_PER_ROW])
+    for result in results:
+        shown = result.counted() + result.test_only_hits()  # each in place order
+        for role, declaration in RANKS:
+            for hit in shown:
+                place = (hit.path, hit.line)
+                if hit.role == role and hit.path.endswith(DECLARATION_SUFFIXES) == declaration and place not in unique:
+                    unique[place] = finding_of(hit, result.clause.name)
+                    if len(unique) == MAX_FINDINGS_PER_ROW:
+                        return tuple(unique.values())
+    return tuple(unique.values())
 
 
 def finding_of(hit: Hit, evidence: str) -> Finding:
