@@ -7,6 +7,7 @@ fixed indentation) and keeps full float precision.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from functools import cache
 from types import UnionType
@@ -56,29 +57,32 @@ def from_dict(data: dict[str, Any]) -> Report:
         "skipped_files": [[item["path"], item["reason"]] for item in data["index"]["skipped_files"]],
         **{key: [[item["path"], item["reason"]] for item in data["index"][key]] for key in _DIRECTORY_LISTS},
     }
-    return _typed(Report, fields_data)
+    return _converter(Report)(fields_data)
 
 
-def _typed(kind: Any, value: Any) -> Any:
-    """`value` (plain JSON data) as an instance of the annotated type `kind`."""
-    if isinstance(kind, type) and is_dataclass(kind):
-        hints = _hints(kind)
-        return kind(**{name: _typed(hint, value[name]) for name, hint in hints if name in value})
-    origin, args = get_origin(kind), get_args(kind)
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_typed(args[0], item) for item in value)
-        return tuple(_typed(arg, item) for arg, item in zip(args, value))
-    if origin in (Union, UnionType):
-        chosen = [arg for arg in args if arg is not type(None)]
-        return None if value is None else _typed(chosen[0], value)
+def _identity(value: Any) -> Any:
     return value
 
 
 @cache
-def _hints(kind: type) -> tuple[tuple[str, Any], ...]:
-    hints = get_type_hints(kind)
-    return tuple((field.name, hints[field.name]) for field in fields(kind))
+def _converter(kind: Any) -> Callable[[Any], Any]:
+    """The function that turns plain JSON data into an instance of the annotated type `kind`,
+    worked out once per type."""
+    if isinstance(kind, type) and is_dataclass(kind):
+        hints = get_type_hints(kind)
+        converters = [(field.name, _converter(hints[field.name])) for field in fields(kind)]
+        return lambda value: kind(**{name: convert(value[name]) for name, convert in converters if name in value})
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _converter(args[0])
+        return tuple if item is _identity else lambda value: tuple(map(item, value))
+    if origin is tuple:
+        items = [_converter(arg) for arg in args]
+        return lambda value: tuple(convert(part) for convert, part in zip(items, value))
+    if origin in (Union, UnionType):
+        chosen = _converter(next(arg for arg in args if arg is not type(None)))
+        return _identity if chosen is _identity else lambda value: None if value is None else chosen(value)
+    return _identity
 
 
 def _plain(value: Any) -> Any:
