@@ -34,11 +34,17 @@ from air.signed_entries import read_entry, remove_entry, write_entry
 ENTRY_DIR = "results"
 
 
-def cache_key(index: CodeIndex, pack_fingerprint: str, settings: str) -> str:
+def cache_key(index_digest: str, pack_fingerprint: str, settings: str) -> str:
     """`settings`: everything else the report depends on (provenance, options), as text."""
     digest = hashlib.sha256()
-    for part in (__version__, pack_fingerprint, settings):
+    for part in (__version__, pack_fingerprint, settings, index_digest):
         digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def index_digest(index: CodeIndex) -> str:
+    """A content hash of the index: every file's path, role and text, and what was skipped and why."""
+    digest = hashlib.sha256()
     for file in sorted(index.files, key=lambda f: f.path):
         digest.update(f"{file.path}\0{file.role}\0".encode("utf-8", "surrogateescape"))
         digest.update(hashlib.sha256(file.text.encode("utf-8", "surrogateescape")).digest())

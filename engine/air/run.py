@@ -3,6 +3,7 @@ and the pack are unchanged, or else evaluated (`air.evaluation`) and the report 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,6 +17,7 @@ from air.index.vendored import Vendoring
 from air.pack.shipped import framework_vendoring, pack_fingerprint, pack_framework, resolve_pack
 from air.regex import TIMED_OUT
 from air.results import Report, Source, report_date
+from air.source import snapshot
 from air.source.provenance import local_source
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from air.pack.load import Pack
 
 Progress = Callable[[str], None]
+FROM_THE_CACHE = "unchanged since it was last checked with this pack: report from the cache"
 
 
 def check(
@@ -56,27 +59,40 @@ def check_tree(
     and the pack are unchanged since they were last checked together (see `air.cache`; the
     pack is then not even loaded), unless `use_cache` is off. The check's worker processes
     start reading the tree's code while the pack loads. `provenance` says where the code came
-    from (by default, its git facts); it is first asked once the tree is read."""
+    from (by default, its git facts); it is asked once, when the cache is first looked up. A tree
+    that looks as it did when last read (see `air.source.snapshot`) is not read again."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
+    fingerprint = pack_fingerprint(pack_dir) if use_cache else None
+    # part of the key: the same files at another commit report it
+    source = functools.cache(provenance or functools.partial(local_source, root))
+    tree = snapshot.snapshot_name(root, repr((fingerprint, options))) if fingerprint else None
+    recorded = snapshot.recorded_index(root, tree) if tree else None
+    if fingerprint and recorded:
+        cached = cache.load(cache.cache_key(recorded, fingerprint, repr((source(), framework_version))), report_date())
+        if cached is not None:
+            say(FROM_THE_CACHE)
+            return cached
     lines: list[str] = []
     vendoring = framework_vendoring(pack_framework(str(pack_dir)))
     index = _indexed(root, _with_vendoring(options, vendoring), lines.append, Executor())
-    # part of the key: the same files at another commit report it
-    source = provenance() if provenance else local_source(root)
-    fingerprint = pack_fingerprint(pack_dir) if use_cache else None
-    key = cache.cache_key(index, fingerprint, repr((source, framework_version))) if fingerprint else None
-    cached = cache.load(key, report_date()) if key else None
-    if cached is not None:
-        say("unchanged since it was last checked with this pack: report from the cache")
-        return cached
+    key = None
+    if fingerprint and tree:
+        digest = cache.index_digest(index)
+        if index.reading and digest != recorded:
+            snapshot.record(tree, index.reading, digest)
+        key = cache.cache_key(digest, fingerprint, repr((source(), framework_version)))
+        cached = cache.load(key, report_date())
+        if cached is not None:
+            say(FROM_THE_CACHE)
+            return cached
     started = time.perf_counter()
     evaluation = index.read_ahead(
         lambda: _evaluation(_loaded(pack_dir, fingerprint), index)
     )  # a broken pack fails here
     for line in lines:
         say(line)
-    report = evaluation.report(root, say, source, started, framework_version)
+    report = evaluation.report(root, say, source(), started, framework_version)
     note = cache.store(key, report) if key and not _cut_short(report) else None
     if note:
         say(note)

@@ -59,6 +59,7 @@ class CodeIndex:
         self.skipped_directories = tuple(listing.skipped_directories)
         self.vendored_read = tuple(listing.vendored_read)
         self.total_bytes = listing.total_bytes
+        self.reading = listing.reading
         self.by_path = {f.path: f for f in self.files}
         self._position = {f.path: number for number, f in enumerate(self.files)}
         self._listed: dict[tuple, list[SourceFile]] = {}

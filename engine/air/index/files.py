@@ -14,6 +14,7 @@ from pathlib import Path
 
 from air.index.model import Role, SkippedFile, SourceFile
 from air.index.vendored import Vendoring, decide
+from air.source.snapshot import TreeReading, listing_digest
 from air.source.tree import TreeReader, is_utf8_name, list_paths, shown_path
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -119,6 +120,7 @@ class FileListing:
     total_bytes: int = 0
     skipped_directories: list[tuple[str, str]] = field(default_factory=list)  # (directory, why)
     vendored_read: list[tuple[str, str]] = field(default_factory=list)  # (directory, why it is the backend's own)
+    reading: TreeReading | None = None  # what the reading depended on
 
 
 def role_of(path: str) -> Role:
@@ -196,6 +198,7 @@ def read_files(root: Path, options: IndexOptions) -> FileListing:
         _read_one(tree, rel, options, listing)
     _read_vendored(tree, vendored, options, listing)
     listing.skipped_directories = sorted({**excluded, **dict(listing.skipped_directories)}.items())
+    listing.reading = TreeReading(listing_digest(paths, unreadable), tree.started, tree.seen)
     return listing
 
 

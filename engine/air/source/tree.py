@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from pathlib import Path
 
 from air.regular_file import NotRegular, open_regular
@@ -102,6 +103,21 @@ def is_utf8_name(rel: str) -> bool:
     return True
 
 
+Status = tuple[int, ...]
+
+
+def status_of(info: os.stat_result) -> Status:
+    """What changes whenever a file's content does: its identity, type, size and times."""
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def file_status(path: str, follow: bool) -> Status | None:
+    try:
+        return status_of(os.stat(path, follow_symlinks=follow))
+    except (OSError, ValueError):
+        return None
+
+
 class Unsuitable(Exception):
     """A file of the tree that is not read, and why (the reason counted in the report)."""
 
@@ -122,10 +138,14 @@ class TreeReader:
         self.root = os.path.realpath(root)
         self._prefix = os.path.join(self.root, "")
         self._directories: dict[str, str | Unsuitable] = {"": self.root}
+        self.started = time.time_ns()
+        # every file looked at, as it looked: the status of its path and, once opened, of the file
+        self.seen: dict[str, tuple[Status | None, Status | None]] = {}
 
     def open(self, rel: str) -> tuple[int, os.stat_result]:
         """A descriptor open on the regular file `rel` (the caller closes it), and its status."""
         directory, _, name = rel.rpartition("/")
+        self.seen[rel] = (file_status(os.path.join(self.root, rel), follow=False), None)
         path = os.path.join(self._directory(directory), name)
         try:
             info = os.lstat(path)
@@ -136,7 +156,11 @@ class TreeReader:
                 info = os.lstat(path)
             if not stat.S_ISREG(info.st_mode):
                 raise Unsuitable("not a regular file")
-            return open_regular(path)  # the last component is no link: those were resolved and checked above
+            descriptor, info = open_regular(
+                path
+            )  # the last component is no link: those were resolved and checked above
+            self.seen[rel] = (self.seen[rel][0], status_of(info))
+            return descriptor, info
         except NotRegular:
             raise Unsuitable("not a regular file") from None
         except (OSError, ValueError) as error:
