@@ -145,10 +145,12 @@ class TreeReader:
     def open(self, rel: str) -> tuple[int, os.stat_result]:
         """A descriptor open on the regular file `rel` (the caller closes it), and its status."""
         directory, _, name = rel.rpartition("/")
-        self.seen[rel] = (file_status(os.path.join(self.root, rel), follow=False), None)
-        path = os.path.join(self._directory(directory), name)
+        listed = os.path.join(self.root, rel)
+        self.seen[rel] = (None, None)
         try:
+            path = os.path.join(self._directory(directory), name)
             info = os.lstat(path)
+            self.seen[rel] = (status_of(info) if path == listed else file_status(listed, follow=False), None)
             if stat.S_ISLNK(info.st_mode):
                 path = os.path.realpath(path, strict=True)
                 if not self._contains(path):
@@ -156,11 +158,13 @@ class TreeReader:
                 info = os.lstat(path)
             if not stat.S_ISREG(info.st_mode):
                 raise Unsuitable("not a regular file")
-            descriptor, info = open_regular(
-                path
-            )  # the last component is no link: those were resolved and checked above
+            descriptor, info = open_regular(path)  # no link: those were resolved and checked above
             self.seen[rel] = (self.seen[rel][0], status_of(info))
             return descriptor, info
+        except Unsuitable:
+            if self.seen[rel][0] is None:
+                self.seen[rel] = (file_status(listed, follow=False), None)
+            raise
         except NotRegular:
             raise Unsuitable("not a regular file") from None
         except (OSError, ValueError) as error:
