@@ -840,6 +840,52 @@ def test_explicit_composite_needs_no_kernel_only_when_its_whole_family_needs_non
     ]
 
 
+def variants_catalog(tmp_path, variants):
+    ops = {
+        "fold.dim": [],
+        "fold.dim_out": [],
+        "fold_.dim": [],
+        "fold.other": [],
+        "fold.pair_out": [],
+        "fold": [],
+        "spin": ["composite_explicit"],
+        "spin.generator_out": [],
+        "warp": [],
+        "warp_overrideable": [],
+    }
+    path = tmp_path / "ops.json"
+    path.write_text(json.dumps({"framework_version": "0", "ops": ops, **variants}))
+    return operators.Catalog.load(path)
+
+
+def test_a_kernel_serves_the_overloads_that_share_its_signature(tmp_path):
+    catalog = variants_catalog(
+        tmp_path, {"variants": [["fold.dim", "fold.dim_out", "fold_.dim"], ["fold.other", "fold.pair_out"]]}
+    )
+    served = catalog.served(["fold_.dim"])
+    assert [catalog.is_served(name, served) for name in ("fold.dim", "fold.dim_out", "fold.other", "fold")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert not catalog.is_served("fold.dim", catalog.served(["fold.pair_out", "fold"]))
+    # an explicit composite runs through another overload of its family
+    assert catalog.is_served("spin", catalog.served(["spin.generator_out"]))
+    # a backend hook does the work of the operator it stands for
+    assert catalog.is_served("warp", catalog.served(["warp_overrideable"]))
+    # a name that is no overload (an op list naming the family), or one bound by a dispatch
+    # stub's name, tells only the family
+    assert catalog.is_served("fold.dim", catalog.served(["fold.any"]))
+    assert catalog.is_served("fold.dim", catalog.served(["fold.other"], by_family=["fold.other"]))
+
+
+def test_a_catalog_without_variants_counts_families(tmp_path):
+    catalog = variants_catalog(tmp_path, {})
+    assert catalog.is_served("fold.dim", catalog.served(["fold.other"]))
+    assert not catalog.is_served("warp", catalog.served(["spin"]))
+
+
 def test_coverage_leaves_out_ops_served_by_an_explicit_composite(tmp_path):
     pack = load_pack("pytorch-2.x")
     (tmp_path / "ops.cpp").write_text(BLOCKS)

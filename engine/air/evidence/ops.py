@@ -1,8 +1,10 @@
 """`ops`: operator registrations of the tree (see `air.graph.operators`), with coverage of a list.
 
-`of: [names]` finds the native kernels registered for the listed operators; a name covers its
-whole family (`add` covers `add.Tensor`, `add_.Tensor`, `add.out`), and `a|b` is covered by
-either (`_to_copy|_copy_from`: a cast works through either kernel). Listed operators that the
+`of: [names]` finds the native kernels registered for the listed operators; a name is covered
+by a kernel for any of its variants, the overloads the catalog groups with it by signature
+(`add.Tensor` by `add.Tensor`, `add_.Tensor` or `add.out`; `max.dim` by `max.dim_max` but not by
+`max.other`, another operation; see `Catalog.is_served`), and `a|b` is covered by either
+(`_to_copy|_copy_from`: a cast works through either kernel). Listed operators that the
 catalog says need no kernel of their own (composite) are left out of the coverage and listed
 apart; `a|b` is such only when each of its alternatives is. A listed operator registered only
 with a fallback kernel is counted as such, not as covered, and so is one registered only with a
@@ -52,10 +54,11 @@ from air.graph.operators import (
     NATIVE,
     STUB,
     UNRESOLVED,
+    Catalog,
     OperatorSyntax,
     Registration,
     Registrations,
-    family,
+    Served,
     find_registrations,
     op_list_names,
     python_registration_files,
@@ -155,7 +158,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     elif clause.spec.get("any"):
         chosen = found.ops + (found.elsewhere if clause.spec.get("namespaces") == "all" else ())
     else:
-        chosen = _of_listed(found, clause, NATIVE)
+        chosen = _of_listed(found, clause, NATIVE, context)
     return _hits_of(chosen, context)
 
 
@@ -185,8 +188,16 @@ def registration_hit(registration: Registration) -> Hit:
     return hit_at(registration.source, registration.line, captures)
 
 
-def _of_listed(found: Registrations, clause: Clause, kernel: str) -> tuple[Registration, ...]:
-    return found.of_families((family(name) for member in clause.spec["of"] for name in alternatives(member)), kernel)
+def _of_listed(found: Registrations, clause: Clause, kernel: str, context: Context) -> tuple[Registration, ...]:
+    """The registrations with kernels of the kind `kernel` of the listed operators' variants."""
+    catalog = _operator_syntax(context).catalog
+    listed = [name for member in clause.spec["of"] for name in alternatives(member)]
+    families = {base for name in listed for base in catalog.variant_families(name)}
+    return tuple(
+        r
+        for r in found.of_families(families, kernel)
+        if any(catalog.is_served(name, _served_by(r, catalog)) for name in listed)
+    )
 
 
 def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | None:
@@ -194,20 +205,24 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         return None
     catalog = _operator_syntax(context).catalog
     found = registrations(context)
-    native = _families(hits)
-    fallback = _families(_kept(_of_listed(found, clause, FALLBACK), clause, context))
-    stubbed = _families(_kept(_of_listed(found, clause, STUB), clause, context))
-    unresolved = _kept(_of_listed(found, clause, UNRESOLVED), clause, context)
+    native = _served(hits, catalog)
+    fallback = _served(_kept(_of_listed(found, clause, FALLBACK, context), clause, context), catalog)
+    stubbed = _served(_kept(_of_listed(found, clause, STUB, context), clause, context), catalog)
+    unresolved = _kept(_of_listed(found, clause, UNRESOLVED, context), clause, context)
     listed = list(dict.fromkeys(clause.spec["of"]))
     composite = tuple(member for member in listed if all(map(catalog.is_composite, alternatives(member))))
     needed = [member for member in listed if member not in composite]
-    covered = [member for member in needed if _covers(member, native)]
-    uncertain = [member for member in needed if member not in covered and _covers(member, _families(unresolved))]
+    covered = [member for member in needed if _covers(member, native, catalog)]
+    uncertain = [
+        member for member in needed if member not in covered and _covers(member, _served(unresolved, catalog), catalog)
+    ]
     captured = _capturing_fallback(found, context)
     if captured is not None:
         uncertain = [member for member in needed if member not in covered]
-    served = [member for member in needed if member not in covered + uncertain and _covers(member, fallback)]
-    stubs = [member for member in needed if member not in covered + uncertain + served and _covers(member, stubbed)]
+    served = [member for member in needed if member not in covered + uncertain and _covers(member, fallback, catalog)]
+    stubs = [
+        member for member in needed if member not in covered + uncertain + served and _covers(member, stubbed, catalog)
+    ]
     return Coverage(
         covered=tuple(covered),
         missing=tuple(_missing_of(needed, covered + uncertain + served + stubs)),
@@ -215,8 +230,10 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         fallback=tuple(served),
         stub=tuple(stubs),
         unresolved=tuple(uncertain),
-        undecided=_captured(uncertain, captured) if captured is not None else _undecided(uncertain, unresolved),
-        sources=_op_lists(hits) + _bound_by_the_framework(covered, hits),
+        undecided=_captured(uncertain, captured)
+        if captured is not None
+        else _undecided(uncertain, unresolved, catalog),
+        sources=_op_lists(hits) + _bound_by_the_framework(covered, hits, catalog),
         ignored=_unused_lists(_missing_of(needed, covered + uncertain + served + stubs), found, clause, context),
     )
 
@@ -247,10 +264,11 @@ def _missing_of(needed: list[str], found: list[str]) -> list[str]:
 
 def _unused_lists(missing: list[str], found: Registrations, clause: Clause, context: Context) -> tuple[str, ...]:
     """For each op list no build file names, the missing listed operators it names."""
+    catalog = _operator_syntax(context).catalog
     named: dict[str, list[str]] = {}
     for hit in _kept(found.unused, clause, context):
         for member in missing:
-            if _covers(member, {family(hit.capture("OP") or "")}):
+            if _covers(member, _served([hit], catalog), catalog):
                 named.setdefault(hit.path, []).append(member)
     return tuple(
         f"op list {path} names {_shown(list(dict.fromkeys(members)))} but is not used by the build"
@@ -264,20 +282,27 @@ def _kept(registrations: tuple[Registration, ...], clause: Clause, context: Cont
     return [hit for hit in apply_where(_hits_of(registrations, context), clause, context) if hit.role in roles]
 
 
-def _families(hits: list[Hit]) -> set[str]:
-    return {family(hit.capture("OP") or "") for hit in hits}
+def _served(hits: list[Hit], catalog: Catalog) -> Served:
+    """What the operators `hits` register serve (see `Catalog.is_served`): a kernel of an
+    in-tree key known by its name serves its whole family, the name telling no more."""
+    ops = [(hit.capture("OP") or "", hit.capture("HOW") in IN_TREE_HOWS) for hit in hits]
+    return catalog.served((op for op, _ in ops), by_family=(op for op, named in ops if named))
 
 
-def _covers(member: str, families: set[str]) -> bool:
-    return any(family(name) in families for name in alternatives(member))
+def _served_by(registration: Registration, catalog: Catalog) -> Served:
+    return catalog.served([registration.op], by_family=[registration.op] if registration.how in IN_TREE_HOWS else [])
 
 
-def _undecided(uncertain: list[str], unresolved: list[Hit]) -> str:
+def _covers(member: str, served: Served, catalog: Catalog) -> bool:
+    return any(catalog.is_served(name, served) for name in alternatives(member))
+
+
+def _undecided(uncertain: list[str], unresolved: list[Hit], catalog: Catalog) -> str:
     """Why the coverage cannot be decided: op lists name, for operators no native kernel
     covers, templates or files that are not in the tree."""
     absent: dict[tuple[str, str], list[str]] = {}
     for hit in unresolved:
-        members = [member for member in uncertain if _covers(member, {family(hit.capture("OP") or "")})]
+        members = [member for member in uncertain if _covers(member, _served([hit], catalog), catalog)]
         if members:
             absent.setdefault((hit.path, hit.capture("VIA") or ""), []).extend(members)
     return "; ".join(
@@ -291,12 +316,12 @@ def _shown(names: list[str]) -> str:
     return ", ".join(names[:MAX_UNRESOLVED_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
-def _bound_by_the_framework(covered: list[str], hits: list[Hit]) -> tuple[str, ...]:
+def _bound_by_the_framework(covered: list[str], hits: list[Hit], catalog: Catalog) -> tuple[str, ...]:
     """How many of the covered operators only kernels of an in-tree key known by their names
     cover, which the framework's own op list binds to their operators."""
     named = [hit for hit in hits if hit.capture("HOW") in IN_TREE_HOWS]
-    registered = _families([hit for hit in hits if hit.capture("HOW") not in IN_TREE_HOWS])
-    only_named = [member for member in covered if not _covers(member, registered)]
+    registered = _served([hit for hit in hits if hit.capture("HOW") not in IN_TREE_HOWS], catalog)
+    only_named = [member for member in covered if not _covers(member, registered, catalog)]
     if not only_named:
         return ()
     keys = sorted({hit.capture("KEY") or "" for hit in named})

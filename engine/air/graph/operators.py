@@ -257,15 +257,69 @@ def _found_in(pattern: re.Pattern[str] | None, text: str) -> bool:
 class Catalog:
     ops: dict[str, frozenset[str]]  # overload name -> flags ("composite", "composite_explicit", "core")
     framework_version: str  # of the framework whose operator definitions the catalog was generated from
+    variants: tuple[tuple[str, ...], ...] | None = None  # overloads sharing one signature; None: not known
 
     @classmethod
     def load(cls, path: Path) -> Catalog:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             ops = {name: frozenset(flags) for name, flags in data["ops"].items()}
-            return cls(ops, str(data["framework_version"]))
+            variants = data.get("variants")
+            grouped = None if variants is None else tuple(tuple(str(name) for name in group) for group in variants)
+            return cls(ops, str(data["framework_version"]), grouped)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             raise PackError(str(path), f"cannot read the operator catalog: {error}") from None
+
+    def served(self, registered: Iterable[str], by_family: Iterable[str] = ()) -> Served:
+        """What kernels registered for the operators `registered` serve (see `is_served`); those
+        of `by_family` are bound to their operators by a name that tells only the family (a
+        dispatch stub's)."""
+        names, loose = set(registered), set(by_family)
+        return Served(
+            groups=frozenset(self._group(name) for name in names if name in self.ops),
+            families=frozenset(family(name) for name in names | loose),
+            whole_families=frozenset(family(name) for name in names | loose if name in loose or name not in self.ops),
+        )
+
+    def is_served(self, name: str, served: Served) -> bool:
+        """Whether the overload `name` has a kernel among `served`: one of its variants, the
+        overloads that share its signature (its functional, in-place and out= forms: `max.dim`
+        and `max.dim_max`, not `max.other`), has one; or its family was registered without an
+        overload (an op list naming `eq`); or it is an explicit composite (written with other
+        overloads, often of its own family: `randperm` runs through `randperm.generator_out`)
+        and some overload of its family has one. A name the catalog does not know as an
+        overload, and every name of a catalog without variants, needs only its family."""
+        base = family(name)
+        if base in served.whole_families:
+            return True
+        if self.variants is None or name not in self.ops:
+            return base in served.families
+        if self._group(name) in served.groups:
+            return True
+        return "composite_explicit" in self.ops[name] and base in served.families
+
+    def variant_families(self, name: str) -> frozenset[str]:
+        """The families of the overloads that share `name`'s signature: `normal_` shares it
+        with `normal_functional`."""
+        group = self._group(name)
+        return frozenset({family(name), *(family(other) for other in self._members.get(group, ()))})
+
+    def _group(self, name: str) -> str:
+        """The first overload of `name`'s variants, the `_overrideable` suffix of a backend hook
+        dropped (`convolution_overrideable` does the work of `convolution`)."""
+        base, dot, overload = self._first_variant.get(name, name).partition(".")
+        return base.removesuffix("_overrideable") + dot + overload
+
+    @cached_property
+    def _first_variant(self) -> dict[str, str]:
+        return {name: group[0] for group in self.variants or () for name in group}
+
+    @cached_property
+    def _members(self) -> dict[str, tuple[str, ...]]:
+        members: dict[str, list[str]] = {}
+        for name in self.ops:
+            members.setdefault(self._group(name), []).append(name)
+        return {group: tuple(names) for group, names in members.items()}
 
     @cached_property
     def families(self) -> frozenset[str]:
@@ -288,6 +342,15 @@ class Catalog:
     @cached_property
     def core(self) -> tuple[str, ...]:
         return tuple(name for name in self.ops if "core" in self.ops[name] and not self.is_composite(name))
+
+
+@dataclass(frozen=True)
+class Served:
+    """Operators with a kernel, as `Catalog.is_served` reads them."""
+
+    groups: frozenset[str]  # variant groups with a kernel for one of their overloads
+    families: frozenset[str]  # families with a kernel for one of their overloads
+    whole_families: frozenset[str]  # families registered by name alone, without an overload
 
 
 def family(name: str) -> str:

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from air.evidence import Evaluator
 from air.evidence.base import constraint_holds, hit_at
 from air.evidence.ops import registrations
-from air.graph.operators import FALLBACK, NATIVE, STUB, family
+from air.graph.in_tree_kernels import HOWS as IN_TREE_HOWS
+from air.graph.operators import FALLBACK, NATIVE, STUB
 from air.pack.load import Pack
 from air.results import OperatorCategory, OperatorCoverage
 from air.scoring.rows import finding_of
@@ -27,11 +28,12 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
     kernels = [r for r in device if r.kernel == NATIVE]
     native = {r.op for r in kernels}
     fallback_only = {r.op for r in device if r.kernel == FALLBACK} - native
-    families = {family(r.op) for r in kernels}
-    core = syntax.catalog.core
-    core_missing = tuple(name for name in core if family(name) not in families)
+    catalog = syntax.catalog
+    served = catalog.served(native, by_family={r.op for r in kernels if r.how in IN_TREE_HOWS})
+    core = catalog.core
+    core_missing = tuple(name for name in core if not catalog.is_served(name, served))
     return OperatorCoverage(
-        catalog_version=syntax.catalog.framework_version,
+        catalog_version=catalog.framework_version,
         registered=len(native),
         by_source=tuple(sorted(Counter(r.how for r in kernels).items())),
         core_covered=len(core) - len(core_missing),

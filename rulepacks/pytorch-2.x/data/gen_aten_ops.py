@@ -5,7 +5,7 @@ torchgen's native_functions.yaml.
 
 Without --native-functions, the file is taken from the torchgen package of an installed torch
 (it ships inside the wheel at torchgen/packaged/ATen/native/native_functions.yaml). Only the
-YAML is read; nothing of torch is imported except to locate that file.
+YAML is read, with torchgen's schema parser; torch itself is not imported.
 
 Each overload gets its flags:
 - composite: a CompositeImplicitAutograd kernel (declared, or implied by an entry without
@@ -19,6 +19,11 @@ Each overload gets its flags:
   `*_overrideable` ops are not flagged: their explicit kernel is a stub that raises, left for
   out-of-tree backends to override;
 - core: tagged `core` (the core ATen opset).
+
+`variants` lists the overloads that share one signature, as torchgen groups them: an operator's
+functional, in-place and out= forms (`add.Tensor`, `add_.Tensor`, `add.out`; `max.dim` and
+`max.dim_max`, but not `max.other`). A kernel registered for one of them does the work of the
+others; groups of one overload are left out.
 """
 
 from __future__ import annotations
@@ -70,14 +75,20 @@ def catalog(native_functions: Path) -> dict:
     entries = yaml.load(
         native_functions.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     )
+    from torchgen.model import FunctionSchema  # shipped beside the YAML, in the same wheel
+
     ops = {}
+    signatures: dict[str, list[str]] = {}
     for entry in entries:
-        name = entry["func"].split("(", 1)[0].strip()
+        schema = FunctionSchema.parse(entry["func"])
+        name = str(schema.name)
         ops[name] = flags_of(entry, name)
+        signatures.setdefault(str(schema.signature()), []).append(name)
     return {
         "source": "torchgen/packaged/ATen/native/native_functions.yaml",
         "framework_version": torch_version_beside(native_functions),
         "ops": dict(sorted(ops.items())),
+        "variants": sorted(sorted(names) for names in signatures.values() if len(names) > 1),
     }
 
 
@@ -98,12 +109,16 @@ def main() -> None:
                 '  "ops": {\n'
                 + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["ops"].items())
                 + "\n  }",
+                '  "variants": [\n' + ",\n".join(f"    {json.dumps(group)}" for group in data["variants"]) + "\n  ]",
             ]
         )
         + "\n}\n"
     )
     args.output.write_text(text, encoding="utf-8")
-    print(f"{args.output}: {len(data['ops'])} overloads from torch {data['framework_version']}")
+    print(
+        f"{args.output}: {len(data['ops'])} overloads in {len(data['variants'])} groups of variants "
+        f"from torch {data['framework_version']}"
+    )
 
 
 if __name__ == "__main__":
