@@ -1006,15 +1006,24 @@ TORCH_LIBRARY_FRAGMENT(aten, lib) {
 TORCH_LIBRARY(aten, reg) {
   reg.impl("mm", torch::dispatch(c10::DispatchKey::PrivateUse1, TORCH_FN(vnd::mm_kernel)));
 }
+TORCH_LIBRARY(vnd, ops) {
+  ops.def("scale(Tensor x) -> Tensor", {at::Tag::pt2_compliant_tag});
+  ops.def("shift", &vnd::shift);
+  ops.def("pad(Tensor x) -> Tensor");
+}
 """
 
 
-def test_registrations_naming_their_own_key_count_inside_definition_blocks(tmp_path, syntax):
+def test_registrations_in_definition_blocks_are_on_their_own_key_or_catch_all(tmp_path, syntax):
     found = registered(tmp_path, syntax, {"csrc/defs.cpp": KEYED_IN_DEF_BLOCKS})
+    catch_all = syntax.catch_all_key
     assert sorted((r.op, r.key, r.line) for r in found.ops) == [
         ("conv2d", "c10::DispatchKey::AutocastPrivateUse1", 3),
         ("mm", "c10::DispatchKey::PrivateUse1", 8),
+        ("relu", catch_all, 5),
     ]
+    # a schema, with or without its tags, is no kernel
+    assert [(r.namespace, r.op, r.key) for r in found.elsewhere] == [("vnd", "shift", catch_all)]
 
 
 # --- Kernels of an in-tree key bound by the framework's own op list -------------------
@@ -1183,7 +1192,8 @@ def test_registrar_objects_written_out_register_what_their_function_does(tmp_pat
         ("aten", "add.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/named.cpp", 5),
         ("aten", "mul.Tensor", "c10::DispatchKey::AutogradXPU", "csrc/lazy.cpp", 3),
         ("aten", "sub.Tensor", "c10::DispatchKey::PrivateUse1", "csrc/named.cpp", 7),  # as the macro writes it
-        ("mydev", "fused", "c10::DispatchKey::PrivateUse1", "csrc/inline.cpp", 5),  # a definition library: own key only
+        ("mydev", "fused", syntax.catch_all_key, "csrc/inline.cpp", 6),  # a definition library: no key, catch-all
+        ("mydev", "fused", "c10::DispatchKey::PrivateUse1", "csrc/inline.cpp", 5),  # or its own key
         ("torchvision", "nms", "c10::DispatchKey::XPU", "csrc/vision.cpp", 3),
     ]
     assert [(r.key, r.source.path) for r in found.fallbacks] == [("c10::DispatchKey::PrivateUse1", "csrc/inline.cpp")]

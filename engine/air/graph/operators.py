@@ -7,8 +7,9 @@ Registrations are read from four places, as a pack's `operators` section names t
   A block without a call registers nothing. A block's calls include those of the backend's
   macros it invokes and of its functions it passes the library to, expanded with the call's
   arguments, and those of the fragments it `#include`s (`ops.inc`) that have no block of
-  their own. Blocks `DEF_BLOCK(namespace, m)` (the pack's `def_blocks`) count only registrations
-  that name their own key. A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
+  their own. In blocks `DEF_BLOCK(namespace, m)` (the pack's `def_blocks`) a registration that
+  passes a kernel but names no key of its own is on `catch_all_key`: one kernel for every
+  device (a definition that passes only a schema registers nothing). A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
   through the pack's `dispatch` call, or `m.impl("op", key, f)` through its `keyed_impl`
   method) is on that key. A block written out by hand, as the macro expands (the pack's
   `registrars`: `static const Init r(kind, &fill, "namespace", std::make_optional(key), ...)`),
@@ -18,7 +19,8 @@ Registrations are read from four places, as a pack's `operators` section names t
 - Python: calls of `python_impl` functions (`impl("namespace::op", "key")`, also
   `impl(lib, "op", "key")`), of `python_fake` ones (`register_fake("namespace::op")`, a kernel
   on `fake_key`), and calls on library objects created with `Library(namespace, kind[, key])`:
-  `lib.impl("op", fn[, key])`, and `lib.fallback(fn[, key])` on the wildcard namespace. A
+  `lib.impl("op", fn[, key])` (on `catch_all_key` when neither the call nor the library
+  names a key), and `lib.fallback(fn[, key])` on the wildcard namespace. A
   library object is one the file binds to a name or an attribute (`lib`, `self._lib`) or copies
   from one to another, a class attribute (read as `self.lib`, `cls.lib`, `Ops.lib`), or a
   module-level name of another module of the tree (`from .ops import lib`). An operator is
@@ -182,6 +184,7 @@ class OperatorSyntax:
     registrars: tuple[Registrar, ...] = ()  # the objects block macros expand to, constructed by hand
     python_fake: tuple[str, ...] = ()  # Python functions that register a fake kernel, on `fake_key`
     fake_key: str = ""
+    catch_all_key: str = ""  # where a kernel registered without a key goes: it serves every device
     python_op_objects: str = ""  # the module whose attributes `<module>.ns.op[.overload]` name operators
     in_tree: InTreeNaming | None = None  # how kernels of in-tree keys bound by the framework's own op list are named
     host_fallback: HostTransfers | None = None  # how a kernel written as a CPU fallback by hand moves tensors
@@ -215,6 +218,7 @@ class OperatorSyntax:
             registrars=tuple(Registrar.from_data(registrar) for registrar in data.get("registrars", ())),
             python_fake=tuple(data.get("python_fake", ())),
             fake_key=data.get("fake_key", ""),
+            catch_all_key=data.get("catch_all_key", ""),
             python_op_objects=data.get("python_op_objects", ""),
             in_tree=InTreeNaming.from_data(in_tree, symbols.get(in_tree["keys"], ())) if in_tree else None,
             host_fallback=HostTransfers.from_data(data["host_fallback"]) if "host_fallback" in data else None,
@@ -691,9 +695,17 @@ def _registered_in(
             continue
         op = _op_name(inner.literal, namespace) if inner.literal else None
         own_key = body.own_key(inner) if op else None
-        if op and (own_key or key):
+        # a definition block's key is "": a kernel it registers without a key of its own is a catch-all one
+        on = own_key or key or (syntax.catch_all_key if _gives_kernel(inner.args) else "")
+        if op and on:
             kind, via = _registered_kind(", ".join(inner.args[1:]), op, fallbacks, bodies)
-            yield Registration(op, namespace, own_key or key, statement.source, statement.line, "block", kind, via)
+            yield Registration(op, namespace, on, statement.source, statement.line, "block", kind, via)
+
+
+def _gives_kernel(args: list[str] | tuple[str, ...]) -> bool:
+    """Whether a definition block's call passes a kernel after the operator (`m.impl("op", f)`,
+    `m.def("op", f)`), not only a schema, or a schema and its tags (`m.def("op(...)", {tag})`)."""
+    return len(args) >= 2 and not args[1].lstrip().startswith("{")
 
 
 @dataclass(frozen=True)
@@ -1077,7 +1089,8 @@ def _python_registration(call: PyCall, libraries: _Libraries, syntax: OperatorSy
     if named is None:  # an operator that names no namespace, given to a library this file cannot see
         return
     key = syntax.fake_key if kind == "fake" else syntax.python_argument(kind, "key", call)
-    yield from ((*named, k) for k in _keys(key or (library[1] if library else "")))
+    key = key or (library[1] if library else "") or (syntax.catch_all_key if library else "")
+    yield from ((*named, k) for k in _keys(key))
 
 
 def _python_op(written: str, default_namespace: str, syntax: OperatorSyntax) -> tuple[str, str] | None:
