@@ -1,7 +1,8 @@
 """`file`: files whose path matches a glob, or named after an operator of the pack's catalog that
 their code calls (`named_for_operators`), optionally containing a literal or matching a regular
-expression in their code (comments never match). A file is cited at the match, else at its first
-line of code (not a licence header or a docstring)."""
+expression in their code (comments never match). A file is cited at the match, else, when it is
+named after an operator, at its first call of it, else at its first line of code (not a licence
+header or a docstring)."""
 
 from __future__ import annotations
 
@@ -49,12 +50,14 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     regex = compile_guarded(spec["matches"]) if "matches" in spec else None
     hits = []
     for source in context.index.select(literals(spec), include_docs=clause.scope == "all"):
-        if not (matches_glob(source.path, globs) or _named_for(source, operators, context)):
+        globbed = matches_glob(source.path, globs)
+        called_at = None if globbed else _operator_call(source, operators, context)
+        if not globbed and called_at is None:
             continue
         if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
         code = context.index.code_text(source)
-        line = _first_code_line(code)
+        line = _first_code_line(code) if called_at is None else code.count("\n", 0, called_at) + 1
         if "contains" in spec:
             found = code.find(spec["contains"])
             if found < 0:  # only in a comment
@@ -74,19 +77,21 @@ def _operator_families(context: Context) -> frozenset[str]:
     return context.operators.catalog.families if context.operators is not None else frozenset()
 
 
-def _named_for(source: SourceFile, operators: frozenset[str], context: Context) -> bool:
-    """Whether the file's name, without its extension and a `test_` prefix or `_test` suffix,
-    is an operator family (`test_addmm.py`, `cumsum_test.cpp`) that its code calls: a runner
-    named `test_all.py` is no test of `all`."""
+def _operator_call(source: SourceFile, operators: frozenset[str], context: Context) -> int | None:
+    """Where the code of a file named after an operator family (its name without its extension
+    and a `test_` prefix or `_test` suffix: `test_addmm.py`, `cumsum_test.cpp`) first calls it;
+    None for another file, or one that never calls it: a runner named `test_all.py` is no test
+    of `all`."""
     if not operators:
-        return False
+        return None
     stem = splitext(basename(source.path))[0].lower()
     bare = _TEST_AFFIXES.sub("", stem)
     if bare == stem or bare not in operators:
-        return False
+        return None
     called = compile_guarded(rf"(?<!\w){re.escape(bare)}_?\s*\(")
     with searching(source.path):
-        return called.search(context.index.code_text(source)) is not None
+        found = called.search(context.index.code_text(source))
+    return None if found is None else found.start()
 
 
 def _first_code_line(code: str) -> int:
