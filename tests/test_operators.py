@@ -279,6 +279,7 @@ def test_family():
 def test_coverage_counts_families_and_alternatives_and_leaves_out_composites(tmp_path):
     pack = load_pack("pytorch-2.x")
     (tmp_path / "ops.cpp").write_text(BLOCKS)
+    (tmp_path / "more.cpp").write_text('TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("matmul", &own_matmul); }\n')
     index = build_index(tmp_path)
     evaluator = Evaluator(Context(index, pack.symbols, pack.operators))
     data = {
@@ -289,6 +290,7 @@ def test_coverage_counts_families_and_alternatives_and_leaves_out_composites(tmp
     assert result.coverage.covered == ("add.Tensor", "abs", "relu|gelu")
     assert result.coverage.missing == ("sub.Tensor",)
     assert result.coverage.composite == ("matmul",)
+    assert result.coverage.overridden == ("matmul",)  # a composite the backend registers all the same
     assert result.covered_share() == 0.75
     assert parse_condition("coverage(native) >= 0.75").evaluate({"native": result}) is True
     assert parse_condition("coverage(native) > 0.75").evaluate({"native": result}) is False

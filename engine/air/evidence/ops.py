@@ -227,6 +227,7 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         covered=tuple(covered),
         missing=tuple(_missing_of(needed, covered + uncertain + served + stubs)),
         composite=composite,
+        overridden=tuple(member for member in composite if _covers(member, native, catalog)),
         fallback=tuple(served),
         stub=tuple(stubs),
         unresolved=tuple(uncertain),

@@ -132,7 +132,8 @@ def _coverage_text(name: str, coverage: Coverage) -> str:
     if coverage.missing:
         parts.append(f"missing {_listed(coverage.missing)}")
     if coverage.composite:
-        parts.append(f"composite, needing no kernel: {', '.join(coverage.composite)}")
+        overridden = f" (registered all the same: {', '.join(coverage.overridden)})" if coverage.overridden else ""
+        parts.append(f"composite, needing no kernel: {', '.join(coverage.composite)}{overridden}")
     parts.extend(f"not counted: {why}" for why in coverage.ignored)
     return "; ".join(parts)
 
