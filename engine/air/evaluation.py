@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path, PurePosixPath
 
@@ -16,6 +17,7 @@ from air.evidence import Evaluator
 from air.evidence.base import Clause, Context
 from air.graph.live_tests import LiveTests
 from air.index import CodeIndex
+from air.index.files import TRANSLATION_UNITS
 from air.index.vendored import Vendoring, own_use_literals, used_as_own
 from air.pack.framework import QuickReference, Route
 from air.pack.load import Pack, Row
@@ -77,7 +79,8 @@ class Evaluation:
         say(f"integration path: {path.title}")
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
-        setting = Setting(route, pack.framework, target, compiled, self.absent.used(index))
+        hidden = self.absent.used(index) + absent_extensions(index, pack.framework.native_modules)
+        setting = Setting(route, pack.framework, target, compiled, hidden)
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
@@ -266,6 +269,27 @@ class AbsentCode:
         candidates = index.select(literals, languages=["python", "cpp", "template"], roles=["product"])
         used = used_as_own(candidates, sorted(set(literals.values())), sorted(self.owners))
         return tuple(f"submodule {path}" for path, spelled in self.names.items() if spelled & used.keys())
+
+
+def absent_extensions(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Compiled extension modules of the backend's own packages (named as `names` say) that
+    its Python imports but the tree neither holds nor can build, having no C/C++ product code:
+    a checkout of a package's Python alone. What they register cannot be seen."""
+    if not names or any(f.role == "product" and PurePosixPath(f.path).suffix in TRANSLATION_UNITS for f in index.files):
+        return ()
+    known, packages = index.modules, index.package_dirs
+    found: dict[str, str] = {}
+    for source in index.files:
+        if source.language != "python" or source.role != "product":
+            continue
+        for item in index.python_lexical(source).imports:
+            imported = f"{item.module}.{item.name}".lstrip(".") if item.name else ""
+            for module in (imported, item.module):
+                parent, _, last = module.rpartition(".")
+                own = parent in known or (parent == "" and "" in packages)  # of a package of the tree
+                if module and module not in known and own and any(fnmatchcase(last, name) for name in names):
+                    found.setdefault(module, f"{source.path}:{item.line}")
+    return tuple(f"compiled extension {module} (imported at {at})" for module, at in sorted(found.items()))
 
 
 _SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")

@@ -85,6 +85,10 @@ LANGUAGES = {
     ".j2": "template",
     ".in": "template",
 }
+# C/C++ files compiled on their own; headers and fragments are only included by them.
+TRANSLATION_UNITS = frozenset(
+    {".c", ".cc", ".cp", ".cpp", ".cxx", ".c++", ".cu", ".hip", ".mu", ".mm", ".ixx", ".cppm", ".ccm", ".cxxm", ".c++m"}
+)
 NAMED_LANGUAGES = {
     "CMakeLists.txt": "cmake",
     "Makefile": "make",

@@ -121,6 +121,7 @@ class Framework:
     vendoring: Vendoring = Vendoring()
     terms: Terms = Terms()
     release_declarations: tuple[ReleaseDeclaration, ...] = ()  # strongest first
+    native_modules: tuple[str, ...] = ()  # globs of the last component of a compiled extension module's name
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -215,6 +216,7 @@ def _build(document: _Combined) -> Framework:
         terms=Terms(**data.get("terms", {})),
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
         release_declarations=_release_declarations(document),
+        native_modules=tuple(data.get("native_modules", ())),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
             inert_calls=tuple(data.get("inert_calls", ())),
