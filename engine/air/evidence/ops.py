@@ -164,9 +164,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
 
 def _hits_of(registrations: Iterable[Registration], context: Context) -> list[Hit]:
     """The hits of `registrations`, each made once for every clause that finds it."""
-    made: dict[int, Hit] = context.memo(
-        ("registration hits",), dict
-    )  # by identity: the check's registrations live as long as the context
+    # by identity: the check's registrations live as long as the context
+    made: dict[int, Hit] = context.memo(("registration hits",), dict)
     hits = []
     for registration in registrations:
         hit = made.get(id(registration))

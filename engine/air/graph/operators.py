@@ -9,9 +9,9 @@ Registrations are read from four places, as a pack's `operators` section names t
   arguments, and those of the fragments it `#include`s (`ops.inc`) that have no block of
   their own. In blocks `DEF_BLOCK(namespace, m)` (the pack's `def_blocks`) a registration that
   passes a kernel but names no key of its own is on `catch_all_key`: one kernel for every
-  device (a definition that passes only a schema registers nothing). A registration that names its own key (`m.impl("op", torch::dispatch(key, f))`
-  through the pack's `dispatch` call, or `m.impl("op", key, f)` through its `keyed_impl`
-  method) is on that key. A block written out by hand, as the macro expands (the pack's
+  device (a definition that passes only a schema registers nothing). A registration that
+  names its own key (`m.impl("op", torch::dispatch(key, f))` through the pack's `dispatch`
+  call, or `m.impl("op", key, f)` through its `keyed_impl` method) is on that key. A block written out by hand, as the macro expands (the pack's
   `registrars`: `static const Init r(kind, &fill, "namespace", std::make_optional(key), ...)`),
   is the body of the function it is constructed with (`void fill(Library& m) { ... }`, in
   any file of the tree, or a lambda, written in the arguments or bound to a name), on its
