@@ -854,6 +854,7 @@ def variants_catalog(tmp_path, variants):
         "spin.generator_out": [],
         "warp": [],
         "warp_overrideable": [],
+        "knit.dim": [],
     }
     path = tmp_path / "ops.json"
     path.write_text(json.dumps({"framework_version": "0", "ops": ops, **variants}))
@@ -876,10 +877,11 @@ def test_a_kernel_serves_the_overloads_that_share_its_signature(tmp_path):
     assert catalog.is_served("spin", catalog.served(["spin.generator_out"]))
     # a backend hook does the work of the operator it stands for
     assert catalog.is_served("warp", catalog.served(["warp_overrideable"]))
-    # a name that is no overload (an op list naming the family), or one bound by a dispatch
-    # stub's name, tells only the family
-    assert catalog.is_served("fold.dim", catalog.served(["fold.any"]))
+    # a bare name that is no overload (an op list naming the family), or one bound by a
+    # dispatch stub's name, tells only the family; an overload the catalog does not know, nothing
+    assert catalog.is_served("knit.dim", catalog.served(["knit"]))
     assert catalog.is_served("fold.dim", catalog.served(["fold.other"], by_family=["fold.other"]))
+    assert not catalog.is_served("fold.dim", catalog.served(["fold.bogus"]))
 
 
 def test_a_catalog_without_variants_counts_families(tmp_path):

@@ -365,6 +365,12 @@ def test_markdown_names_the_core_operators_and_the_catalog_in_the_framework_term
     assert "Core flux operators without a kernel: `mul`" in markdown
 
 
+def test_markdown_says_how_many_core_operators_the_list_leaves_out(report: Report) -> None:
+    operators = OperatorCoverage("1.2.0", 3, (("block", 3),), 1, 5, ("mul", "div"), (), ())
+    markdown = render_markdown(replace(report, operators=operators))
+    assert "Core flux operators without a kernel: `mul`, `div` and 2 more" in markdown
+
+
 def test_markdown_is_deterministic(report: Report) -> None:
     assert render_markdown(report) == render_markdown(from_dict(json.loads(render_json(report))))
 

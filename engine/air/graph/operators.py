@@ -282,7 +282,9 @@ class Catalog:
         return Served(
             groups=frozenset(self._group(name) for name in names if name in self.ops),
             families=frozenset(family(name) for name in names | loose),
-            whole_families=frozenset(family(name) for name in names | loose if name in loose or name not in self.ops),
+            whole_families=frozenset(
+                family(name) for name in names | loose if name in loose or ("." not in name and name not in self.ops)
+            ),
         )
 
     def is_served(self, name: str, served: Served) -> bool:
@@ -292,7 +294,8 @@ class Catalog:
         overload (an op list naming `eq`); or it is an explicit composite (written with other
         overloads, often of its own family: `randperm` runs through `randperm.generator_out`)
         and some overload of its family has one. A name the catalog does not know as an
-        overload, and every name of a catalog without variants, needs only its family."""
+        overload, and every name of a catalog without variants, needs only its family; a kernel
+        registered under an overload the catalog does not know serves no other."""
         base = family(name)
         if base in served.whole_families:
             return True

@@ -216,7 +216,10 @@ def _operators(operators: OperatorCoverage | None, pack: PackInfo) -> list[str]:
     if undecided:
         blocks.append("Coverage that cannot be told:\n\n" + _bullets(undecided))
     if operators.core_missing:
-        blocks.append(f"{core} without a kernel: " + _names(operators.core_missing))
+        more = operators.core_total - operators.core_covered - len(operators.core_missing)
+        blocks.append(
+            f"{core} without a kernel: " + _names(operators.core_missing) + (f" and {more} more" if more else "")
+        )
     return blocks
 
 

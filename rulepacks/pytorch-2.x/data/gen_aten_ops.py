@@ -17,13 +17,15 @@ Each overload gets its flags:
   with other ops, often an overload of its own family (`abs` runs through `abs.out`): the
   catalog's reader counts it as needing no kernel only when its whole family does. The
   `*_overrideable` ops are not flagged: their explicit kernel is a stub that raises, left for
-  out-of-tree backends to override;
+  out-of-tree backends to override; the out= overloads torchgen generates (`autogen`) are
+  flagged so too, their kernel calling the entry's;
 - core: tagged `core` (the core ATen opset).
 
 `variants` lists the overloads that share one signature, as torchgen groups them: an operator's
 functional, in-place and out= forms (`add.Tensor`, `add_.Tensor`, `add.out`; `max.dim` and
-`max.dim_max`, but not `max.other`). A kernel registered for one of them does the work of the
-others; groups of one overload are left out.
+`max.dim_max`, but not `max.other`), the out= ones torchgen generates (`autogen`) included. A
+kernel registered for one of them does the work of the others; groups of one overload are left
+out.
 """
 
 from __future__ import annotations
@@ -83,7 +85,11 @@ def catalog(native_functions: Path) -> dict:
         schema = FunctionSchema.parse(entry["func"])
         name = str(schema.name)
         ops[name] = flags_of(entry, name)
-        signatures.setdefault(str(schema.signature()), []).append(name)
+        # the out= overloads torchgen writes for the entry (`autogen: op.out`) share its signature;
+        # their generated kernel is an explicit composite that calls the entry
+        generated = [part.strip() for part in str(entry.get("autogen", "")).split(",") if part.strip()]
+        ops.update((out, ["composite_explicit"]) for out in generated)
+        signatures.setdefault(str(schema.signature()), []).extend([name, *generated])
     return {
         "source": "torchgen/packaged/ATen/native/native_functions.yaml",
         "framework_version": torch_version_beside(native_functions),
