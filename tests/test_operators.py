@@ -10,7 +10,7 @@ import pytest
 from air.errors import PackError
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
-from air.evidence.kernel_bodies import KernelReader
+from air.evidence.kernel_bodies import KernelReader, builds
 from air.evidence.stubs import StubRules
 from air.graph import operators
 from air.graph.operators import family, find_registrations
@@ -1269,3 +1269,14 @@ def test_ops_clauses_reach_every_namespace_when_asked(tmp_path):
     assert sorted(hit.capture("OP") for hit in result.hits) == ["op_b", "op_d", "op_f", "op_g", "op_h"]
     catalog_only = evaluate_clause(tmp_path / "catalog", PYTHON_SPELLINGS, {"ops": {"any": True}})
     assert {hit.capture("NAMESPACE") for hit in catalog_only.hits} == {"aten"}
+
+
+def test_a_kernel_body_is_read_as_each_build_compiles_it():
+    body = "\n#if A\n  a();\n#  if INNER\n  inner();\n#  endif\n#elif B\n  b();\n#else\n  c();\n#endif\n#ifdef D\n  d();\n#endif\n  done();\n"
+    assert [" ".join(build.split()) for build in builds(body)] == [
+        "a(); # if INNER inner(); # endif d(); done();",  # an inner group stays whole
+        "b(); done();",
+        "c(); done();",
+    ]
+    assert builds("  x();\n#if A\n  y();\n") == ["  x();\n#if A\n  y();\n"]  # a group that never closes
+    assert builds("  x();\n") == ["  x();\n"]

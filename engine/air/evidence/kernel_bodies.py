@@ -9,13 +9,16 @@ self;`) or a fresh allocation (`return at::empty(self.sizes(), self.options());`
 that is an allocation itself (`empty_strided`, by the allocation calls' names) may return one.
 
 A function given by name is judged on every definition the product's C/C++ holds (matched by
-the last component of its name): it is a stub or a host fallback when none is native, and a
-definition whose last statement calls such a function first is one too, a few levels deep. A
-function the tree does not define is native.
+the last component of its name), and on every build of a definition that `#if` groups split
+(`#if defined(CHIP_A)` device code `#elif defined(CHIP_B)` a host copy `#endif`; the groups a
+tree decides, such as `#if 0`, are blanked already): it is a stub or a host fallback when none
+is native, and a definition whose last statement calls such a function first is one too, a few
+levels deep. A function the tree does not define is native.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
@@ -71,8 +74,9 @@ class KernelReader:
     def _definitions(self, name: str) -> Iterator[tuple[list[str], tuple[str, ...]]]:
         for source in self._index.select([name], languages=CPP_LANGUAGES, roles=("product",)):
             for function in self._index.function_bodies(source).defined(name):
-                body = "{" + function.body + "}"
-                yield body_statements(body, (0, len(body) - 1)), tuple(p for p in function.params or () if p)
+                for build in builds(function.body):
+                    body = "{" + build + "}"
+                    yield body_statements(body, (0, len(body) - 1)), tuple(p for p in function.params or () if p)
 
     def _definition_kind(self, body: tuple[list[str], tuple[str, ...]], allocates: bool, depth: int) -> str:
         statements, parameters = body
@@ -91,6 +95,43 @@ class KernelReader:
         if self._host is not None and is_host_fallback(statements, self._host, self._rules.allocations):
             return FALLBACK
         return NATIVE
+
+
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.MULTILINE)
+
+
+def builds(body: str) -> list[str]:
+    """The body as each build compiles it when `#if` groups split it: in the k-th, every
+    outermost group keeps its k-th branch, or none when it has fewer. The body as written when
+    nothing in it is conditional, or its groups do not close."""
+    groups: list[tuple[int, list[int], list[int], int]] = []  # start, branch starts, branch ends, end
+    depth = 0
+    for directive in _CONDITIONAL.finditer(body):
+        word = directive.group(1)
+        if word.startswith("if"):
+            if depth == 0:
+                groups.append((directive.start(), [directive.end()], [], -1))
+            depth += 1
+        elif depth == 1 and word in ("elif", "else"):
+            groups[-1][2].append(directive.start())
+            groups[-1][1].append(directive.end())
+        elif word == "endif" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                start, starts, ends, _ = groups[-1]
+                groups[-1] = (start, starts, [*ends, directive.start()], directive.end())
+    if not groups or depth:
+        return [body]
+    builds = []
+    for branch in range(max(len(starts) for _, starts, _, _ in groups)):
+        pieces, last = [], 0
+        for start, starts, ends, end in groups:
+            pieces.append(body[last:start])
+            if branch < len(starts):
+                pieces.append(body[starts[branch] : ends[branch]])
+            last = end
+        builds.append("".join([*pieces, body[last:]]))
+    return builds
 
 
 def _joined(kinds: set[str]) -> str:
