@@ -11,6 +11,7 @@ from air.evidence.python_call import call_hint
 from air.graph.dependencies import DependencyGraph
 from air.index import build_index
 from air.index.python import extract_python
+from air.regex import PatternTimeout
 from helpers.trees import write_tree
 
 
@@ -720,3 +721,18 @@ def test_a_file_is_parsed_for_a_call_only_where_the_callee_may_resolve_to_it(sou
     assert call_hint("torch.compile")(source) is may_call
     parsed = [call for call in extract_python(source, "pkg.a").calls if call.qualname == "torch.compile"]
     assert may_call or not parsed  # never a file the parser finds the call in
+
+
+def test_a_clause_whose_files_cannot_be_chosen_in_time_is_undecided(tmp_path, monkeypatch):
+    write_tree(tmp_path, {"pkg/slow.py": "import torch\ntorch.utils.rename_privateuse1_backend('x')\n"})
+    evaluator = Evaluator(Context(build_index(tmp_path), {}))
+    slow = clause_from_data("slow", {"python_call": {"name": "torch.utils.rename_privateuse1_backend"}})
+
+    def hint_past_its_budget(text):
+        raise PatternTimeout("(a+)+$", "pkg/slow.py")
+
+    monkeypatch.setattr("air.evidence.python_call.call_hint", lambda name, resolved=True: hint_past_its_budget)
+    evaluator.prepare([slow])
+    result = evaluator.result(slow)
+    assert not result.decided
+    assert result.undecided_reason == "pattern timed out on pkg/slow.py"

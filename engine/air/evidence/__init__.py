@@ -53,6 +53,7 @@ from air.evidence.base import (
     apply_where,
     in_running_tests,
     python_candidates,
+    remember_candidates,
     roles_for,
 )
 from air.index.model import SourceFile
@@ -145,16 +146,25 @@ class Evaluator:
             parsed_files = getattr(KINDS[name], "parsed_files", None)  # of the kinds that parse files of their own
             if parsed_files is not None:
                 self._parsed.update((source.path, source) for source in parsed_files(self.context))
-        for clause in clauses:
-            try:
-                candidates = self._candidates(clause)
-            except PatternTimeout as timeout:
-                self._results[clause.key] = _timed_out(clause, timeout)
+        choosing = [clause for clause in clauses if self._parses(clause)]
+        chosen, _ = self.context.index.executor.map(self._candidate_paths, choosing)  # both processes share the work
+        by_path = self.context.index.by_path
+        for clause, paths in zip(choosing, chosen):
+            if isinstance(paths, str):
+                self._results[clause.key] = _timed_out(clause, paths)
                 continue
+            candidates = remember_candidates(clause, self.context, [by_path[path] for path in paths])
             self._parsed.update((source.path, source) for source in candidates)
             if getattr(KINDS[clause.kind], "READS_SCOPES", False):
                 self._scoped.update(source.path for source in candidates)
         return extra
+
+    def _candidate_paths(self, clause: Clause) -> tuple[str, ...] | str:
+        """The paths of the Python files `clause` parses, or why they cannot be told."""
+        try:
+            return tuple(source.path for source in self._candidates(clause))
+        except PatternTimeout as timeout:
+            return str(timeout)
 
     def prepare(self, clauses: Iterable[Clause]) -> None:
         """`select` the clauses' files, unless done, and parse the Python files chosen in one
@@ -181,13 +191,14 @@ class Evaluator:
             hits, not_run = in_running_tests(apply_where(found[clause.key], clause, self.context), clause, self.context)
             self._results[clause.key] = ClauseResult(clause, _sorted(hits), not_run=_sorted(not_run))
 
+    def _parses(self, clause: Clause) -> bool:
+        """Whether `clause` parses the Python files it selects: those of the kinds that parse
+        what they select do, outside tests, which are read lexically."""
+        return getattr(KINDS[clause.kind], "prefilters", None) is not None and clause.scope != "tests"
+
     def _candidates(self, clause: Clause) -> Iterable[SourceFile]:
-        """The Python files `clause` parses (found once): those of the kinds that parse what
-        they select, outside tests, which are read lexically."""
-        prefilters = getattr(KINDS[clause.kind], "prefilters", None)
-        if prefilters is None or clause.scope == "tests":
-            return ()
-        return python_candidates(clause, self.context, *prefilters(clause))
+        """The Python files `clause` parses (found once)."""
+        return python_candidates(clause, self.context, *KINDS[clause.kind].prefilters(clause))
 
     def evaluate_all(self, clauses: Iterable[Clause]) -> None:
         """Evaluate `clauses` ahead of the rows that read them, in the index's executor: clause
@@ -286,7 +297,7 @@ def _prefilter_literals(clause: Clause, context: Context) -> list:
     ]
 
 
-def _timed_out(clause: Clause, timeout: PatternTimeout) -> ClauseResult:
+def _timed_out(clause: Clause, timeout: PatternTimeout | str) -> ClauseResult:
     """A clause a regular expression search of which ran past its budget: undecided."""
     return ClauseResult(clause, [], decided=False, undecided_reason=str(timeout))
 

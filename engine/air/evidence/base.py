@@ -323,6 +323,13 @@ def python_candidates(
     return context.memo(("python-candidates", clause.key), lambda: list(_candidates(clause, context, literals, hints)))
 
 
+def remember_candidates(clause: Clause, context: Context, sources: list[SourceFile]) -> list[SourceFile]:
+    """Take `sources` as the files `python_candidates` finds for `clause`, found elsewhere (in
+    a worker process); what it found already stays."""
+    found: list[SourceFile] = context.memo(("python-candidates", clause.key), lambda: sources)
+    return found
+
+
 def parsed_python(
     clause: Clause, context: Context, literals: Iterable[str | tuple[str, ...]], hints: Iterable[Hint]
 ) -> Iterator[SourceFile]:
