@@ -19,6 +19,7 @@ from air.graph.live_tests import LiveTests
 from air.index import CodeIndex
 from air.index.files import TRANSLATION_UNITS
 from air.index.vendored import Vendoring, own_use_literals, used_as_own
+from air.pack.conditions import referenced_names
 from air.pack.framework import QuickReference, Route
 from air.pack.load import Pack, Row
 from air.results import (
@@ -147,7 +148,7 @@ def _identity(
             pack.framework.package,
             source,
             framework_version,
-            registering_files(pack, evaluator),
+            registering_files(pack, evaluator, route),
             pack.framework.release_declarations,
         )
         prefixes = pack.framework.package_prefixes
@@ -177,15 +178,17 @@ def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
     return tuple(sorted(name for name in names if name.isidentifier()))
 
 
-def registering_files(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
+def registering_files(pack: Pack, evaluator: Evaluator, route: Route) -> tuple[str, ...]:
     """The product files where the backend registers its device (or its compile backend): those
-    of the framework's path signals that name the device (capture NAME), or of every signal
-    found when none does."""
+    of the framework's path signals that name the device (capture NAME), or, when none does, of
+    the signals the verdict reached reads (of every signal, for a verdict without a condition)."""
+    condition = route.verdict.when
+    deciding = referenced_names(condition) if condition is not None else set(pack.framework.signals)
     naming: set[str] = set()
     found: set[str] = set()
-    for clause in pack.framework.signals.values():
+    for name, clause in pack.framework.signals.items():
         for hit in evaluator.result(clause).counted():
-            if hit.role == "product":
+            if hit.role == "product" and (hit.capture("NAME") or name in deciding):
                 (naming if hit.capture("NAME") else found).add(hit.path)
     return tuple(sorted(naming or found))
 

@@ -38,7 +38,7 @@ def describe_backend(
     distribution of its own, the backend is named after the package that registers the device,
     else the directory."""
     source = source or local_source(root)
-    packages = registering_packages(index, registering)
+    packages = registering_packages(index, registering, shown_path(root.resolve().name))
     found = distributions(index.build, index.files)
     product = product_distribution(found, registering, packages)
     pin = None
@@ -55,13 +55,14 @@ def describe_backend(
     )
 
 
-def registering_packages(index: CodeIndex, registering: tuple[str, ...]) -> list[str]:
-    """The top-level Python packages of the `registering` files, the one holding most first."""
+def registering_packages(index: CodeIndex, registering: tuple[str, ...], root_name: str) -> list[str]:
+    """The top-level Python packages of the `registering` files, the one holding most first; of
+    a tree whose root is a package (a checkout of the package's directory), the root's name."""
     found: Counter[str] = Counter()
     for path in registering:
         module = module_name(path, index.package_dirs)
         if module and ("." in module or path.endswith("__init__.py")):  # a lone script is no package
-            found[module.partition(".")[0]] += 1
+            found[root_name if "" in index.package_dirs else module.partition(".")[0]] += 1
     return sorted(found, key=lambda top: (-found[top], top))
 
 
