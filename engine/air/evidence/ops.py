@@ -192,11 +192,12 @@ def _of_listed(found: Registrations, clause: Clause, kernel: str, context: Conte
     catalog = _operator_syntax(context).catalog
     listed = [name for member in clause.spec["of"] for name in alternatives(member)]
     families = {base for name in listed for base in catalog.variant_families(name)}
-    return tuple(
-        r
-        for r in found.of_families(families, kernel)
-        if any(catalog.is_served(name, _served_by(r, catalog)) for name in listed)
-    )
+    kept = []
+    for registration in found.of_families(families, kernel):
+        served = registrations_served([registration], catalog)
+        if any(catalog.is_served(name, served) for name in listed):
+            kept.append(registration)
+    return tuple(kept)
 
 
 def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | None:
@@ -289,8 +290,12 @@ def _served(hits: list[Hit], catalog: Catalog) -> Served:
     return catalog.served((op for op, _ in ops), by_family=(op for op, named in ops if named))
 
 
-def _served_by(registration: Registration, catalog: Catalog) -> Served:
-    return catalog.served([registration.op], by_family=[registration.op] if registration.how in IN_TREE_HOWS else [])
+def registrations_served(registrations: Iterable[Registration], catalog: Catalog) -> Served:
+    """What `registrations` serve (see `Catalog.is_served`), as `_served` reads their hits."""
+    registrations = list(registrations)
+    return catalog.served(
+        (r.op for r in registrations), by_family=(r.op for r in registrations if r.how in IN_TREE_HOWS)
+    )
 
 
 def _covers(member: str, served: Served, catalog: Catalog) -> bool:

@@ -11,18 +11,18 @@ Registrations are read from four places, as a pack's `operators` section names t
   passes a kernel but names no key of its own is on `catch_all_key`: one kernel for every
   device (a definition that passes only a schema registers nothing). A registration that
   names its own key (`m.impl("op", torch::dispatch(key, f))` through the pack's `dispatch`
-  call, or `m.impl("op", key, f)` through its `keyed_impl` method) is on that key. A block written out by hand, as the macro expands (the pack's
-  `registrars`: `static const Init r(kind, &fill, "namespace", std::make_optional(key), ...)`),
-  is the body of the function it is constructed with (`void fill(Library& m) { ... }`, in
-  any file of the tree, or a lambda, written in the arguments or bound to a name), on its
-  namespace and key; of a kind that defines operators, it is read as a definition block.
+  call, or `m.impl("op", key, f)` through its `keyed_impl` method) is on that key. A block
+  written out by hand, as the macro expands (the pack's `registrars`: `static const Init
+  r(kind, &fill, "namespace", std::make_optional(key), ...)`), is the body of the function it is
+  constructed with (`void fill(Library& m) { ... }`, in any file of the tree, or a lambda,
+  written in the arguments or bound to a name), on its namespace and key; of a kind that
+  defines operators, it is read as a definition block.
 - Python: calls of `python_impl` functions (`impl("namespace::op", "key")`, also
   `impl(lib, "op", "key")`), of `python_fake` ones (`register_fake("namespace::op")`, a kernel
   on `fake_key`), and calls on library objects created with `Library(namespace, kind[, key])`:
   `lib.impl("op", fn[, key])` (on `catch_all_key` when neither the call nor the library
-  names a key), and `lib.fallback(fn[, key])` on the wildcard namespace. A
-  library object is one the file binds to a name or an attribute (`lib`, `self._lib`) or copies
-  from one to another, a class attribute (read as `self.lib`, `cls.lib`, `Ops.lib`), or a
+  names a key), and `lib.fallback(fn[, key])` on the wildcard namespace. A library object is
+  one the file binds to a name or an attribute (`lib`, `self._lib`) or copies from one to another, a class attribute (read as `self.lib`, `cls.lib`, `Ops.lib`), or a
   module-level name of another module of the tree (`from .ops import lib`). An operator is
   named `namespace::op`, `op` of a library object, or by an operator object
   (`<python_op_objects>.namespace.op.overload`); an operator without a namespace given to a

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 from air.evidence import Evaluator
 from air.evidence.base import constraint_holds, hit_at
-from air.evidence.ops import registrations
-from air.graph.in_tree_kernels import HOWS as IN_TREE_HOWS
+from air.evidence.ops import registrations, registrations_served
 from air.graph.operators import FALLBACK, NATIVE, STUB
 from air.pack.load import Pack
 from air.results import OperatorCategory, OperatorCoverage
@@ -29,7 +28,7 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
     native = {r.op for r in kernels}
     fallback_only = {r.op for r in device if r.kernel == FALLBACK} - native
     catalog = syntax.catalog
-    served = catalog.served(native, by_family={r.op for r in kernels if r.how in IN_TREE_HOWS})
+    served = registrations_served(kernels, catalog)
     core = catalog.core
     core_missing = tuple(name for name in core if not catalog.is_served(name, served))
     return OperatorCoverage(
