@@ -10,11 +10,12 @@ import pytest
 from air.errors import PackError
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context
-from air.evidence.kernel_bodies import KernelReader, builds
+from air.evidence.kernel_bodies import KernelReader
 from air.evidence.stubs import StubRules
 from air.graph import operators
 from air.graph.operators import family, find_registrations
 from air.index import build_index
+from air.index.cpp import builds
 from air.pack.conditions import parse_condition
 from air.pack.load import load_pack
 from air.scoring.operators import operator_coverage

@@ -18,7 +18,6 @@ levels deep. A function the tree does not define is native.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
@@ -27,7 +26,7 @@ from air.evidence.stubs import StubRules, is_stub
 from air.graph.host_fallback import HostTransfers, called_functions, is_host_fallback
 from air.graph.operators import FALLBACK, LAMBDA_HEAD, NATIVE, STUB
 from air.index import CodeIndex
-from air.index.cpp import CPP_LANGUAGES, body_statements, parameter_names
+from air.index.cpp import CPP_LANGUAGES, body_statements, builds, parameter_names
 
 MAX_FORWARDING_DEPTH = 4
 
@@ -95,43 +94,6 @@ class KernelReader:
         if self._host is not None and is_host_fallback(statements, self._host, self._rules.allocations):
             return FALLBACK
         return NATIVE
-
-
-_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.MULTILINE)
-
-
-def builds(body: str) -> list[str]:
-    """The body as each build compiles it when `#if` groups split it: in the k-th, every
-    outermost group keeps its k-th branch, or none when it has fewer. The body as written when
-    nothing in it is conditional, or its groups do not close."""
-    groups: list[tuple[int, list[int], list[int], int]] = []  # start, branch starts, branch ends, end
-    depth = 0
-    for directive in _CONDITIONAL.finditer(body):
-        word = directive.group(1)
-        if word.startswith("if"):
-            if depth == 0:
-                groups.append((directive.start(), [directive.end()], [], -1))
-            depth += 1
-        elif depth == 1 and word in ("elif", "else"):
-            groups[-1][2].append(directive.start())
-            groups[-1][1].append(directive.end())
-        elif word == "endif" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                start, starts, ends, _ = groups[-1]
-                groups[-1] = (start, starts, [*ends, directive.start()], directive.end())
-    if not groups or depth:
-        return [body]
-    builds = []
-    for branch in range(max(len(starts) for _, starts, _, _ in groups)):
-        pieces, last = [], 0
-        for start, starts, ends, end in groups:
-            pieces.append(body[last:start])
-            if branch < len(starts):
-                pieces.append(body[starts[branch] : ends[branch]])
-            last = end
-        builds.append("".join([*pieces, body[last:]]))
-    return builds
 
 
 def _joined(kinds: set[str]) -> str:

@@ -40,6 +40,7 @@ from air.index.cpp.lexing import COMMENT_KINDS, Braces, Lines, is_name, lexemes
 from air.index.cpp.preprocessor import (
     DIRECTIVE,
     INCLUDE_KEYWORDS,
+    builds,
     dead_branches,
     directive_lines,
     expand_macro,
@@ -65,6 +66,7 @@ __all__ = [
     "parameters_before",
     "reached",
     "calls_between",
+    "builds",
     "dead_branches",
     "expand_macro",
     "expand_macros",

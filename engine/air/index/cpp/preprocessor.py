@@ -143,6 +143,41 @@ def dead_branches(text: str, undefined: Callable[[str], bool] | None = None) -> 
     return sorted(spans)
 
 
+def builds(body: str) -> list[str]:
+    """Comment-free C/C++ `body` as each build compiles it when `#if` groups split it: in the
+    k-th, every outermost group keeps its k-th branch, or none when it has fewer. The body as
+    written when nothing in it is conditional, or its groups do not close. (Groups whose
+    conditions are constant are best blanked first, see `dead_branches`.)"""
+    groups: list[tuple[int, list[int], list[int], int]] = []  # start, branch starts, branch ends, end
+    depth = 0
+    for directive in directive_lines(_CONDITIONAL, body):
+        keyword = directive["keyword"]
+        if keyword.startswith("if"):
+            if depth == 0:
+                groups.append((directive.start(), [directive.end()], [], -1))
+            depth += 1
+        elif depth == 1 and keyword in ("elif", "else"):
+            groups[-1][2].append(directive.start())
+            groups[-1][1].append(directive.end())
+        elif keyword == "endif" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                start, starts, ends, _ = groups[-1]
+                groups[-1] = (start, starts, [*ends, directive.start()], directive.end())
+    if not groups or depth:
+        return [body]
+    compiled = []
+    for branch in range(max(len(starts) for _, starts, _, _ in groups)):
+        pieces, last = [], 0
+        for start, starts, ends, end in groups:
+            pieces.append(body[last:start])
+            if branch < len(starts):
+                pieces.append(body[starts[branch] : ends[branch]])
+            last = end
+        compiled.append("".join([*pieces, body[last:]]))
+    return compiled
+
+
 # --- Directives --------------------------------------------------------------
 
 DIRECTIVE = re.compile(
