@@ -17,7 +17,7 @@ from air.evidence import Evaluator
 from air.evidence.base import Clause, Context
 from air.graph.live_tests import LiveTests
 from air.index import CodeIndex
-from air.index.files import TRANSLATION_UNITS
+from air.index.files import is_translation_unit
 from air.index.vendored import Vendoring, own_use_literals, used_as_own
 from air.pack.conditions import referenced_names
 from air.pack.framework import QuickReference, Route
@@ -278,7 +278,7 @@ def absent_extensions(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ..
     """Compiled extension modules of the backend's own packages (named as `names` say) that
     its Python imports but the tree neither holds nor can build, having no C/C++ product code:
     a checkout of a package's Python alone. What they register cannot be seen."""
-    if not names or any(f.role == "product" and PurePosixPath(f.path).suffix in TRANSLATION_UNITS for f in index.files):
+    if not names or any(f.role == "product" and is_translation_unit(f.path) for f in index.files):
         return ()
     known, packages = index.modules, index.package_dirs
     found: dict[str, str] = {}

@@ -86,7 +86,7 @@ LANGUAGES = {
     ".in": "template",
 }
 # C/C++ files compiled on their own; headers and fragments are only included by them.
-TRANSLATION_UNITS = frozenset(
+_TRANSLATION_UNITS = frozenset(
     {".c", ".cc", ".cp", ".cpp", ".cxx", ".c++", ".cu", ".hip", ".mu", ".mm", ".ixx", ".cppm", ".ccm", ".cxxm", ".c++m"}
 )
 NAMED_LANGUAGES = {
@@ -165,6 +165,11 @@ def _suffix(name: str) -> str:
     """The file name's last suffix, lowercased, as `PurePosixPath.suffix` finds it."""
     dot = name.rfind(".")
     return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
+
+
+def is_translation_unit(path: str) -> bool:
+    """Whether `path` is a C/C++ file compiled on its own, not one only included."""
+    return _suffix(path.rpartition("/")[2]) in _TRANSLATION_UNITS
 
 
 def is_excluded(path: str, excludes: tuple[str, ...]) -> bool:
