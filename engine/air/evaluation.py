@@ -188,8 +188,10 @@ def registering_files(pack: Pack, evaluator: Evaluator, route: Route) -> tuple[s
     found: set[str] = set()
     for name, clause in pack.framework.signals.items():
         for hit in evaluator.result(clause).counted():
-            if hit.role == "product" and (hit.capture("NAME") or name in deciding):
-                (naming if hit.capture("NAME") else found).add(hit.path)
+            if hit.role == "product" and hit.capture("NAME"):
+                naming.add(hit.path)
+            elif hit.role == "product" and name in deciding:
+                found.add(hit.path)
     return tuple(sorted(naming or found))
 
 
