@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any
 
-from air.index.cpp.lexing import skip_group
+from air.index.cpp.lexing import KEYWORDS_BEFORE_PARENTHESES, skip_group
 
 _CALL = re.compile(r"(?<![\w:])(?P<callee>[A-Za-z_]\w*(?: ?(?:::|\.|->) ?[A-Za-z_]\w*)*) ?(?:<[^<>;()]*> ?)?\(")
 _BINDING = re.compile(r"(?:[\w:<>,*& ]+? )?(?P<name>[A-Za-z_]\w*) ?=(?!=) ?(?P<value>.+)", re.S)
@@ -82,6 +82,8 @@ class _Call:
 def _calls(text: str) -> Iterator[_Call]:
     for found in _CALL.finditer(text):
         callee = found["callee"].replace(" ", "")
+        if callee in KEYWORDS_BEFORE_PARENTHESES:
+            continue
         end = skip_group(text, found.end() - 1)
         if end is None:
             continue

@@ -12,6 +12,7 @@ from itertools import pairwise
 
 from air.index.blanking import blank_spans
 from air.index.cpp.lexing import (
+    KEYWORDS_BEFORE_PARENTHESES,
     LITERAL_PATTERNS,
     Braces,
     Brackets,
@@ -29,9 +30,6 @@ from air.index.cpp.lexing import (
 from air.index.cpp.preprocessor import DIRECTIVE, directive_lines
 from air.index.model import CppDefine, Span
 
-_NOT_A_FUNCTION_HEAD = frozenset(
-    "if for while switch catch return sizeof alignof decltype noexcept throw requires static_assert".split()
-)
 _HEAD_QUALIFIERS = frozenset("noexcept throw requires __attribute__ alignas __declspec".split())
 _SCOPE_KEYWORDS = re.compile(r"\b(?:namespace|class|struct|union|enum|extern)\b")
 _TYPE_KEYWORDS = frozenset(
@@ -159,7 +157,7 @@ class FunctionBodies:
             end = name_start
         else:
             return None
-        if not name or name[0].isdigit() or name in _NOT_A_FUNCTION_HEAD or code[name_end - 1 : name_end] == "]":
+        if not name or name[0].isdigit() or name in KEYWORDS_BEFORE_PARENTHESES or code[name_end - 1 : name_end] == "]":
             return None
         body = self._stripped[opened + 1 : self._braces.closing[opened]]
         return CppDefine(self._lines.of(name_start), name, self._parameters(paren), body)

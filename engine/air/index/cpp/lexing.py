@@ -8,6 +8,13 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
+# The keywords written before a parenthesis as a call is (`if (x)`, `return (y);`, `sizeof(T)`,
+# `static_cast<T>(v)`): no function is named after one.
+KEYWORDS_BEFORE_PARENTHESES = frozenset(
+    "if for while switch catch return sizeof alignof decltype noexcept throw requires static_assert typeid"
+    " static_cast dynamic_cast const_cast reinterpret_cast".split()
+)
+
 # Comments and the literals that start with their quote, unterminated strings and chars ending
 # at the line end. Each alternative starts with its character, outside its group, so that the
 # regex engine skips ahead to those characters.
