@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -169,12 +170,43 @@ class UpstreamCode:
     allocations: tuple[str, ...] = ()
     value_types: frozenset[str] = frozenset()
     metadata_calls: tuple[str, ...] = ()
+    _descendants: dict[frozenset[str], frozenset[str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @cached_property
     def namespaces(self) -> frozenset[str]:
         """The framework's outermost C++ namespaces, as its qualified class names show them."""
         names = {name for name, bases in self.bases.items() for name in (name, *bases)}
         return frozenset(name.split("::", 1)[0] for name in names if "::" in name)
+
+    def descendants(self, roots: Iterable[str]) -> frozenset[str]:
+        """The framework classes that derive, at any depth, from one of `roots`: a root written
+        qualified stands for that class alone, an unqualified one for every class of its name.
+        Worked out once per set of roots."""
+        key = frozenset(roots)
+        found = self._descendants.get(key)
+        if found is None:
+            named = {name for name in self.bases.keys() | self._derived.keys() if any(_is_named(name, r) for r in key)}
+            frontier = set(named)
+            while frontier:
+                frontier = {child for parent in frontier for child in self._derived.get(parent, ())} - named
+                named |= frontier
+            found = self._descendants[key] = frozenset(named)
+        return found
+
+    @cached_property
+    def _derived(self) -> dict[str, set[str]]:
+        """The classes deriving directly from each class."""
+        derived: dict[str, set[str]] = defaultdict(set)
+        for name, direct in self.bases.items():
+            for base in direct:
+                derived[base].add(name)
+        return derived
+
+
+def _is_named(qualified: str, root: str) -> bool:
+    return qualified == root or qualified.endswith("::" + root)
 
 
 class Context:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
@@ -124,7 +123,7 @@ def literals(spec: dict) -> list[str]:
 def upstream_literals(spec: dict, context: Context) -> list[str]:
     """The names of the framework's classes deriving from the named bases, which a class of
     the tree may name instead of them: literals of the prefilter too."""
-    return sorted({last_component(name) for name in upstream_descendants(context.upstream.bases, _roots(spec))})
+    return sorted({last_component(name) for name in context.upstream.descendants(_roots(spec))})
 
 
 def _roots(spec: dict, option: str = "derives_from") -> list[str]:
@@ -283,28 +282,9 @@ def base_name(base: str) -> str:
 
 
 def _family(context: Context, roots: list[str]) -> Family:
-    upstream = upstream_descendants(context.upstream.bases, roots)
+    upstream = context.upstream.descendants(roots)
     names = frozenset({last_component(root) for root in roots} | {last_component(name) for name in upstream})
     return Family(derived_classes(context.index, names, context.upstream.namespaces), names)
-
-
-def upstream_descendants(bases: Mapping[str, tuple[str, ...]], roots: list[str]) -> set[str]:
-    """The framework classes that derive, at any depth, from one of `roots`: a root written
-    qualified stands for that class alone, an unqualified one for every class of its name."""
-    derived: dict[str, set[str]] = defaultdict(set)
-    for name, direct in bases.items():
-        for base in direct:
-            derived[base].add(name)
-    found = {name for name in bases.keys() | derived.keys() if any(_is_named(name, root) for root in roots)}
-    frontier = set(found)
-    while frontier:
-        frontier = {child for parent in frontier for child in derived[parent]} - found
-        found |= frontier
-    return found
-
-
-def _is_named(qualified: str, root: str) -> bool:
-    return qualified == root or qualified.endswith("::" + root)
 
 
 def derived_classes(

@@ -67,6 +67,7 @@ class CodeIndex:
         self._lexical: dict[str, LexicalPython] = {}
         self._by_literal: dict[tuple, set[str]] = {}
         self._scanned: dict[str, set[str]] = {}
+        self._weights: dict[tuple[str | None, frozenset[str]], int] = {}
         self._python: dict[str, PythonFacts] = {}
         self._scopes: dict[str, tuple[PyScope, ...]] = {}
         self._cpp: dict[str, CppFacts] = {}
@@ -98,14 +99,26 @@ class CodeIndex:
         yield from (source for source in pool if source.path in matching)
 
     def weight(self, literals: Iterable[str | Sequence[str]], roles: Iterable[str]) -> int:
-        """Characters in the files of `roles` holding one of `literals` (as `select` takes
-        them; all files when there are none): about what reading them costs."""
+        """About what reading the files of `roles` that hold `literals` (as `select` takes them;
+        all files when there are none) costs: the characters of those holding each literal (of
+        a group, its rarest), summed."""
         wanted = [(item,) if isinstance(item, str) else tuple(item) for item in literals]
         roles = frozenset(roles)
         if not wanted:
-            return sum(len(source.text) for source in self.files if source.role in roles)
-        paths = self._matching((None, None, False), wanted)
-        return sum(len(self.by_path[path].text) for path in paths if self.by_path[path].role in roles)
+            return self._weight(None, roles)
+        return sum(min(self._weight(part, roles) for part in group) for group in wanted)
+
+    def _weight(self, literal: str | None, roles: frozenset[str]) -> int:
+        """Characters in the files of `roles` holding `literal` (all files for None)."""
+        key = (literal, roles)
+        found = self._weights.get(key)
+        if found is None:
+            if literal is None:
+                sources: Iterable[SourceFile] = self.files
+            else:
+                sources = (self.by_path[path] for path in self._containing(_NOT_DOCS, literal))
+            found = self._weights[key] = sum(len(source.text) for source in sources if source.role in roles)
+        return found
 
     def find_literals(
         self, literals: Iterable[str], languages: Iterable[str] | None = None, roles: Iterable[str] | None = None
@@ -197,11 +210,26 @@ class CodeIndex:
         return scanned | self._searched(_ONLY_DOCS, literal) if include_docs else scanned
 
     def _searched(self, kinds: tuple, literal: str) -> set[str]:
+        """Paths of the files of `kinds` containing `literal`, found once: among those holding
+        the scanned literal within it that fewest files hold (`Allocator` for `NPUAllocator`),
+        when there is one and the kinds leave documentation out, which the scan does too."""
         key = (kinds, literal)
         found = self._by_literal.get(key)
         if found is None:
-            found = self._by_literal[key] = {source.path for source in self._files_of(kinds) if literal in source.text}
+            include_docs = kinds[2]
+            holding = None if include_docs else self._fewest_holding_part(literal)
+            if holding is None:
+                pool: Iterable[SourceFile] = self._files_of(kinds)
+            else:
+                listed = self._paths_of(kinds)
+                pool = (self.by_path[path] for path in holding if path in listed)
+            found = self._by_literal[key] = {source.path for source in pool if literal in source.text}
         return found
+
+    def _fewest_holding_part(self, literal: str) -> set[str] | None:
+        """The files holding the scanned literal that `literal` contains and fewest files hold."""
+        parts = [paths for scanned, paths in self._scanned.items() if scanned in literal]
+        return min(parts, key=len, default=None)
 
     def _paths_of(self, kinds: tuple[frozenset[str] | None, frozenset[str] | None, bool]) -> frozenset[str]:
         paths = self._listed_paths.get(kinds)
