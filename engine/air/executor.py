@@ -95,7 +95,10 @@ class _Round(Generic[Item, Result]):
     where each part lies: a large answer (the read-ahead of a tree, say) is read when this
     process is free, instead of passing through the pipe's small buffer while the worker waits
     for this process to take each piece; and this process reads the parts between its own
-    items, so that when the last item is done only the last part is left to pass."""
+    items, so that when the last item is done only the last part is left to pass. A worker
+    that has said all it has to say is not waited for: it ends while this process goes on
+    (ending a process that shares a large memory takes milliseconds) and is reaped when the
+    next worker starts."""
 
     def __init__(self, executor: Executor, function: Callable[[Item], Result], items: Sequence[Item]) -> None:
         self.executor, self.function, self.items = executor, function, items
@@ -123,8 +126,6 @@ class _Round(Generic[Item, Result]):
                 results[number] = self.function(self.items[number])
                 answering = _gathered(answering, results, wait=False)
             _gathered(answering, results, wait=True)
-            for worker, _receiver, _answer_fd in workers:
-                worker.join()
         except BaseException:
             stop([worker for worker, _receiver, _answer_fd in workers])
             raise

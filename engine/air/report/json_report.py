@@ -87,11 +87,16 @@ def _converter(kind: Any) -> Callable[[Any], Any]:
 
 def _plain(value: Any) -> Any:
     """Dataclasses become dicts keyed by field name and tuples become lists, recursively."""
-    if is_dataclass(value):
-        return {field.name: _plain(getattr(value, field.name)) for field in fields(value)}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
     if isinstance(value, tuple):
         return [_plain(item) for item in value]
     return value
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(field.name for field in fields(kind))
 
 
 def _index_to_dict(index: IndexStats) -> dict[str, Any]:

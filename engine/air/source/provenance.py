@@ -27,23 +27,25 @@ def local_source(root: Path) -> Source:
 
 
 def local_source_later(root: Path) -> Callable[[], Source]:
-    """`local_source`, with `git describe` left to run in the background until the returned
-    function is first called: a check reads the tree meanwhile."""
+    """`local_source`, with `git describe` and the comparison of the work tree with the index
+    left to run in the background until the returned function is first called: a check reads
+    the tree meanwhile."""
     location = root.resolve()
     repository = find_repository(location)
     if repository is None:
         unversioned = Source("local", shown_path(str(location)))
         return lambda: unversioned
     commit, branch = read_head(repository)
-    background = ThreadPoolExecutor(max_workers=1)
-    described = background.submit(_described, repository, commit) if commit else None
-    background.shutdown(wait=False)
     folder = location.relative_to(repository.worktree).as_posix()
-    dirty = worktree_differs(repository, "" if folder == "." else folder)
+    background = ThreadPoolExecutor(max_workers=2)
+    described = background.submit(_described, repository, commit) if commit else None
+    differs = background.submit(worktree_differs, repository, "" if folder == "." else folder)
+    background.shutdown(wait=False)
 
     @cache
     def finished() -> Source:
         describe = described.result() if described else None
+        dirty = differs.result()
         return Source(
             "local",
             shown_path(str(location)),
