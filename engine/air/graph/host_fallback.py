@@ -25,7 +25,9 @@ from air.index.cpp.lexing import KEYWORDS_BEFORE_PARENTHESES, skip_group
 _CALL = re.compile(r"(?<![\w:])(?P<callee>[A-Za-z_]\w*(?: ?(?:::|\.|->) ?[A-Za-z_]\w*)*) ?(?:<[^<>;()]*> ?)?\(")
 _BINDING = re.compile(r"(?:[\w:<>,*& ]+? )?(?P<name>[A-Za-z_]\w*) ?=(?!=) ?(?P<value>.+)", re.S)
 _RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
-_MEMBER = re.compile(r"(?:\.|->) ?$")
+_MEMBER = re.compile(r"(?:\.|->) ?$")  # at most three characters
+_MEMBER_CALLEE = re.compile(r"(?:\.|->)[A-Za-z_]\w*$")
+_SCOPE_OR_MEMBER = re.compile(r"::|\.|->")
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,18 @@ def _calls(text: str) -> Iterator[_Call]:
         end = skip_group(text, found.end() - 1)
         if end is None:
             continue
-        parts = re.split(r"::|\.|->", callee)
-        member = bool(re.search(r"(?:\.|->)[A-Za-z_]\w*$", callee)) or bool(_MEMBER.search(text[: found.start()]))
-        receiver = callee[: -len(parts[-1])] if "." in callee or "->" in callee else text[: found.start()]
-        yield _Call(parts[-1], receiver if member else "", text[found.end() : end - 1], member, end)
+        parts = _SCOPE_OR_MEMBER.split(callee)
+        before = found.start()
+        member = (
+            _MEMBER_CALLEE.search(callee) is not None or _MEMBER.search(text, max(0, before - 3), before) is not None
+        )
+        if not member:
+            receiver = ""
+        elif "." in callee or "->" in callee:
+            receiver = callee[: -len(parts[-1])]
+        else:
+            receiver = text[:before]
+        yield _Call(parts[-1], receiver, text[found.end() : end - 1], member, end)
 
 
 class _HostFlow:

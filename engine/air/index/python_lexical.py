@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import accumulate
 
 from air.index.blanking import blank_spans
 from air.index.model import PyAssign, PyCall, PyDef, PyImport
@@ -30,8 +31,9 @@ _FROM_IMPORT = compile_guarded(
     r"(\((?:[^)\n]|\n(?![ \t]*(?:from|import)[ \t]))*\)|[^\n;]+)",
     native=False,
 )
-_NAME_CHARS = re.compile(r"[\w.]")
 _STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
+_KEYWORD_ARGUMENT = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)")
+_ARGUMENT_MARKS = re.compile(r"[()\[\]{},]")  # what splits a call's arguments, or nests them
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*$")
 _CALL_HEAD = re.compile(r"^([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
 _ANY_CALLEE = re.compile(r"(?<!\w)([A-Za-z_]\w*)[ \t]*\(")  # from a name's start only: linear on long names
@@ -117,7 +119,7 @@ class LexicalPython:
 
     @cached_property
     def _line_starts(self) -> list[int]:
-        return [0] + [match.end() for match in re.finditer("\n", self.code)]
+        return [0, *accumulate([len(line) + 1 for line in self.code.split("\n")])][:-1]
 
     def line_of(self, offset: int) -> int:
         return bisect_right(self._line_starts, offset)
@@ -233,7 +235,7 @@ class LexicalPython:
         if end < len(code) and (code[end].isalnum() or code[end] == "_"):
             return None
         begin = start
-        while begin > 0 and _NAME_CHARS.match(code[begin - 1]):
+        while begin > 0 and ((char := code[begin - 1]).isalnum() or char in "_."):  # re's [\w.]
             begin -= 1
         dotted = code[begin:end]
         if not dotted or not (dotted[0].isalpha() or dotted[0] == "_") or ".." in dotted:
@@ -259,8 +261,8 @@ class LexicalPython:
 
     def _arguments(self, opened: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         code, depth, pieces, last = self.code, 0, [], opened + 1
-        for position in range(opened, len(code)):
-            char = code[position]
+        for mark in _ARGUMENT_MARKS.finditer(code, opened):
+            char, position = mark[0], mark.start()
             if char in "([{":
                 depth += 1
             elif char in ")]}":
@@ -275,7 +277,7 @@ class LexicalPython:
         kwargs: list[tuple[str, str]] = []
         for left, right in pieces:
             raw = self.text[left:right].strip()
-            keyword = re.match(r"^([A-Za-z_]\w*)\s*=(?!=)", raw)
+            keyword = _KEYWORD_ARGUMENT.match(raw)
             if keyword:
                 kwargs.append((keyword.group(1), self._render(raw[keyword.end() :].strip())))
             elif raw and not raw.startswith("*"):
