@@ -81,5 +81,5 @@ def _code_lines_held(directories: Iterable[str], files: Iterable[SourceFile]) ->
         if source.role == "product" and source.language in CODE_LANGUAGES:
             directory = holder(directories, source.path)
             if directory is not None:
-                held[directory] = held.get(directory, 0) + len(source.text.splitlines())
+                held[directory] = held.get(directory, 0) + source.text.count("\n")
     return held
