@@ -25,7 +25,6 @@ RUNS = 5
 LAYERS = {
     "all layers": "",
     "no PCRE2 translation": ("import air.regex as r\nr.GuardedPattern._native = property(lambda self: None)\n"),
-    "no PCRE2 finders": ("import air.regex as r\nr.GuardedPattern._finder = property(lambda self: None)\n"),
     "no candidate starts": ("import air.regex as r\nr.GuardedPattern._candidates = lambda self, text: None\n"),
     "no lexical Python reader (tests parsed)": (
         "import air.evidence.base as b\n"

@@ -100,8 +100,8 @@ def test_a_pcre2_limit_falls_back_to_re():
     assert guarded.search(text).span() == (0, len(text))
 
 
-# A finder matches wherever re does (on text beyond ASCII, or for a pattern PCRE2 cannot hold);
-# re is then tried only there, so the matches are re's own.
+# On text beyond ASCII, or for a pattern PCRE2 cannot hold, re searches, from the positions
+# where a match may start (see GuardedPattern._plan): the matches are re's own.
 
 UNICODE_TEXT = (
     "x = '中文_npu' if naïve else café_ok  # K Kelvin ſ long s\n"
@@ -141,16 +141,25 @@ def expected_matches(pattern: str, text: str) -> list:
         r"\w+(?=\s*[+=])",
     ],
 )
-def test_a_search_led_by_a_finder_finds_what_re_finds(pattern):
+def test_a_search_beyond_ascii_finds_what_re_finds(pattern):
     compiled = compile_guarded(pattern)
-    assert compiled._finder is not None
     for text in (UNICODE_TEXT, UNICODE_TEXT.encode("ascii", "replace").decode("ascii")):
         assert matches(pattern, text) == expected_matches(pattern, text)
         first, wanted = compiled.search(text), expected_matches(pattern, text)
         assert (first and first.span()) == (wanted[0][0] if wanted else None)
 
 
-def test_a_pattern_too_large_for_pcre2_is_searched_where_its_finder_matches():
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [(r"x(?:ab)+c", "xababc xabc"), (r"\bfo+_bar", "a fooo_bar fo_bar"), (r"\b(?:lo)*?ng\(", "lolong( ng(")],
+)
+def test_a_repeated_start_is_tried_wherever_its_first_repetition_is(pattern, text):
+    text = text.replace(" ", " " + "." * 200 + " ")  # few candidates in a long text: re tries only them
+    on_re = compile_guarded(pattern, native=False)
+    assert [m.span() for m in on_re.finditer(text)] == [m.span() for m in re.finditer(pattern, text)] != []
+
+
+def test_a_pattern_too_large_for_pcre2_is_searched_by_re():
     pattern = r"\.backward\(\)(?:(?!\.backward\(\))[\s\S]){0,3000}?\.step\(\)"
     assert compile_native(parsed(pattern)) is None  # the bounded repeat's copies overflow PCRE2's code
     text = ("a.backward() b\n" + "x" * 4000 + " c.step()\n") * 3 + "d.backward()\n.step()\n"
@@ -159,7 +168,6 @@ def test_a_pattern_too_large_for_pcre2_is_searched_where_its_finder_matches():
 
 def test_case_blind_a_letter_beyond_ascii_is_found_where_re_folds_it_onto_an_ascii_one():
     compiled = compile_guarded(r"(?i)kelvin\b(?![^\n]*(?i:skip))")
-    assert compiled._finder is not None and compiled._finder.any_text
     text = "\u212aelvin KELVIN Kelvin \u017fkip"  # re folds the Kelvin sign to k, the long s to s
     assert [m.span() for m in compiled.finditer(text)] == [m.span() for m in re.finditer(compiled.pattern, text)]
     assert [m.span() for m in compiled.finditer(text)] == []
@@ -172,7 +180,7 @@ def test_a_case_blind_character_beyond_ascii_matches_its_ascii_twins(pattern, te
     assert matches(pattern, text) == expected_matches(pattern, text) != []
 
 
-def test_every_shipped_pattern_led_by_its_finder_finds_what_re_finds(monkeypatch):
+def test_every_shipped_pattern_finds_what_re_finds_beyond_ascii(monkeypatch):
     """On code with characters beyond ASCII, and on the same code made ASCII."""
     monkeypatch.setattr("air.regex._LEARNED.distrusted", set())  # packs other tests load leave their marks
     fixtures = sorted((Path(__file__).parent.parent / "rulepacks" / "pytorch-2.x" / "fixtures").rglob("*.py"))
@@ -181,8 +189,6 @@ def test_every_shipped_pattern_led_by_its_finder_finds_what_re_finds(monkeypatch
     checked = 0
     for pattern in shipped_patterns():
         compiled = GuardedPattern(pattern, sre_parse.parse(pattern, re.MULTILINE))
-        if compiled._finder is None:
-            continue
         for text in texts:
             found = [(m.span(), m.group(), m.groupdict()) for m in compiled.finditer(text)]
             assert found == expected_matches(pattern, text), pattern

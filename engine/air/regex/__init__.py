@@ -27,16 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pcre2
 
 from air.regex.backtracking import backtracking_risk
-from air.regex.native import (
-    AsciiMatch,
-    Finder,
-    FinderSource,
-    compile_source,
-    finder_bytes,
-    finder_from,
-    finder_source,
-    native_source,
-)
+from air.regex.native import AsciiMatch, compile_source, native_source
 
 if TYPE_CHECKING:  # typeshed describes re._parser under its former name
     import sre_constants
@@ -130,24 +121,12 @@ class GuardedPattern:
             return None
         return compile_source(_LEARNED.native_source(self.pattern, self._tree))
 
-    @cached_property
-    def _finder(self) -> Finder | None:
-        if not self._on_pcre2 or self.pattern in _LEARNED.distrusted:
-            return None
-        return finder_from(_LEARNED.finder_source(self.pattern, self._tree))
-
     def finditer(self, text: str) -> Iterator[re.Match[str] | AsciiMatch]:
         """The matches of `finditer`, all found within the time budget."""
         with _Deadline(self.pattern):
             if text.isascii() and self._native is not None:
                 try:  # a PCRE2 limit falls back to re
                     return iter([AsciiMatch(match) for match in self._native.finditer(text.encode("ascii"))])
-                except pcre2.LibraryError:
-                    pass
-            finder = self._finder_for(text)
-            if finder is not None:
-                try:
-                    return iter(list(self._found(text, finder)))
                 except pcre2.LibraryError:
                     pass
             return iter(list(self._guarded(text)))
@@ -161,35 +140,7 @@ class GuardedPattern:
                     return None if match is None else AsciiMatch(match)
                 except pcre2.LibraryError:
                     pass
-            finder = self._finder_for(text)
-            if finder is not None:
-                try:
-                    return next(self._found(text, finder), None)
-                except pcre2.LibraryError:
-                    pass
             return next(self._guarded(text), None)
-
-    def _finder_for(self, text: str) -> Finder | None:
-        """The pattern's Finder, when it serves `text`: where PCRE2 cannot match exactly (a
-        text beyond ASCII, a pattern too large for it), it says where `re` need try."""
-        finder = self._finder
-        return finder if finder is not None and (finder.any_text or text.isascii()) else None
-
-    def _found(self, text: str, finder: Finder) -> Iterator[re.Match[str]]:
-        """`re`'s matches, tried only where the finder matches: every match starts at one of
-        those positions, and none is empty, so the next is looked for from the end of the last."""
-        data = finder_bytes(text)
-        position = 0
-        while position < len(text):
-            start = finder.next_start(data, position)
-            if start is None:
-                return
-            match = self.regex.match(text, start)
-            if match is None:
-                position = start + 1
-                continue
-            yield match
-            position = max(match.end(), start + 1)
 
     def _guarded(self, text: str) -> Iterator[re.Match[str]]:
         candidates = self._candidates(text) if any(self._plan) else None
@@ -317,8 +268,8 @@ class Learned:
     """What air knows of patterns: which it ships and which it distrusts (see `ship` and
     `distrust`), and what it works out from a pattern's text alone, once per pattern: `re`'s
     parse (as a MULTILINE pattern), read by the guard, the literal analyses and the
-    translations alike, none of which changes it; and the PCRE2 sources of its translation and
-    of its Finder. Kept with a loaded pack (see `air.pack.compiled`), so that a check that takes
+    translations alike, none of which changes it; and the PCRE2 source of its translation. Kept
+    with a loaded pack (see `air.pack.compiled`), so that a check that takes
     the pack knows all its loading taught."""
 
     def __init__(self) -> None:
@@ -326,7 +277,6 @@ class Learned:
         self.distrusted: set[str] = set()
         self.parses: dict[str, sre_parse.SubPattern] = {}
         self.native_sources: dict[str, bytes | None] = {}
-        self.finder_sources: dict[str, FinderSource | None] = {}
 
     def parse(self, pattern: str) -> sre_parse.SubPattern:
         parsed = self.parses.get(pattern)
@@ -339,16 +289,10 @@ class Learned:
             self.native_sources[pattern] = native_source(parsed)
         return self.native_sources[pattern]
 
-    def finder_source(self, pattern: str, parsed: sre_parse.SubPattern) -> FinderSource | None:
-        if pattern not in self.finder_sources:
-            self.finder_sources[pattern] = finder_source(parsed)
-        return self.finder_sources[pattern]
-
     def translate_all(self) -> None:
         """Work out the translations of every pattern parsed so far."""
         for pattern, parsed in list(self.parses.items()):
             self.native_source(pattern, parsed)
-            self.finder_source(pattern, parsed)
 
     def adopt(self, other: Learned) -> None:
         """Take what `other` (worked out in another process) knows as known here."""
@@ -356,7 +300,6 @@ class Learned:
         self.distrusted |= other.distrusted
         self.parses.update(other.parses)
         self.native_sources.update(other.native_sources)
-        self.finder_sources.update(other.finder_sources)
 
 
 _LEARNED = Learned()
@@ -453,8 +396,10 @@ def _start_literals(items: list) -> list[str] | None:
         if name == "SUBPATTERN" and not value[1] & re.IGNORECASE:
             return _start_literals(list(value[-1]) + rest)
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            taken = _start_literals(list(value[2]) + rest)
-            skipped = _start_literals(rest) if value[0] == 0 else []
+            low, high, body = value
+            # taken once at most, what follows comes next; taken more often, the body again may
+            taken = _start_literals(list(body) + rest) if high == 1 else _start_literals(list(body))
+            skipped = _start_literals(rest) if low == 0 else []
             return None if taken is None or skipped is None else sorted(set(taken + skipped))
         if name == "BRANCH":
             found = []
