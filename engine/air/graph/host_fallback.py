@@ -25,7 +25,7 @@ from air.index.cpp.lexing import KEYWORDS_BEFORE_PARENTHESES, skip_group
 _CALL = re.compile(r"(?<![\w:])(?P<callee>[A-Za-z_]\w*(?: ?(?:::|\.|->) ?[A-Za-z_]\w*)*) ?(?:<[^<>;()]*> ?)?\(")
 _BINDING = re.compile(r"(?:[\w:<>,*& ]+? )?(?P<name>[A-Za-z_]\w*) ?=(?!=) ?(?P<value>.+)", re.S)
 _RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
-_MEMBER = re.compile(r"(?:\.|->) ?$")  # at most three characters
+_MEMBER = re.compile(r"(?:\.|->) ?$")  # a match is three characters at most
 _MEMBER_CALLEE = re.compile(r"(?:\.|->)[A-Za-z_]\w*$")
 _SCOPE_OR_MEMBER = re.compile(r"::|\.|->")
 
