@@ -347,13 +347,7 @@ class CodeIndex:
 
     @cached_property
     def package_dirs(self) -> frozenset[str]:
-        dirs = set()
-        for source in self.files:
-            path = PurePosixPath(source.path)
-            if path.name == "__init__.py":
-                parent = path.parent.as_posix()
-                dirs.add("" if parent == "." else parent)
-        return frozenset(dirs)
+        return frozenset(posixpath.dirname(source.path) for source in self.files if _is_package(source))
 
     @cached_property
     def product_packages(self) -> frozenset[str]:
@@ -401,7 +395,7 @@ class CodeIndex:
     def _by_file_name(self) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for source in self.files:
-            found.setdefault(PurePosixPath(source.path).name, []).append(source.path)
+            found.setdefault(posixpath.basename(source.path), []).append(source.path)
         return found
 
     def classes(self, literals: Iterable[str]) -> list[tuple[SourceFile, CppClass]]:
@@ -420,8 +414,7 @@ class CodeIndex:
         for source in self.files:
             if source.role == "docs":
                 continue
-            name = PurePosixPath(source.path).name
-            extractor = BUILD_EXTRACTORS.get(name)
+            extractor = BUILD_EXTRACTORS.get(posixpath.basename(source.path))
             if extractor is None and source.language == "requirements":
                 extractor = build.extract_requirements
             if extractor is not None:
@@ -431,13 +424,13 @@ class CodeIndex:
 
 
 def _is_package(source: SourceFile) -> bool:
-    return PurePosixPath(source.path).name == "__init__.py"
+    return posixpath.basename(source.path) == "__init__.py"
 
 
 def _namespaced_names(path: str, module: str) -> Iterator[str]:
     """`module` prefixed with the names of the directories above its outermost package, nearest
     first, while they are identifiers."""
-    depth = module.count(".") + (2 if PurePosixPath(path).name == "__init__.py" else 1)
+    depth = module.count(".") + (2 if posixpath.basename(path) == "__init__.py" else 1)
     directories = path.split("/")[:-depth]
     for directory in reversed(directories):
         if not directory.isidentifier():
