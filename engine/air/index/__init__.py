@@ -324,9 +324,10 @@ class CodeIndex:
         return found
 
     def code_text(self, source: SourceFile) -> str:
-        """The file's text with comments blanked out (C/C++, Python, and the `#` comments of
-        YAML, TOML, shell, CMake, Make, Bazel and Meson), offsets preserved."""
-        if source.language in ("cpp", "template"):
+        """The file's text with comments blanked out (C/C++ and Groovy's `//` and `/* */`, Python,
+        and the `#` comments of YAML, TOML, shell, CMake, Make, Bazel and Meson), offsets
+        preserved."""
+        if source.language in ("cpp", "template", "groovy"):
             facts = self._cpp.get(source.path)
             if facts is not None:
                 return facts.stripped

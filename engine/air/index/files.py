@@ -76,6 +76,8 @@ LANGUAGES = {
     ".rst": "rst",
     ".json": "json",
     ".sh": "shell",
+    ".groovy": "groovy",
+    ".jenkinsfile": "groovy",
     ".cmake": "cmake",
     ".bzl": "bazel",
     ".patch": "patch",
@@ -158,6 +160,8 @@ def language_of(path: str) -> str | None:
         return "requirements"
     if name == "setup.py":
         return "python"
+    if name.startswith("Jenkinsfile"):  # Jenkinsfile, Jenkinsfile.nightly: Groovy
+        return "groovy"
     return LANGUAGES.get(_suffix(name))
 
 
