@@ -74,6 +74,7 @@ SCHEMA = {
 }
 
 MAX_DEPTH = 16
+MAX_REEXPORTS = 4
 CLASS_HINT = compile_guarded(r"\bclass\s").search
 
 
@@ -178,7 +179,8 @@ def _family(clause: Clause, context: Context, bases: list[str]) -> dict[str, lis
             for definition in context.index.python_lexical(source).defs:
                 if definition.kind != "class" or (source.path, definition.line) in seen:
                     continue
-                if not (_derives(definition.bases, bases) or any(last_component(b) in found for b in definition.bases)):
+                actual = tuple(_through_reexports(context, base) for base in definition.bases)
+                if not (_derives(actual, bases) or any(last_component(b) in found for b in definition.bases)):
                     continue
                 seen.add((source.path, definition.line))
                 name = last_component(definition.name)
@@ -227,6 +229,22 @@ def definition_is_stub(context: Context, source: SourceFile, definition: PyDef, 
     """Whether the function defined by `definition` in `source` has a stub body."""
     bodies = context.memo(("python-bodies", source.path), lambda: function_bodies(source.text))
     return is_python_stub(bodies.get(definition.name, ()), rules)
+
+
+def _through_reexports(context: Context, base: str) -> str:
+    """`base` as the module of the tree it is imported from binds it: a compatibility module
+    that imports a library's class (under the same name, in any branch of an `if` or `try`,
+    the first one kept) stands for that class, through up to MAX_REEXPORTS such modules."""
+    for _ in range(MAX_REEXPORTS):
+        module, _dot, name = base.rpartition(".")
+        path = context.index.modules.get(module)
+        if path is None:
+            break
+        bound = context.index.python_lexical(context.index.by_path[path]).aliases.get(name)
+        if bound is None or bound == base:
+            break
+        base = bound
+    return base
 
 
 def _derives(actual: tuple[str, ...], wanted: list[str]) -> bool:
