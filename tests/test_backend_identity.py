@@ -160,3 +160,53 @@ def test_a_variable_the_file_does_not_set_to_a_release_declares_nothing(tmp_path
     assert declared(tmp_path, {"build.sh": unset}) is None
     not_a_release = "BRANCH=main\ngit clone -b ${BRANCH} https://github.com/pytorch/pytorch\n"
     assert declared(tmp_path / "again", {"build.sh": not_a_release}) is None
+
+
+VERSION_READS = {
+    "open, joined to the directory": (
+        "import os\nfrom setuptools import setup\n"
+        "here = os.path.dirname(os.path.abspath(__file__))\n"
+        "__version__ = open(os.path.join(here, 'version.txt')).read().strip()\n"
+        "setup(name='torch-vf', version=__version__)\n",
+        "version.txt",
+    ),
+    "a path beside __file__": (
+        "from pathlib import Path\nfrom setuptools import setup\n"
+        "setup(name='torch-vf', version=(Path(__file__).resolve().parent / 'VERSION').read_text().strip())\n",
+        "VERSION",
+    ),
+    "a relative file, one line read": (
+        "import setuptools\nVERSION = open('meta/version.txt').readline().rstrip()\n"
+        "setuptools.setup(name='torch-vf', version=VERSION)\n",
+        "meta/version.txt",
+    ),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(VERSION_READS))
+def test_a_version_the_build_reads_from_a_file_of_the_tree_is_that_file_s_first_line(tmp_path, spelling):
+    setup, version_file = VERSION_READS[spelling]
+    root = write_tree(
+        tmp_path,
+        {
+            "py/setup.py": setup,
+            f"py/{version_file}": "2.4.1\n# released 2026\n",
+            "py/torch_vf/__init__.py": COMPILER,
+        },
+    )
+    index = build_index(root)
+    (product,) = distributions(index.build, index.files)
+    assert (product.facts.project_name, product.facts.version) == ("torch-vf", "2.4.1")
+
+
+def test_a_version_file_outside_the_tree_or_absent_gives_no_version(tmp_path):
+    root = write_tree(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='torch-vf', version=open('/etc/hostname').read())\n",
+            "sub/setup.py": "from setuptools import setup\nsetup(name='vf-sub', version=open('../../VERSION').read())\n",
+            "torch_vf/__init__.py": COMPILER,
+        },
+    )
+    versions = {facts.project_name: facts.version for _source, facts in build_index(root).build}
+    assert versions == {"torch-vf": None, "vf-sub": None}

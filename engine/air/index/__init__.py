@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TypeVar, overload
@@ -419,9 +420,19 @@ class CodeIndex:
             if extractor is None and source.language == "requirements":
                 extractor = build.extract_requirements
             if extractor is not None:
-                found.append((source, extractor(source.text)))
+                found.append((source, self._version_read(source, extractor(source.text))))
         found.sort(key=lambda item: (item[0].path.count("/"), item[0].path))
         return found
+
+    def _version_read(self, source: SourceFile, facts: BuildFacts) -> BuildFacts:
+        """`facts` with the version its build file reads from a file of the tree: that file's
+        first line of text."""
+        if facts.version_file is None:
+            return facts
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(source.path), facts.version_file))
+        held = self.by_path.get(path)
+        lines = held.text.split("\n", 1) if held is not None else [""]
+        return replace(facts, version=lines[0].strip() or None, version_file=None)
 
 
 def _is_package(source: SourceFile) -> bool:

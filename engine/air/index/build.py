@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import posixpath
 import re
 import tomllib
 import warnings
@@ -46,9 +47,11 @@ def extract_setup_py(text: str) -> BuildFacts:
         keywords = _Evaluator(tree).keywords(call)
     except RecursionError:
         return _failure("setup() arguments are nested too deeply to read")
+    version = keywords.get("version")
     return BuildFacts(
         project_name=_text(keywords.get("name")),
-        version=_text(keywords.get("version")),
+        version=_text(version),
+        version_file=version.path if isinstance(version, _FileText) else None,
         entry_points=tuple(_setup_entry_points(keywords.get("entry_points"))),
         requirements=tuple(_setup_requirements(keywords.get("install_requires"))),
         packages=_declared(item.value for key in ("packages", "py_modules") for item in _listed(keywords.get(key))),
@@ -259,8 +262,58 @@ class _Evaluator:
             return _concatenate(self.evaluate(node.left, before), self.evaluate(node.right, before))
         if isinstance(node, ast.Call) and _callee_name(node.func) in _PACKAGE_FINDERS:
             return self._found_packages(node, before)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return self._file_text(node.func, before)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             return self._builtin_call(node.func.id, node, before)
+        return None
+
+    def _file_text(self, method: ast.Attribute, before: int) -> _FileText | None:
+        """The text of a file beside setup.py, as the call of `method` reads it (`open(p).read()`,
+        `Path(p).read_text()`, either stripped); None for another call."""
+        receiver = method.value
+        if method.attr in _STRIPS:
+            inner = self.evaluate(receiver, before)
+            return inner if isinstance(inner, _FileText) else None
+        if method.attr in ("read", "readline") and isinstance(receiver, ast.Call):
+            opened = _callee_name(receiver.func) == "open" and receiver.args
+            path = self._path(receiver.args[0], before) if opened else None
+        elif method.attr == "read_text":
+            path = self._path(receiver, before)
+        else:
+            return None
+        return _FileText(path) if path else None
+
+    def _path(self, node: ast.expr, before: int) -> str | None:
+        """A path written relative to setup.py's directory (`"v.txt"`, `os.path.join(here,
+        "v.txt")`, `Path(__file__).parent / "VERSION"`), as a POSIX path; "" for that directory;
+        None for any other path."""
+        if isinstance(node, ast.Name):
+            if node.id == "__file__":
+                return _SETUP_FILE
+            earlier = [(line, value) for line, value in self._bindings.get(node.id, ()) if line < before]
+            return self._path(earlier[-1][1], earlier[-1][0]) if earlier else None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return _joined(self._path(node.left, before), self._path(node.right, before))
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            return _parent(self._path(node.value, before))
+        if not isinstance(node, ast.Call):
+            return None
+        name = _callee_name(node.func)
+        if name in ("resolve", "absolute") and isinstance(node.func, ast.Attribute):
+            return self._path(node.func.value, before)
+        parts = [self._path(argument, before) for argument in node.args]
+        if name in ("Path", "PurePath", "abspath", "realpath", "normpath") and len(parts) == 1:
+            return parts[0]
+        if name == "dirname" and len(parts) == 1:
+            return _parent(parts[0])
+        if name == "join" and parts:
+            joined: str | None = parts[0]
+            for part in parts[1:]:
+                joined = _joined(joined, part)
+            return joined
         return None
 
     def _found_packages(self, node: ast.Call, before: int) -> list[object] | None:
@@ -308,6 +361,29 @@ class _Evaluator:
             value = self.evaluate(node.args[0], before)
             return value if isinstance(value, list) else None
         return None
+
+
+@dataclass(frozen=True)
+class _FileText:
+    """The text of the file at `path`, relative to setup.py's directory."""
+
+    path: str
+
+
+_SETUP_FILE = "\0setup.py"  # `__file__`: a file whose directory is setup.py's, "" as a path
+_STRIPS = ("strip", "rstrip", "lstrip")
+
+
+def _parent(path: str | None) -> str | None:
+    if path == _SETUP_FILE:
+        return ""
+    return None if path is None or path.startswith("\0") else posixpath.dirname(path)
+
+
+def _joined(left: str | None, right: str | None) -> str | None:
+    if left is None or right is None or left == _SETUP_FILE or right.startswith(("\0", "/")):
+        return None
+    return posixpath.normpath(posixpath.join(left, right)) if left else right
 
 
 def _concatenate(left: object, right: object) -> object:

@@ -99,6 +99,7 @@ NAMED_LANGUAGES = {
     "BUILD.bazel": "bazel",
     "meson.build": "meson",
     ".gitmodules": "gitmodules",
+    "VERSION": "text",
 }
 
 DOC_SUFFIXES = {".md", ".rst"}

@@ -251,10 +251,13 @@ class Requirement:
 class BuildFacts:
     """What a build file says of its distribution. `packages` are the import packages and
     modules it declares, as written (the `include` patterns of a package finder among them);
-    None when it does not list them (a finder that takes everything under its directory)."""
+    None when it does not list them (a finder that takes everything under its directory). A
+    version the build reads from a file is `version_file`, a path relative to the build file's
+    directory, until the index reads it."""
 
     project_name: str | None = None
     version: str | None = None
+    version_file: str | None = None  # the file whose text is the version, beside the build file
     entry_points: tuple[EntryPoint, ...] = ()
     requirements: tuple[Requirement, ...] = ()
     error: str | None = None
