@@ -1,8 +1,9 @@
 """`file`: files whose path matches a glob, or named after an operator of the pack's catalog that
 their code calls (`named_for_operators`), optionally containing a literal or matching a regular
 expression in their code (comments never match). A file is cited at the match, else, when it is
-named after an operator, at its first call of it, else at its first line of code (not a licence
-header or a docstring)."""
+named after an operator, at its first call of it, else at the first line its `cite` expression
+matches (a test file's first test, say), else at its first line of code (not a licence header
+or a docstring)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from posixpath import basename, splitext
 from air.evidence.base import Clause, Context, Hit, SpecChecks, as_list, hit_at, in_clause_files, may_count
 from air.index.files import matches_glob
 from air.index.model import SourceFile
-from air.regex import compile_guarded, searching
+from air.regex import GuardedPattern, compile_guarded, searching
 
-SUMMARY = "files by glob, or named after an operator of the catalog that they call (`named_for_operators`), optionally containing a literal or regex; cited at the match, else at the first line of code"
+SUMMARY = "files by glob, or named after an operator of the catalog that they call (`named_for_operators`), optionally containing a literal or regex; cited at the match, else at the first line `cite` matches, else at the first line of code"
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -23,6 +24,10 @@ SCHEMA = {
         "glob": {"$ref": "#/$defs/names"},
         "contains": {"type": "string", "minLength": 1},
         "matches": {"type": "string"},
+        "cite": {
+            "type": "string",
+            "description": "a regex: a file found is cited at its first match, else at its first line of code",
+        },
         "named_for_operators": {
             "type": "boolean",
             "description": "also files named after an operator family of the pack's catalog: test_<op>.*, <op>_test.*",
@@ -35,8 +40,9 @@ _CODE = re.compile(r"\S")
 
 
 def validate(spec: dict, checks: SpecChecks) -> None:
-    if "matches" in spec:
-        checks.pattern(("matches",), spec["matches"])
+    for key in ("matches", "cite"):
+        if key in spec:
+            checks.pattern((key,), spec[key])
 
 
 def literals(spec: dict) -> list[str]:
@@ -48,6 +54,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     globs = tuple(as_list(spec["glob"]))
     operators = _operator_families(context) if spec.get("named_for_operators") else frozenset()
     regex = compile_guarded(spec["matches"]) if "matches" in spec else None
+    cited = compile_guarded(spec["cite"]) if "cite" in spec else None
     hits = []
     for source in context.index.select(literals(spec), include_docs=clause.scope == "all"):
         globbed = matches_glob(source.path, globs)
@@ -57,6 +64,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
         code = context.index.code_text(source)
+        if called_at is None:
+            called_at = _first_match(cited, code, source.path) if cited is not None else None
         line = _first_code_line(code) if called_at is None else code.count("\n", 0, called_at) + 1
         if "contains" in spec:
             found = code.find(spec["contains"])
@@ -91,6 +100,12 @@ def _operator_call(source: SourceFile, operators: frozenset[str], context: Conte
     called = compile_guarded(rf"(?<!\w){re.escape(bare)}_?\s*\(")
     with searching(source.path):
         found = called.search(context.index.code_text(source))
+    return None if found is None else found.start()
+
+
+def _first_match(pattern: GuardedPattern, code: str, path: str) -> int | None:
+    with searching(path):
+        found = pattern.search(code)
     return None if found is None else found.start()
 
 
