@@ -64,9 +64,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
         code = context.index.code_text(source)
-        if called_at is None:
-            called_at = _first_match(cited, code, source.path) if cited is not None else None
-        line = _first_code_line(code) if called_at is None else code.count("\n", 0, called_at) + 1
+        shown_at = called_at if called_at is not None or cited is None else _first_match(cited, code, source.path)
+        line = _first_code_line(code) if shown_at is None else code.count("\n", 0, shown_at) + 1
         if "contains" in spec:
             found = code.find(spec["contains"])
             if found < 0:  # only in a comment
