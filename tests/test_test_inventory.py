@@ -65,6 +65,11 @@ def test_fixture_inventory(pack):
     }
 
 
+def test_a_test_script_is_one_test_and_a_module_of_helpers_none(pack):
+    inventory = inventory_of(FIXTURES / "tests_scripts", pack)
+    assert (inventory.test_files, inventory.python_tests) == (2, 2)  # test_transfer.py, test_grad.py
+
+
 def test_skip_reasons(tmp_path, pack):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_skips.py").write_text(SKIPS)

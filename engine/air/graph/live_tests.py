@@ -1,7 +1,8 @@
 """Which findings in a backend's tests come from tests that run on its device.
 
 A finding in a test file earns credit only when it lies in a test that exercises the backend:
-- the file is a test (it defines test functions or C/C++ test cases) and not a helper module
+- the file is a test (it defines test functions or C/C++ test cases, or, named as a test by
+  `test_names`, runs its checks at module level as a script, one test in all) and not a helper module
   (a pack's `helpers` globs: `conftest.py`, `*_utils.py`, ...; a file named as a test by
   `test_names`, such as `test_utils.py`, is no helper), nor in a directory the suite keeps out of
   its runs (`quarantined`: `fix_needed/`, `disabled/`, ...);
@@ -141,7 +142,9 @@ class LiveTests:
         if source.path.rpartition("/")[2] in self._skip_list.files:
             return False
         code = self.index.code_text(source)
-        if source.language == "python" and not python_test_count(code) or not self._names_backend(source):
+        if source.language == "python" and not (python_test_count(code) or self.live.is_script(source.path, code)):
+            return False
+        if not self._names_backend(source):
             return False
         return source.language == "python" or CPP_TEST.search(code) is not None
 

@@ -15,6 +15,11 @@ from air.index.files import matches_glob
 from air.regex import GuardedPattern, compile_guarded
 
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
+_MODULE_LEVEL_ACTION = re.compile(
+    r"^(?:(?:assert|for|while|with|try)\b|if[ \t]+__name__[ \t]*==|(?!(?:def|class|import|from|if|elif|else|return|lambda|print)\b)"
+    r"[A-Za-z_][\w.]*[ \t]*\()",
+    re.MULTILINE,
+)
 CPP_TEST = compile_guarded(
     r"^[ \t]*(?:TEST|TEST_F|TEST_P|TYPED_TEST)[ \t]*\([ \t]*(?P<suite>\w+)[ \t]*,[ \t]*(?P<name>\w+)"
 )
@@ -40,6 +45,13 @@ class LiveSyntax:
     skip_list_languages: tuple[str, ...]  # the languages (data formats) such a file is written in
     skip_list_entries: tuple[GuardedPattern, ...]  # ways to list a test: group `test` or `file`, optionally `cls`
     disabled_cpp_tests: tuple[str, ...]  # globs over C/C++ suite or test names
+
+    def is_script(self, path: str, code: str) -> bool:
+        """Whether a Python file without test functions is a test script, one test in all: it is
+        named as a test and does something when run (a call, an assertion, a loop, a `try` or a
+        `with` at its top level, or a `__main__` guard), which a module of definitions does not.
+        `code` is its comment-free text."""
+        return matches_glob(path, self.test_names) and _MODULE_LEVEL_ACTION.search(code) is not None
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> LiveSyntax:
