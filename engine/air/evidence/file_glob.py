@@ -72,11 +72,10 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
                 continue
             line = code.count("\n", 0, found) + 1
         if regex is not None:
-            with searching(source.path):
-                match = regex.search(code)
-            if match is None:
+            matched_at = _first_match(regex, code, source.path)
+            if matched_at is None:
                 continue
-            line = code.count("\n", 0, match.start()) + 1
+            line = code.count("\n", 0, matched_at) + 1
         hits.append(hit_at(source, line, {"PATH": source.path}))
     return hits
 
@@ -97,12 +96,11 @@ def _operator_call(source: SourceFile, operators: frozenset[str], context: Conte
     if bare == stem or bare not in operators:
         return None
     called = compile_guarded(rf"(?<!\w){re.escape(bare)}_?\s*\(")
-    with searching(source.path):
-        found = called.search(context.index.code_text(source))
-    return None if found is None else found.start()
+    return _first_match(called, context.index.code_text(source), source.path)
 
 
 def _first_match(pattern: GuardedPattern, code: str, path: str) -> int | None:
+    """Where `pattern` first matches the code of the file at `path`."""
     with searching(path):
         found = pattern.search(code)
     return None if found is None else found.start()

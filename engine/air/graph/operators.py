@@ -22,9 +22,10 @@ Registrations are read from four places, as a pack's `operators` section names t
   on `fake_key`), and calls on library objects created with `Library(namespace, kind[, key])`:
   `lib.impl("op", fn[, key])` (on `catch_all_key` when neither the call nor the library
   names a key), and `lib.fallback(fn[, key])` on the wildcard namespace. A library object is
-  one the file binds to a name or an attribute (`lib`, `self._lib`) or copies from one to another, a class attribute (read as `self.lib`, `cls.lib`, `Ops.lib`), or a
-  module-level name of another module of the tree (`from .ops import lib`). An operator is
-  named `namespace::op`, `op` of a library object, or by an operator object
+  one the file binds to a name or an attribute (`lib`, `self._lib`) or copies from one to
+  another, a class attribute (read as `self.lib`, `cls.lib`, `Ops.lib`), or a module-level
+  name of another module of the tree (`from .ops import lib`). An operator is named
+  `namespace::op`, `op` of a library object, or by an operator object
   (`<python_op_objects>.namespace.op.overload`); an operator without a namespace given to a
   library the check cannot see is not counted. Where each call passes the namespace, the
   operator, the key and a fallback's kernel (by position or keyword) is the pack's
