@@ -76,6 +76,20 @@ def test_an_absent_prerequisite_scores_zero_and_is_named(tmp_path):
     assert row.remediation == "Add a profiler hook; the tests are there."
 
 
+def test_a_prerequisite_ruled_out_by_what_is_found_names_it_and_nothing_missing(tmp_path):
+    rows = RUNTIME_ROWS.replace("    requires: hook", "    requires: hook and not stubs").replace(
+        "text: {literal: never_here}", "text: {literal: StubTimer, languages: [cpp]}"
+    )
+    pack = load_pack(str(write_pack(tmp_path, rows=rows)))
+    tree = write_tree(
+        tmp_path / "tree", {"csrc/stubs.cpp": "struct S : torch::profiler::impl::ProfilerStubs { StubTimer t; };\n"}
+    )
+    row = row_of(check(tree, pack), "timing")
+    assert (row.outcome, row.points) == ("scored", 0)
+    assert "not found" not in row.reason
+    assert "which is absent; found, which it rules out: stubs found by a clause" in row.reason
+
+
 def test_a_present_prerequisite_leaves_the_runtime_check_to_decide(tmp_path):
     pack = load_pack(str(write_pack(tmp_path, rows=RUNTIME_ROWS)))
     tree = write_tree(tmp_path / "tree", {"csrc/stubs.cpp": "struct S : torch::profiler::impl::ProfilerStubs {};\n"})

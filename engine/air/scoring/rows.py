@@ -91,10 +91,8 @@ def _without_prerequisite(row: Row, results: Mapping[str, ClauseResult]) -> str:
     wanted = affirmed_names(row.requires)
     missing = _descriptions(results, sorted(wanted), found=False)
     excluding = _descriptions(results, sorted(referenced_names(row.requires) - wanted), found=True)
-    reason = (
-        f"cannot work without its static prerequisite (`{row.requires_text}`), which is absent; "
-        f"not found: {'; '.join(missing)}"
-    )
+    reason = f"cannot work without its static prerequisite (`{row.requires_text}`), which is absent"
+    reason += f"; not found: {'; '.join(missing)}" if missing else ""
     return reason + (f"; found, which it rules out: {'; '.join(excluding)}" if excluding else "")
 
 
