@@ -7,7 +7,8 @@ a local bound to an expression naming the host device (`at::empty(sizes,
 opts.device(at::kCPU))`) or a host value; the host computes when a call other than a transfer
 or an allocation is given a host value or made on one (`at::native::op(x_cpu)`,
 `x_cpu.sin()`); a copy back moves a host value to the device (`r.to(x.device())`) or copies one
-into a tensor of the device (`out.copy_(out_cpu)`, then `return out;`). A kernel that moves a
+into a tensor of the device (`out.copy_(out_cpu)`, or a raw copy into its memory,
+`memcpy(out.data_ptr(), out_cpu.data_ptr(), n)`, then `return out;`). A kernel that moves a
 tensor to the host for a print or to check a host scalar copies nothing back: it is native.
 """
 
@@ -20,7 +21,7 @@ from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Any
 
-from air.index.cpp.lexing import KEYWORDS_BEFORE_PARENTHESES, skip_group
+from air.index.cpp.lexing import KEYWORDS_BEFORE_PARENTHESES, skip_group, split_top_level
 
 _CALL = re.compile(r"(?<![\w:])(?P<callee>[A-Za-z_]\w*(?: ?(?:::|\.|->) ?[A-Za-z_]\w*)*) ?(?:<[^<>;()]*> ?)?\(")
 _BINDING = re.compile(r"(?:[\w:<>,*& ]+? )?(?P<name>[A-Za-z_]\w*) ?=(?!=) ?(?P<value>.+)", re.S)
@@ -33,16 +34,29 @@ _SCOPE_OR_MEMBER = re.compile(r"::|\.|->")
 @dataclass(frozen=True)
 class HostTransfers:
     """How the framework's C++ writes the host device (`"cpu"`, `kCPU`, `DeviceType::CPU`),
-    the methods that move a tensor to it (`cpu`), and those that move a tensor to the device
-    their arguments name or copy one tensor into another (`to`, `copy_`)."""
+    the methods that move a tensor to it (`cpu`), those that move a tensor to the device their
+    arguments name or copy one tensor into another (`to`, `copy_`), the functions that copy
+    raw memory, destination first (`memcpy`, globs allowed), and the methods giving a tensor's
+    memory to them (`data_ptr`)."""
 
     device: tuple[str, ...]
     to_host: tuple[str, ...]
     transfers: tuple[str, ...]
+    raw_copies: tuple[str, ...] = ()
+    memory: tuple[str, ...] = ()
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> HostTransfers:
-        return cls(tuple(data["device"]), tuple(data["to_host"]), tuple(data["transfers"]))
+        return cls(
+            tuple(data["device"]),
+            tuple(data["to_host"]),
+            tuple(data["transfers"]),
+            tuple(data.get("raw_copies", ())),
+            tuple(data.get("memory", ())),
+        )
+
+    def is_raw_copy(self, call_name: str) -> bool:
+        return any(fnmatchcase(call_name, pattern) for pattern in self.raw_copies)
 
     @cached_property
     def _device(self) -> re.Pattern[str]:
@@ -136,14 +150,29 @@ class _HostFlow:
         )
 
     def copied_into(self, statement: str) -> set[str]:
-        """The device tensor a statement copies a host value into (`out.copy_(out_cpu)`)."""
+        """The device tensor a statement copies a host value into (`out.copy_(out_cpu)`, or
+        `memcpy(out.data_ptr(), out_cpu.data_ptr(), n)`)."""
         found = set()
         for call in _calls(statement):
+            if not call.member and self._host.is_raw_copy(call.name):
+                destination, *sources = split_top_level(call.args)
+                receiver = self._memory_of(destination)
+                if receiver and receiver not in self.host_locals and any(map(self._holds_host, sources)):
+                    found.add(receiver)
+                continue
             receiver = call.receiver.strip().rstrip(".->").strip()
             into_device = receiver.isidentifier() and receiver not in self.host_locals
             if call.name in self._host.transfers and into_device and self._holds_host(call.args):
                 found.add(receiver)
         return found
+
+    def _memory_of(self, text: str) -> str:
+        """The tensor whose memory `text` gives (`out` of `out.data_ptr()`), or ""."""
+        for call in _calls(text):
+            receiver = call.receiver.strip().rstrip(".->").strip()
+            if call.member and call.name in self._host.memory and receiver.isidentifier():
+                return receiver
+        return ""
 
     def _holds_host(self, text: str) -> bool:
         names = set(re.findall(r"(?<![\w.>])[A-Za-z_]\w*", text))
