@@ -31,6 +31,13 @@ from helpers.trees import write_tree
         ("unit-tests/copy.py", "tests"),
         ("contest/entry.py", "product"),
         ("latest_tools/run.py", "product"),
+        ("backend/test.py", "tests"),  # a file named with a test's word, first or last
+        ("backend/torch_tests.py", "tests"),
+        ("csrc/guard_unittest.cc", "tests"),
+        ("csrc/test_copy.cpp", "tests"),
+        ("backend/attest.py", "product"),
+        ("backend/testing.md", "docs"),
+        (".github/workflows/run-tests.yaml", "product"),
     ],
 )
 def test_roles(path, role):

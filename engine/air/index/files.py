@@ -104,6 +104,8 @@ NAMED_LANGUAGES = {
 
 DOC_SUFFIXES = {".md", ".rst"}
 TEST_DIRS = {"test", "tests", "testing"}
+# Sources that may be tests by their names alone
+TEST_FILE_SUFFIXES = {"py", "c", "cc", "cpp", "cxx", "cu", "mm"}
 # Words that make a directory a test suite's when its name is made of words (`compile_utest`, `unit-tests`)
 TEST_DIR_WORDS = {"test", "tests", "testing", "utest", "utests", "unittest", "unittests"}
 _WORD_SEPARATORS = re.compile(r"[_\-.]")
@@ -142,11 +144,19 @@ def role_of(path: str) -> Role:
         or any(map(_names_tests, parts[:-1]))
     ):
         return "tests"
-    if name == "conftest.py" or name.startswith("test_") and name.endswith(".py"):
-        return "tests"
-    if name.endswith(("_test.py", "_test.cpp")):
+    if name == "conftest.py" or _names_test_file(name):
         return "tests"
     return "product"
+
+
+def _names_test_file(name: str) -> bool:
+    """`test_ops.py`, `test.py`, `torch_tests.py`, `guard_unittest.cc`: a Python or C/C++ source
+    file whose name opens or ends with a test's word (a CI workflow named `run-tests.yaml` is none)."""
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or suffix not in TEST_FILE_SUFFIXES:
+        return False
+    words = _WORD_SEPARATORS.split(stem.lower())
+    return words[0] in TEST_DIR_WORDS or words[-1] in TEST_DIR_WORDS
 
 
 def _names_tests(directory: str) -> bool:
