@@ -37,8 +37,10 @@ call or of a function given literals only (`warnings.warn("unsupported")`) are i
 and a `return` of nothing, of a constant (literals, `None`, `NotImplemented`, containers of
 constants) or of a placeholder leave without doing anything. A lookup with a fallback,
 `getattr(obj, "name", default)`, stands for a binding that may not exist: returning it or what
-calling it gives, binding it to a local and calling that local are a forward to nothing. An
-`if` whose every branch is a stub is inert.
+calling it gives, binding it to a local and calling that local are a forward to nothing. A
+`return` of a setting read from the environment (`os.getenv("GPUS", 1)`, converted or not)
+leaves too: it answers with what the user set, not with what the device says. An `if` whose
+every branch is a stub is inert.
 """
 
 from __future__ import annotations
@@ -353,7 +355,7 @@ def _leaves_python(statement: ast.stmt, rules: StubRules) -> bool:
         return True
     if not isinstance(statement, ast.Return):
         return False
-    if statement.value is None or _fallback_lookup(statement.value):
+    if statement.value is None or _fallback_lookup(statement.value) or _environment_read(statement.value):
         return True
     named = {node.id for node in ast.walk(statement.value) if isinstance(node, ast.Name)}
     named |= {node.attr for node in ast.walk(statement.value) if isinstance(node, ast.Attribute)}
@@ -399,6 +401,34 @@ def _fallback_lookup(node: ast.expr) -> bool:
         and node.func.id == "getattr"
         and len(node.args) == 3
     )
+
+
+def _environment_read(node: ast.expr) -> bool:
+    """A setting read from the environment, converted or not: `os.getenv("N", 1)`,
+    `int(os.environ.get("N", "1"))`, `os.environ["N"]`, a helper named `getenv`."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS:
+        if len(node.args) != 1:
+            return False
+        node = node.args[0]
+    if isinstance(node, ast.Subscript):
+        return _names_environ(node.value)
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id == "getenv"
+    return isinstance(func, ast.Attribute) and (
+        func.attr == "getenv" or func.attr == "get" and _names_environ(func.value)
+    )
+
+
+def _names_environ(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+        isinstance(node, ast.Name) and node.id == "environ"
+    )
+
+
+_CONVERSIONS = {"int", "bool", "str", "float"}
 
 
 def _fallback_locals(statements: Sequence[ast.stmt]) -> frozenset[str]:
