@@ -92,6 +92,7 @@ from air.index.cpp import (
 )
 from air.index.files import LANGUAGES
 from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, CppInclude, PyCall, PythonFacts, SourceFile
+from air.index.python_loops import loop_argument_values
 from air.regex import compile_guarded
 
 OP_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_]+)?$")
@@ -1000,7 +1001,7 @@ def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[
         facts = index.python_facts(source)
         libraries = _Libraries(facts, syntax, imported)
         for call in facts.calls:
-            for namespace, op, key in _python_registration(call, libraries, syntax):
+            for namespace, op, key in _python_registration(call, libraries, syntax, source.text):
                 kind, via = NATIVE, ""
                 if op == "*":
                     kind, via = UNRESOLVED, _kernel_function(syntax.python_argument("library_fallback", "kernel", call))
@@ -1069,8 +1070,12 @@ class _Libraries:
         return self._imported.of(owner).get(attribute) if owner else None
 
 
-def _python_registration(call: PyCall, libraries: _Libraries, syntax: OperatorSyntax) -> Iterator[tuple[str, str, str]]:
-    """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback."""
+def _python_registration(
+    call: PyCall, libraries: _Libraries, syntax: OperatorSyntax, text: str
+) -> Iterator[tuple[str, str, str]]:
+    """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback;
+    one per value of an operator name built in loops over literal data (see
+    `air.index.python_loops`)."""
     receiver, _, method = call.qualname.rpartition(".")
     impl_methods = _last_components(syntax.python_impl)
     library = libraries.of(receiver) if receiver and method in {syntax.fallback, *impl_methods} else None
@@ -1089,12 +1094,18 @@ def _python_registration(call: PyCall, libraries: _Libraries, syntax: OperatorSy
         kind = "fake"
     else:
         return
-    named = _python_op(syntax.python_argument(kind, "op", call), library[0] if library else "", syntax)
-    if named is None:  # an operator that names no namespace, given to a library this file cannot see
-        return
+    written = syntax.python_argument(kind, "op", call)
+    namespace = library[0] if library else ""
+    named = _python_op(written, namespace, syntax)
+    if named is not None:
+        ops = [named]
+    else:  # an operator that names no namespace, given to a library this file cannot see, or built in a loop
+        position = syntax.python_arguments[kind]["op"].position
+        built = loop_argument_values(text, call.line, method or call.qualname, position) if written else ()
+        ops = [found for value in built if (found := _python_op(value, namespace, syntax)) is not None]
     key = syntax.fake_key if kind == "fake" else syntax.python_argument(kind, "key", call)
     key = key or (library[1] if library else "") or (syntax.catch_all_key if library else "")
-    yield from ((*named, k) for k in _keys(key))
+    yield from ((*op, k) for op in ops for k in _keys(key))
 
 
 def _python_op(written: str, default_namespace: str, syntax: OperatorSyntax) -> tuple[str, str] | None:

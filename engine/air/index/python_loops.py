@@ -1,0 +1,209 @@
+"""The strings a call's argument takes when it is built from loop variables over literal data.
+
+A registration written once in a loop stands for one registration per value:
+`for k, v in OPS.items(): impl(k.replace("a.", "a::"), key)(v)`, `for dim in [2, 3]:
+impl(f"ns::pool{dim}d", key)`. A loop counts when its iterable is literal data, or a name bound
+to literal data at module level, read as it is, through `.items()`, `.keys()`, `enumerate()`,
+`range()` of constants, merged (`{**A, **B}`) or comprehended from such data; its target a name
+or a tuple of names. The argument is evaluated for every binding of the loops around the call
+(constants, loop variables, f-strings, `+` and `str.replace` with constant arguments); a binding
+it cannot be evaluated with gives nothing. Nothing of the tree is run.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+MAX_BINDINGS = 4096
+_UNKNOWN = object()  # a value the loops bind that is not literal data (a dict's values)
+_CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+
+
+def loop_argument_values(text: str, line: int, callee: str, position: int) -> tuple[str, ...]:
+    """The strings positional argument `position` of the calls of `callee` (a function's or a
+    method's name) made on `line` takes over the bindings of the `for` loops around them,
+    sorted; () when it names anything else."""
+    parsed = _parsed(text)
+    if parsed is None:
+        return ()
+    tree, constants = parsed
+    found: set[str] = set()
+    for call, loops in _calls_in_loops(tree, line):
+        if position >= len(call.args) or not loops or _callee(call) != callee:
+            continue
+        for environment in _bindings(loops, constants):
+            value = _evaluate(call.args[position], environment)
+            if isinstance(value, str):
+                found.add(value)
+    return tuple(sorted(found))
+
+
+@lru_cache(maxsize=8)  # a file registering in several loops is parsed once
+def _parsed(text: str) -> tuple[ast.Module, dict[str, ast.expr]] | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    return tree, _module_constants(tree)
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level names bound once to literal containers."""
+    bound: dict[str, ast.expr] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target, value = statement.target, statement.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(value, _CONTAINERS):
+            bound[target.id] = value
+    return bound
+
+
+def _calls_in_loops(tree: ast.Module, line: int) -> Iterator[tuple[ast.Call, list[ast.For]]]:
+    """The calls on `line`, each with the `for` loops it runs in, outermost first."""
+
+    def visit(node: ast.AST, loops: list[ast.For]) -> Iterator[tuple[ast.Call, list[ast.For]]]:
+        if isinstance(node, ast.Call) and node.lineno == line:
+            yield node, loops
+        inner = [*loops, node] if isinstance(node, ast.For) else loops
+        for child in ast.iter_child_nodes(node):
+            if getattr(child, "end_lineno", line) >= line and getattr(child, "lineno", line) <= line:
+                yield from visit(child, inner if child is not getattr(node, "iter", None) else loops)
+
+    yield from visit(tree, [])
+
+
+def _bindings(loops: list[ast.For], constants: dict[str, ast.expr]) -> Iterator[dict[str, Any]]:
+    """Every assignment of the loops' variables, at most MAX_BINDINGS."""
+    per_loop = []
+    for loop in loops:
+        values = _iterate(loop.iter, constants)
+        if values is None:
+            return
+        per_loop.append([binding for value in values if (binding := _bind(loop.target, value)) is not None])
+    for combination in itertools.islice(itertools.product(*per_loop), MAX_BINDINGS):
+        environment: dict[str, Any] = {}
+        for binding in combination:
+            environment.update(binding)
+        yield environment
+
+
+def _iterate(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0) -> list[Any] | None:
+    """The values a loop over `node` binds, or None when they are not literal data."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Name):
+        bound = constants.get(node.id)
+        return _iterate(bound, constants, depth + 1) if bound is not None else None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_literal(element) for element in node.elts]
+    if isinstance(node, ast.Dict):  # the keys; of a merged part that is not literal data, none
+        keys: list[Any] = []
+        for key, value in zip(node.keys, node.values):
+            keys.extend((_iterate(value, constants, depth + 1) or []) if key is None else [_literal(key)])
+        return keys
+    if isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp)) and len(node.generators) == 1:
+        return _comprehended(node, constants, depth)
+    if isinstance(node, ast.Call) and not node.keywords:
+        return _iterate_call(node, constants, depth)
+    return None
+
+
+def _comprehended(
+    node: ast.DictComp | ast.ListComp | ast.SetComp, constants: dict[str, ast.expr], depth: int
+) -> list[Any]:
+    """The keys (elements) of a comprehension over literal data, without conditions."""
+    generator = node.generators[0]
+    values = _iterate(generator.iter, constants, depth + 1)
+    if values is None or generator.ifs or generator.is_async:
+        return []
+    made = node.key if isinstance(node, ast.DictComp) else node.elt
+    found = []
+    for value in values:
+        binding = _bind(generator.target, value)
+        if binding is not None:
+            found.append(_evaluate(made, binding))
+    return found
+
+
+def _iterate_call(node: ast.Call, constants: dict[str, ast.expr], depth: int) -> list[Any] | None:
+    func = node.func
+    if isinstance(func, ast.Attribute) and not node.args and func.attr in ("items", "keys"):
+        keys = _iterate(func.value, constants, depth + 1)
+        if keys is None:
+            return None
+        return [(key, _UNKNOWN) for key in keys] if func.attr == "items" else keys
+    if isinstance(func, ast.Name) and func.id == "enumerate" and len(node.args) == 1:
+        values = _iterate(node.args[0], constants, depth + 1)
+        return None if values is None else list(enumerate(values))
+    if isinstance(func, ast.Name) and func.id == "range" and 1 <= len(node.args) <= 3:
+        bounds = [_literal(argument) for argument in node.args]
+        if all(isinstance(bound, int) for bound in bounds) and len(range(*bounds)) <= MAX_BINDINGS:
+            return list(range(*bounds))
+    return None
+
+
+def _literal(node: ast.expr) -> Any:
+    """A constant, or a tuple of them; _UNKNOWN for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(element) for element in node.elts)
+    return _UNKNOWN
+
+
+def _bind(target: ast.expr, value: Any) -> dict[str, Any] | None:
+    if isinstance(target, ast.Name):
+        return {target.id: value}
+    if isinstance(target, ast.Tuple) and isinstance(value, tuple) and len(value) == len(target.elts):
+        bound: dict[str, Any] = {}
+        for element, part in zip(target.elts, value):
+            inner = _bind(element, part)
+            if inner is None:
+                return None
+            bound.update(inner)
+        return bound
+    return None
+
+
+def _evaluate(node: ast.expr, environment: dict[str, Any]) -> Any:
+    """The value of `node` under `environment`, or _UNKNOWN."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return environment.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.JoinedStr):
+        parts = [_evaluate(value, environment) for value in node.values]
+        return "".join(map(str, parts)) if all(_formats(part) for part in parts) else _UNKNOWN
+    if isinstance(node, ast.FormattedValue) and node.format_spec is None and node.conversion in (-1, ord("s")):
+        return _evaluate(node.value, environment)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _evaluate(node.left, environment), _evaluate(node.right, environment)
+        same = isinstance(left, str) and isinstance(right, str) or _is_int(left) and _is_int(right)
+        return left + right if same else _UNKNOWN
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace":
+        text = _evaluate(node.func.value, environment)
+        arguments = [_evaluate(argument, environment) for argument in node.args]
+        if isinstance(text, str) and len(arguments) == 2 and all(isinstance(a, str) for a in arguments):
+            return text.replace(arguments[0], arguments[1])
+    return _UNKNOWN
+
+
+def _formats(value: Any) -> bool:
+    return isinstance(value, str) or _is_int(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

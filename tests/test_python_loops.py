@@ -1,0 +1,47 @@
+"""Operator names built from loop variables over literal data (`air.index.python_loops`)."""
+
+from __future__ import annotations
+
+import pytest
+from air.index.python_loops import loop_argument_values
+
+MODULE = """\
+import torch
+
+NAMES = ["abs", "neg"]
+OPS = {"aten.sin": f, **{f"aten.{n}.out": g for n in NAMES}, **helpers()}
+
+for name, fn in OPS.items():
+    torch.library.impl(name.replace("aten.", "aten::"), "privateuseone")(fn)
+
+for dim in (1, 2):
+    for kind in ["max", "avg"]:
+        lib.impl(f"{kind}_pool{dim}d", fn, "PrivateUse1")
+
+for i, pre in enumerate(["", "bi"]):
+    torch.library.impl("aten::upsample_" + pre + f"linear{i + 1}d", "privateuseone")(up)
+
+for name in discovered():
+    torch.library.impl(name, "privateuseone")(fn)
+
+torch.library.impl(OPS, "privateuseone")(fn)
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "callee", "values"),
+    [
+        (7, "impl", ("aten::abs.out", "aten::neg.out", "aten::sin")),  # keys, merged and comprehended
+        (11, "impl", ("avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d")),  # nested loops, f-string
+        (14, "impl", ("aten::upsample_bilinear2d", "aten::upsample_linear1d")),  # enumerate, + and arithmetic
+        (17, "impl", ()),  # a loop over what a call returns: nothing is known
+        (19, "impl", ()),  # no loop
+        (7, "replace", ("aten.",)),  # the calls of another callee on the line: its own argument
+    ],
+)
+def test_loop_values(line, callee, values):
+    assert loop_argument_values(MODULE, line, callee, 0) == values
+
+
+def test_unparsable_text_gives_nothing():
+    assert loop_argument_values("for x in [1:\n  impl(x)\n", 2, "impl", 0) == ()
