@@ -8,7 +8,9 @@ by a kernel for any of its variants, the overloads the catalog groups with it by
 catalog says need no kernel of their own (composite) are left out of the coverage and listed
 apart; `a|b` is such only when each of its alternatives is. A listed operator registered only
 with a fallback kernel is counted as such, not as covered, and so is one registered only with a
-stub kernel, whose body computes nothing (see `air.evidence.kernel_bodies`); one whose
+stub kernel, whose body computes nothing (see `air.evidence.kernel_bodies`). With `not_body`,
+a native kernel every definition of which matches that regex refuses its operators (a copy
+kernel that checks both tensors have one dtype refuses casts): they count as missing. One whose
 registration is unresolved (an op-list entry naming a template or file that is not in the
 tree) leaves the coverage undecided unless a native kernel covers it.
 Entries of op lists that no build or codegen file names are not counted; the coverage says
@@ -63,7 +65,9 @@ from air.graph.operators import (
     op_list_names,
     python_registration_files,
 )
+from air.index.cpp import CPP_LANGUAGES
 from air.index.model import SourceFile
+from air.regex import GuardedPattern, compile_guarded
 
 SUMMARY = "native kernels of listed operators, with `coverage()`; `fallback: global` or `per_op` for fallbacks, `any: true` for every registration"
 TREE_WIDE = True
@@ -91,6 +95,12 @@ SCHEMA = {
             "description": "with any: the operators of the catalog's namespace (the default), or of every "
             "namespace (custom operators, a library's), which `where` may narrow by NAMESPACE",
         },
+        "not_body": {
+            "type": "string",
+            "minLength": 1,
+            "description": "with of: a native kernel whose every definition in the tree matches this "
+            "regex (over its body) refuses the operators it is registered for: they count as missing",
+        },
         "kernel": {
             "enum": ["native", "fallback", "stub"],
             "description": "with fallback: global, only the global fallbacks whose kernel is "
@@ -104,6 +114,8 @@ MAX_UNRESOLVED_SHOWN = 5
 
 
 def validate(spec: dict, checks: SpecChecks) -> None:
+    if "not_body" in spec:
+        checks.pattern(("not_body",), spec["not_body"])
     if checks.operators is None:
         checks.refuse((), "`ops` evidence needs an `operators` section in pack.yaml")
     catalog = checks.operators.catalog
@@ -192,12 +204,35 @@ def _of_listed(found: Registrations, clause: Clause, kernel: str, context: Conte
     catalog = _operator_syntax(context).catalog
     listed = [name for member in clause.spec["of"] for name in alternatives(member)]
     families = {base for name in listed for base in catalog.variant_families(name)}
+    refusing = clause.spec.get("not_body") if kernel == NATIVE else None
     kept = []
     for registration in found.of_families(families, kernel):
         served = registrations_served([registration], catalog)
-        if any(catalog.is_served(name, served) for name in listed):
+        if any(catalog.is_served(name, served) for name in listed) and not (
+            refusing and _refuses(registration.function, refusing, context)
+        ):
             kept.append(registration)
     return tuple(kept)
+
+
+def _refuses(function: str, pattern: str, context: Context) -> bool:
+    """Whether every definition the tree holds of the kernel `function` matches `pattern`
+    (one that the tree does not define refuses nothing)."""
+    name = function.rpartition("::")[2]
+    if not name:
+        return False
+    key = ("refusing kernel", name, pattern)
+    return context.memo(key, lambda: _every_body_matches(name, compile_guarded(pattern), context))
+
+
+def _every_body_matches(name: str, pattern: GuardedPattern, context: Context) -> bool:
+    index = context.index
+    bodies = [
+        function.body
+        for source in index.select([name], languages=CPP_LANGUAGES, roles=("product",))
+        for function in index.function_bodies(source).defined(name)
+    ]
+    return bool(bodies) and all(pattern.search(body) is not None for body in bodies)
 
 
 def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | None:

@@ -390,6 +390,7 @@ class Registration:
     how: str  # "block", "python", "op list"
     kernel: str = NATIVE  # NATIVE, FALLBACK, STUB or UNRESOLVED
     via: str = ""  # the fallback function reached, or the template or file an op-list entry names
+    function: str = ""  # the function a C/C++ registration names as the kernel
 
 
 @dataclass(frozen=True)
@@ -703,8 +704,10 @@ def _registered_in(
         # a definition block's key is "": a kernel it registers without a key of its own is a catch-all one
         on = own_key or key or (syntax.catch_all_key if _gives_kernel(inner.args) else "")
         if op and on:
-            kind, via = _registered_kind(", ".join(inner.args[1:]), op, fallbacks, bodies)
-            yield Registration(op, namespace, on, statement.source, statement.line, "block", kind, via)
+            kernel = ", ".join(inner.args[1:])
+            kind, via = _registered_kind(kernel, op, fallbacks, bodies)
+            function = "" if "{" in kernel else _kernel_function(kernel)
+            yield Registration(op, namespace, on, statement.source, statement.line, "block", kind, via, function)
 
 
 def _gives_kernel(args: list[str] | tuple[str, ...]) -> bool:
