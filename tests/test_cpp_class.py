@@ -162,6 +162,8 @@ RULES = StubRules(
         '{ static const char *reason = "later"; up::Guard &g = up::Guard::none; return {}; }',
         '{ return std::string("dev"); }',
         "{ return std :: make_pair(up::kDevice, 0); }",
+        "{ void* data = nullptr; return {data, data, &release, up::DeviceIndex(0)}; }",  # a constant local, an address
+        "{ auto* none = NULL; return {none, &Vendor::free}; }",
     ],
 )
 def test_stub_bodies(body):
@@ -186,6 +188,9 @@ def test_stub_bodies(body):
         "{ return up::getHostAllocator(up::kDevice); }",
         "{ return up::GetAllocator(up::DeviceType::Private); }",
         '{ return vendor::registry::lookup(up::Kind::Host, "pinned"); }',
+        "{ void* data = vendor_malloc(n); return {data, data, &release, up::DeviceIndex(0)}; }",
+        "{ void* data = nullptr; data = vendor_malloc(n); return {data, &release}; }",
+        "{ return {&buffer_[offset], &release}; }",
     ],
 )
 def test_bodies_that_implement_something(body):

@@ -12,8 +12,9 @@ one that always leaves never run, and are not read.
 - constant: the caller's arguments as they are (`return c10::Stream(c10::Stream::UNSAFE, d, 0);`:
   a stream of id 0 for whatever device), literals (numbers, characters, strings, true, false,
   nullptr), qualified names (enumerators and static constants: `c10::DeviceType::CPU`), `kName`
-  constants, and values of one of the framework's value types, or of a builtin or standard one,
-  made of constants (`c10::DeviceIndex(1)`, `std::string("x")`); an
+  constants, the address of a function or object (`&deleter`), locals the body bound to a
+  constant (`void* data = nullptr;`), and values of one of the framework's value types, or of a
+  builtin or standard one, made of constants (`c10::DeviceIndex(1)`, `std::string("x")`); an
   unqualified name may be a variable (`CURRENT_DEVICE`), so it is not a constant, and a
   function given constants may look something up (`at::getHostAllocator(at::kPrivateUse1)`);
 - placeholder: an expression naming one of the names the clause gives
@@ -75,7 +76,10 @@ _STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
 _CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
 _CALL_OR_METHOD = re.compile(rf"(?:{_QUALIFIED} ?(?:\.|->) ?)?(?P<callee>{_QUALIFIED}) ?(?=\()")  # also `x.new_empty(`
 _ARGUMENT_TOKEN = re.compile(rf"{_LITERAL}|[()\[\]{{}},]")
-_CONSTANT_TOKEN = re.compile(rf" ?(?:{_LITERAL}|{_NUMBER}|(?P<name>{_QUALIFIED})|[(){{}}<>,!~+\-])", re.S)
+_CONSTANT_TOKEN = re.compile(
+    rf" ?(?:{_LITERAL}|{_NUMBER}|(?P<address>& ?{_QUALIFIED})(?! ?[(.\[-])|(?P<name>{_QUALIFIED})|[(){{}}<>,!~+\-])",
+    re.S,
+)
 _METADATA_CHAIN = re.compile(r"(?P<owner>[A-Za-z_]\w*)(?: ?(?:\.|->) ?[A-Za-z_]\w* ?\((?:[^()]|\([^()]*\))*\))+")
 _METHOD_CALL = re.compile(r" ?(?:\.|->) ?(?P<method>[A-Za-z_]\w*) ?\((?P<arguments>(?:[^()]|\([^()]*\))*)\)")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -117,8 +121,8 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
         declaration = _DECLARATION.fullmatch(statement)
         name, init = (declaration["name"], declaration["init"] or "") if declaration is not None else ("", "")
         assigned = init[1:].strip() if init.startswith("=") else None  # the value of `T name = value`
-        if assigned is not None and _is_unchanged(assigned, rules):
-            rules = replace(rules, unchanged=rules.unchanged | {name})
+        if assigned is not None and (_is_unchanged(assigned, rules) or is_constant(assigned, rules.value_types)):
+            rules = replace(rules, unchanged=rules.unchanged | {name})  # returned, as good as a constant
         elif assigned is not None and rules.metadata_calls and _tells_metadata(assigned, rules, metadata):
             metadata.add(name)
         elif init.startswith(("=", "{")) and _is_placeholder(assigned or init, rules):
