@@ -71,11 +71,10 @@ class KernelReader:
         return self._kinds[key]
 
     def _definitions(self, name: str) -> Iterator[tuple[list[str], tuple[str, ...]]]:
-        for source in self._index.select([name], languages=CPP_LANGUAGES, roles=("product",)):
-            for function in self._index.function_bodies(source).defined(name):
-                for build in builds(function.body):
-                    body = "{" + build + "}"
-                    yield body_statements(body, (0, len(body) - 1)), tuple(p for p in function.params or () if p)
+        for function in self._index.definitions(name):
+            for build in builds(function.body):
+                body = "{" + build + "}"
+                yield body_statements(body, (0, len(body) - 1)), tuple(p for p in function.params or () if p)
 
     def _definition_kind(self, body: tuple[list[str], tuple[str, ...]], allocates: bool, depth: int) -> str:
         statements, parameters = body

@@ -65,7 +65,6 @@ from air.graph.operators import (
     op_list_names,
     python_registration_files,
 )
-from air.index.cpp import CPP_LANGUAGES
 from air.index.model import SourceFile
 from air.regex import GuardedPattern, compile_guarded
 
@@ -226,12 +225,7 @@ def _refuses(function: str, pattern: str, context: Context) -> bool:
 
 
 def _every_body_matches(name: str, pattern: GuardedPattern, context: Context) -> bool:
-    index = context.index
-    bodies = [
-        function.body
-        for source in index.select([name], languages=CPP_LANGUAGES, roles=("product",))
-        for function in index.function_bodies(source).defined(name)
-    ]
+    bodies = [function.body for function in context.index.definitions(name)]
     return bool(bodies) and all(pattern.search(body) is not None for body in bodies)
 
 

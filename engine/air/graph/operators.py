@@ -580,16 +580,17 @@ def _kernel_kind(kernel: str, fallbacks: frozenset[str]) -> tuple[str, str]:
     return (FALLBACK, reached) if reached else (NATIVE, "")
 
 
-def _registered_kind(kernel: str, op: str, fallbacks: frozenset[str], bodies: KernelBodies | None) -> tuple[str, str]:
-    """(kind, via) of an operator's kernel as written in a registration: a fallback reaching a
-    CPU fallback function; else what its body does (see `KernelBodies`), via the
-    function it names."""
+def _registered_kind(
+    kernel: str, function: str, op: str, fallbacks: frozenset[str], bodies: KernelBodies | None
+) -> tuple[str, str]:
+    """(kind, via) of an operator's kernel as written in a registration, which names `function`
+    ("" for a lambda): a fallback reaching a CPU fallback function; else what its body does
+    (see `KernelBodies`), via the function it names."""
     kind, via = _kernel_kind(kernel, fallbacks)
     if kind != NATIVE or bodies is None:
         return kind, via
-    if "{" in kernel:
+    if not function:
         return bodies.kind_of_lambda(kernel, op), ""
-    function = _kernel_function(kernel)
     kind = bodies.kind_of_function(function, op) if is_name(function.rpartition("::")[2]) else NATIVE
     return kind, (function if kind != NATIVE else "")
 
@@ -615,11 +616,7 @@ def _global_kernel_kind(
 
 
 def _defines(index: CodeIndex, function: str) -> bool:
-    name = function.rpartition("::")[2]
-    return any(
-        index.function_bodies(source).defined(name)
-        for source in index.select([name], languages=CPP_LANGUAGES, roles=("product",))
-    )
+    return next(index.definitions(function.rpartition("::")[2]), None) is not None
 
 
 def _kernel_function(kernel: str) -> str:
@@ -705,8 +702,8 @@ def _registered_in(
         on = own_key or key or (syntax.catch_all_key if _gives_kernel(inner.args) else "")
         if op and on:
             kernel = ", ".join(inner.args[1:])
-            kind, via = _registered_kind(kernel, op, fallbacks, bodies)
             function = "" if "{" in kernel else _kernel_function(kernel)
+            kind, via = _registered_kind(kernel, function, op, fallbacks, bodies)
             yield Registration(op, namespace, on, statement.source, statement.line, "block", kind, via, function)
 
 
@@ -926,14 +923,7 @@ class _BlockBody:
             return expand_macro(macro, call.args)
         if variable not in call.args:
             return None
-        function = next(
-            (
-                function
-                for where in self._index.select([name], languages=CPP_LANGUAGES)
-                for function in self._index.function_bodies(where).defined(name)
-            ),
-            None,
-        )
+        function = next(self._index.definitions(name, roles=None), None)
         return expand_macro(function, call.args) if function is not None else None
 
     def _fragments(self, source: SourceFile, include: CppInclude) -> Iterator[SourceFile]:

@@ -324,6 +324,12 @@ class CodeIndex:
             found = self._function_bodies[source.path] = cpp.FunctionBodies(self.cpp_facts(source).stripped)
         return found
 
+    def definitions(self, name: str, roles: Iterable[str] | None = ("product",)) -> Iterator[CppDefine]:
+        """The C/C++ definitions of the function `name` (a last `::` component) in the files of
+        `roles` (all files for None)."""
+        for source in self.select([name], languages=cpp.CPP_LANGUAGES, roles=roles):
+            yield from self.function_bodies(source).defined(name)
+
     def code_text(self, source: SourceFile) -> str:
         """The file's text with comments blanked out (C/C++ and Groovy's `//` and `/* */`, Python,
         and the `#` comments of YAML, TOML, shell, CMake, Make, Bazel and Meson), offsets
