@@ -43,5 +43,36 @@ def test_loop_values(line, callee, values):
     assert loop_argument_values(MODULE, line, callee, 0) == values
 
 
+OBJECTS = """\
+import torch
+
+ops = torch.ops.ns
+short = ops
+PAIRS = [short.add.Tensor, torch.ops.ns.mul]
+
+for op in sorted(PAIRS, key=str):
+    name = op.name()
+    lib.impl(name, fn)
+
+for op, fn in table(PAIRS).items():
+    impl(str(op._schema).split("(")[0], "k")(fn)
+
+for op in PAIRS:
+    impl(helper(op), "k")(fn)
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "callee", "values"),
+    [
+        (9, "impl", ("torch.ops.ns.add.Tensor", "torch.ops.ns.mul")),  # aliases resolved, a body-assigned name
+        (12, "impl", ("torch.ops.ns.add.Tensor", "torch.ops.ns.mul")),  # a mapping built from the list, read with builtins
+        (15, "impl", ()),  # read through a function of the tree: nothing is known
+    ],
+)
+def test_loops_over_object_references(line, callee, values):
+    assert loop_argument_values(OBJECTS, line, callee, 0) == values
+
+
 def test_unparsable_text_gives_nothing():
     assert loop_argument_values("for x in [1:\n  impl(x)\n", 2, "impl", 0) == ()

@@ -1089,13 +1089,10 @@ def _python_registration(
         return
     written = syntax.python_argument(kind, "op", call)
     namespace = library[0] if library else ""
-    named = _python_op(written, namespace, syntax)
-    if named is not None:
-        ops = [named]
-    else:  # an operator that names no namespace, given to a library this file cannot see, or built in a loop
-        position = syntax.python_arguments[kind]["op"].position
-        built = loop_argument_values(text, call.line, method or call.qualname, position) if written else ()
-        ops = [found for value in built if (found := _python_op(value, namespace, syntax)) is not None]
+    position = syntax.python_arguments[kind]["op"].position
+    built = loop_argument_values(text, call.line, method or call.qualname, position) if written else ()
+    named = [_python_op(value, namespace, syntax) for value in built or (written,)]  # a loop's names, or as written
+    ops = [op for op in named if op is not None]
     key = syntax.fake_key if kind == "fake" else syntax.python_argument(kind, "key", call)
     key = key or (library[1] if library else "") or (syntax.catch_all_key if library else "")
     yield from ((*op, k) for op in ops for k in _keys(key))

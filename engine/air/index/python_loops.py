@@ -4,23 +4,39 @@ A registration written once in a loop stands for one registration per value:
 `for k, v in OPS.items(): impl(k.replace("a.", "a::"), key)(v)`, `for dim in [2, 3]:
 impl(f"ns::pool{dim}d", key)`. A loop counts when its iterable is literal data, or a name bound
 to literal data at module level, read as it is, through `.items()`, `.keys()`, `enumerate()`,
-`range()` of constants, merged (`{**A, **B}`) or comprehended from such data; its target a name
+`range()` of constants, `sorted()` and its kin, merged (`{**A, **B}`) or comprehended from such
+data, or the keys of a mapping a call builds from it (`table(OPS).items()`); its target a name
 or a tuple of names. The argument is evaluated for every binding of the loops around the call
-(constants, loop variables, f-strings, `+` and `str.replace` with constant arguments); a binding
-it cannot be evaluated with gives nothing. Nothing of the tree is run.
+(constants, loop variables, names the loop body assigns before the call, f-strings, `+` and
+`str.replace` with constant arguments); a binding it cannot be evaluated with gives nothing.
+
+Literal data may hold references to objects (`ns.ops.add`, its first name resolved through a
+module-level alias such as `ops = pkg.ops`): whatever an expression reads from one reference
+alone (`str(op._schema)`, `op.name()`) stands for the reference's dotted name. Nothing of the
+tree is run.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 MAX_BINDINGS = 4096
 _UNKNOWN = object()  # a value the loops bind that is not literal data (a dict's values)
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+_SAME_ELEMENTS = frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset"})
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """An object literal data names by a dotted path (`pkg.ops.add`), aliases resolved."""
+
+    dotted: str
 
 
 def loop_argument_values(text: str, line: int, callee: str, position: int) -> tuple[str, ...]:
@@ -35,8 +51,10 @@ def loop_argument_values(text: str, line: int, callee: str, position: int) -> tu
     for call, loops in _calls_in_loops(tree, line):
         if position >= len(call.args) or not loops or _callee(call) != callee:
             continue
-        for environment in _bindings(loops, constants):
+        for environment in _bindings(loops, constants, line):
             value = _evaluate(call.args[position], environment)
+            if isinstance(value, _Reference):
+                value = value.dotted
             if isinstance(value, str):
                 found.add(value)
     return tuple(sorted(found))
@@ -57,7 +75,7 @@ def _callee(call: ast.Call) -> str:
 
 
 def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
-    """Module-level names bound once to literal containers."""
+    """Module-level names bound to literal containers or to a dotted path (an alias)."""
     bound: dict[str, ast.expr] = {}
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -66,7 +84,7 @@ def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
             target, value = statement.target, statement.value
         else:
             continue
-        if isinstance(target, ast.Name) and isinstance(value, _CONTAINERS):
+        if isinstance(target, ast.Name) and (isinstance(value, _CONTAINERS) or _dotted(value)):
             bound[target.id] = value
     return bound
 
@@ -85,8 +103,9 @@ def _calls_in_loops(tree: ast.Module, line: int) -> Iterator[tuple[ast.Call, lis
     yield from visit(tree, [])
 
 
-def _bindings(loops: list[ast.For], constants: dict[str, ast.expr]) -> Iterator[dict[str, Any]]:
-    """Every assignment of the loops' variables, at most MAX_BINDINGS."""
+def _bindings(loops: list[ast.For], constants: dict[str, ast.expr], line: int) -> Iterator[dict[str, Any]]:
+    """Every assignment of the loops' variables, at most MAX_BINDINGS, with the names each loop's
+    body assigns before `line`."""
     per_loop = []
     for loop in loops:
         values = _iterate(loop.iter, constants)
@@ -95,8 +114,13 @@ def _bindings(loops: list[ast.For], constants: dict[str, ast.expr]) -> Iterator[
         per_loop.append([binding for value in values if (binding := _bind(loop.target, value)) is not None])
     for combination in itertools.islice(itertools.product(*per_loop), MAX_BINDINGS):
         environment: dict[str, Any] = {}
-        for binding in combination:
+        for loop, binding in zip(loops, combination):
             environment.update(binding)
+            for statement in loop.body:
+                if statement.lineno >= line:
+                    break
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                    environment.update(_bind(statement.targets[0], _evaluate(statement.value, environment)) or {})
         yield environment
 
 
@@ -108,15 +132,15 @@ def _iterate(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0) -> 
         bound = constants.get(node.id)
         return _iterate(bound, constants, depth + 1) if bound is not None else None
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_literal(element) for element in node.elts]
+        return [_literal(element, constants) for element in node.elts]
     if isinstance(node, ast.Dict):  # the keys; of a merged part that is not literal data, none
         keys: list[Any] = []
         for key, value in zip(node.keys, node.values):
-            keys.extend((_iterate(value, constants, depth + 1) or []) if key is None else [_literal(key)])
+            keys.extend((_iterate(value, constants, depth + 1) or []) if key is None else [_literal(key, constants)])
         return keys
     if isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp)) and len(node.generators) == 1:
         return _comprehended(node, constants, depth)
-    if isinstance(node, ast.Call) and not node.keywords:
+    if isinstance(node, ast.Call):
         return _iterate_call(node, constants, depth)
     return None
 
@@ -140,8 +164,15 @@ def _comprehended(
 
 def _iterate_call(node: ast.Call, constants: dict[str, ast.expr], depth: int) -> list[Any] | None:
     func = node.func
+    if isinstance(func, ast.Name) and func.id in _SAME_ELEMENTS and len(node.args) == 1:
+        return _iterate(node.args[0], constants, depth + 1)  # keywords (`key=`, `reverse=`) keep them
+    if node.keywords:
+        return None
     if isinstance(func, ast.Attribute) and not node.args and func.attr in ("items", "keys"):
         keys = _iterate(func.value, constants, depth + 1)
+        mapped = func.value
+        if keys is None and isinstance(mapped, ast.Call) and len(mapped.args) == 1 and not mapped.keywords:
+            keys = _iterate(mapped.args[0], constants, depth + 1)  # a mapping built from literal data
         if keys is None:
             return None
         return [(key, _UNKNOWN) for key in keys] if func.attr == "items" else keys
@@ -149,19 +180,40 @@ def _iterate_call(node: ast.Call, constants: dict[str, ast.expr], depth: int) ->
         values = _iterate(node.args[0], constants, depth + 1)
         return None if values is None else list(enumerate(values))
     if isinstance(func, ast.Name) and func.id == "range" and 1 <= len(node.args) <= 3:
-        bounds = [_literal(argument) for argument in node.args]
+        bounds = [_literal(argument, constants) for argument in node.args]
         if all(isinstance(bound, int) for bound in bounds) and len(range(*bounds)) <= MAX_BINDINGS:
             return list(range(*bounds))
     return None
 
 
-def _literal(node: ast.expr) -> Any:
-    """A constant, or a tuple of them; _UNKNOWN for anything else."""
+def _literal(node: ast.expr, constants: dict[str, ast.expr]) -> Any:
+    """A constant, a reference, or a tuple of them; _UNKNOWN for anything else."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Tuple):
-        return tuple(_literal(element) for element in node.elts)
+        return tuple(_literal(element, constants) for element in node.elts)
+    dotted = _dotted(node)
+    if dotted and "." in dotted:
+        return _Reference(_resolved(dotted, constants))
     return _UNKNOWN
+
+
+def _dotted(node: ast.expr) -> str:
+    """`a.b.c` of an attribute chain on a name; "" for anything else."""
+    if isinstance(node, ast.Attribute):
+        owner = _dotted(node.value)
+        return f"{owner}.{node.attr}" if owner else ""
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _resolved(dotted: str, constants: dict[str, ast.expr], depth: int = 0) -> str:
+    """`dotted` with its first name replaced by the dotted path a module-level alias binds it to."""
+    first, _, rest = dotted.partition(".")
+    bound = constants.get(first)
+    alias = _dotted(bound) if bound is not None and depth < 8 else ""
+    if not alias or alias == first:
+        return dotted
+    return _resolved(f"{alias}.{rest}" if rest else alias, constants, depth + 1)
 
 
 def _bind(target: ast.expr, value: Any) -> dict[str, Any] | None:
@@ -198,6 +250,19 @@ def _evaluate(node: ast.expr, environment: dict[str, Any]) -> Any:
         arguments = [_evaluate(argument, environment) for argument in node.args]
         if isinstance(text, str) and len(arguments) == 2 and all(isinstance(a, str) for a in arguments):
             return text.replace(arguments[0], arguments[1])
+    return _read_from_reference(node, environment)
+
+
+def _read_from_reference(node: ast.expr, environment: dict[str, Any]) -> Any:
+    """The dotted name of the one reference `node` reads from, with builtins only; or _UNKNOWN."""
+    read = {
+        name.id
+        for name in ast.walk(node)
+        if isinstance(name, ast.Name) and not (name.id not in environment and hasattr(builtins, name.id))
+    }
+    references = {environment.get(name) for name in read}
+    if len(references) == 1 and isinstance(reference := references.pop(), _Reference):
+        return reference.dotted
     return _UNKNOWN
 
 
