@@ -66,7 +66,11 @@ for op in PAIRS:
     ("line", "callee", "values"),
     [
         (9, "impl", ("torch.ops.ns.add.Tensor", "torch.ops.ns.mul")),  # aliases resolved, a body-assigned name
-        (12, "impl", ("torch.ops.ns.add.Tensor", "torch.ops.ns.mul")),  # a mapping built from the list, read with builtins
+        (
+            12,
+            "impl",
+            ("torch.ops.ns.add.Tensor", "torch.ops.ns.mul"),
+        ),  # a mapping built from the list, read with builtins
         (15, "impl", ()),  # read through a function of the tree: nothing is known
     ],
 )

@@ -123,7 +123,9 @@ class Evaluation:
                 live_tests = LiveTests(self.index, test_syntax, partial(_names_in_tests, identified))
                 self.evaluator.context.live_tests = live_tests
                 live_tests.find_names()
-            return identified()
+            identity = identified()
+            self.evaluator.context.device_names = device_names(self.pack, self.evaluator)
+            return identity
 
 
 def _clauses(pack: Pack) -> list[Clause]:

@@ -226,6 +226,7 @@ class Context:
         self.cpp = cpp or CppVocabulary()
         self.upstream = upstream or UpstreamCode()
         self.live_tests: LiveTests | None = None  # when set, tests count only where they run on the device
+        self.device_names: tuple[str, ...] = ()  # the device names the backend registers, once known
         self._memo: dict[tuple, Any] = {}
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:

@@ -35,11 +35,21 @@ class KernelReader:
     """The kinds of the kernels a tree's registrations name, read from their bodies (an
     `air.graph.operators.KernelBodies`)."""
 
-    def __init__(self, index: CodeIndex, rules: StubRules, host: HostTransfers | None) -> None:
+    def __init__(
+        self, index: CodeIndex, rules: StubRules, host: HostTransfers | None, device_methods: tuple[str, ...] = ()
+    ) -> None:
         self._index = index
         self._rules = rules
         self._host = host
+        self._python_host = replace(host, transfers=(*host.transfers, *device_methods)) if host else None
         self._kinds: dict[tuple[str, bool], str] = {}
+
+    def kind_of_python(self, statements: list[str]) -> str:
+        """A Python kernel copies back to the device through a transfer, or through the method
+        a device name gives tensors (`x.cpu().sin().mydev()`)."""
+        if self._python_host is not None and is_host_fallback(statements, self._python_host, self._rules.allocations):
+            return FALLBACK
+        return NATIVE
 
     def kind_of_lambda(self, kernel: str, op: str) -> str:
         """The kind of a lambda written as the kernel (`[](const Tensor& self) { return self; }`)."""

@@ -148,8 +148,8 @@ def registrations(context: Context) -> Registrations:
         value_types=upstream.value_types,
         metadata_calls=upstream.metadata_calls,
     )
-    bodies = KernelReader(context.index, rules, syntax.host_fallback)
-    return context.memo(("operators",), lambda: find_registrations(context.index, syntax, bodies))
+    bodies = KernelReader(context.index, rules, syntax.host_fallback, context.device_names)
+    return context.memo(("operators", context.device_names), lambda: find_registrations(context.index, syntax, bodies))
 
 
 def _operator_syntax(context: Context) -> OperatorSyntax:

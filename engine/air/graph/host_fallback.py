@@ -2,7 +2,7 @@
 and copies the result back.
 
 Its last statement outside inner blocks returns, or is, a copy back to the device of a value
-computed on the host. A host value is a tensor moved to the host (`x.cpu()`, `x.to(<host>)`), or
+computed on the host (or returns several, `(a.to(d), b.to(d))`, `{a_dev, b_dev}`). A host value is a tensor moved to the host (`x.cpu()`, `x.to(<host>)`), or
 a local bound to an expression naming the host device (`at::empty(sizes,
 opts.device(at::kCPU))`) or a host value; the host computes when a call other than a transfer
 or an allocation is given a host value or made on one (`at::native::op(x_cpu)`,
@@ -203,7 +203,17 @@ def is_host_fallback(statements: list[str], host: HostTransfers, allocations: tu
         return flow.computed and bool(flow.copied_into(last))
     value = returned["value"].strip()
     flow.read(value)
-    return flow.computed and (value in flow.copied_back or flow.copies_back(value))
+    return flow.computed and _returns_copies(flow, value)
+
+
+def _returns_copies(flow: _HostFlow, value: str) -> bool:
+    """Whether a returned value is a copy back, or a tuple or braced list of copies back."""
+    if value in flow.copied_back or flow.copies_back(value):
+        return True
+    if value[:1] in ("(", "{") and skip_group(value, 0) == len(value):
+        parts = [part.strip() for part in split_top_level(value[1:-1])]
+        return bool(parts) and all(part and _returns_copies(flow, part) for part in parts)
+    return False
 
 
 def called_functions(statement: str) -> list[str]:

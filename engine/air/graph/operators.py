@@ -77,6 +77,7 @@ import yaml
 from air.errors import PackError
 from air.graph.host_fallback import HostTransfers
 from air.graph.in_tree_kernels import InTreeNaming, find_in_tree_kernels
+from air.graph.python_kernels import kernel_statements
 from air.index import CodeIndex
 from air.index.cpp import (
     CPP_LANGUAGES,
@@ -379,6 +380,9 @@ class KernelBodies(Protocol):
     def expect(self, names: Iterable[str]) -> None:
         """Told the functions whose kinds will be asked for, all at once."""
 
+    def kind_of_python(self, statements: list[str]) -> str:
+        """NATIVE, or FALLBACK when a Python kernel made of `statements` runs its operator on the host."""
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -418,7 +422,7 @@ def find_registrations(index: CodeIndex, syntax: OperatorSyntax, bodies: KernelB
     """The tree's registrations, the kinds of their C/C++ kernels read from the kernels' bodies
     when `bodies` is given."""
     fallbacks = _fallback_functions(index, syntax)
-    registered = [*_cpp_registrations(index, syntax, fallbacks, bodies), *_python_registrations(index, syntax)]
+    registered = [*_cpp_registrations(index, syntax, fallbacks, bodies), *_python_registrations(index, syntax, bodies)]
     listed = list(_op_list_registrations(index, syntax, fallbacks))
     used = _used_op_lists(index, {r.source.path for r in listed})
     registered.extend(r for r in listed if r.source.path in used)
@@ -986,7 +990,9 @@ def python_registration_files(index: CodeIndex, syntax: OperatorSyntax) -> list[
     ]
 
 
-def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[Registration]:
+def _python_registrations(
+    index: CodeIndex, syntax: OperatorSyntax, bodies: KernelBodies | None
+) -> Iterator[Registration]:
     candidates = python_registration_files(index, syntax)
     index.prefetch_python(candidates)
     imported = _ImportedLibraries(index, syntax)
@@ -994,11 +1000,29 @@ def _python_registrations(index: CodeIndex, syntax: OperatorSyntax) -> Iterator[
         facts = index.python_facts(source)
         libraries = _Libraries(facts, syntax, imported)
         for call in facts.calls:
-            for namespace, op, key in _python_registration(call, libraries, syntax, source.text):
-                kind, via = NATIVE, ""
+            kernel: tuple[str, str] | None = None  # the kind of the call's kernel, read once
+            for namespace, op, key, call_kind in _python_registration(call, libraries, syntax, source.text):
                 if op == "*":
                     kind, via = UNRESOLVED, _kernel_function(syntax.python_argument("library_fallback", "kernel", call))
+                else:
+                    kernel = kernel or _python_kernel_kind(call, call_kind, source.text, syntax, bodies)
+                    kind, via = kernel
                 yield Registration(op, namespace, key, source, call.line, "python", kind, via)
+
+
+def _python_kernel_kind(
+    call: PyCall, call_kind: str, text: str, syntax: OperatorSyntax, bodies: KernelBodies | None
+) -> tuple[str, str]:
+    """(kind, via) of the kernel a Python registration names: a fallback, via the function, when
+    its body runs the operator on the host (see `air.graph.python_kernels`)."""
+    argument = syntax.python_arguments[call_kind].get("kernel")
+    if bodies is None or argument is None:
+        return NATIVE, ""
+    callee = call.qualname.rpartition(".")[2]
+    kernel = kernel_statements(text, call.line, callee, argument.position, argument.keywords)
+    if kernel is None or bodies.kind_of_python(kernel[1]) == NATIVE:
+        return NATIVE, ""
+    return FALLBACK, kernel[0]
 
 
 _Library = tuple[str, str]  # (namespace, key) of a library object
@@ -1065,9 +1089,9 @@ class _Libraries:
 
 def _python_registration(
     call: PyCall, libraries: _Libraries, syntax: OperatorSyntax, text: str
-) -> Iterator[tuple[str, str, str]]:
-    """(namespace, op, key) of each operator `call` registers, op "*" for a global fallback;
-    one per value of an operator name built in loops over literal data (see
+) -> Iterator[tuple[str, str, str, str]]:
+    """(namespace, op, key, the kind of call) of each operator `call` registers, op "*" for a
+    global fallback; one per value of an operator name built in loops over literal data (see
     `air.index.python_loops`)."""
     receiver, _, method = call.qualname.rpartition(".")
     impl_methods = _last_components(syntax.python_impl)
@@ -1076,7 +1100,7 @@ def _python_registration(
         namespace, library_key = library
         if namespace == syntax.wildcard_namespace:
             key = syntax.python_argument("library_fallback", "key", call) or library_key
-            yield from ((namespace, "*", k) for k in _keys(key))
+            yield from ((namespace, "*", k, "library_fallback") for k in _keys(key))
         return
     if library is not None and method in impl_methods:  # lib.impl("op", fn[, key])
         kind = "library_impl"
@@ -1095,7 +1119,7 @@ def _python_registration(
     ops = [op for op in named if op is not None]
     key = syntax.fake_key if kind == "fake" else syntax.python_argument(kind, "key", call)
     key = key or (library[1] if library else "") or (syntax.catch_all_key if library else "")
-    yield from ((*op, k) for op in ops for k in _keys(key))
+    yield from ((*op, k, kind) for op in ops for k in _keys(key))
 
 
 def _python_op(written: str, default_namespace: str, syntax: OperatorSyntax) -> tuple[str, str] | None:

@@ -61,12 +61,18 @@ def loop_argument_values(text: str, line: int, callee: str, position: int) -> tu
 
 
 @lru_cache(maxsize=8)  # a file registering in several loops is parsed once
-def _parsed(text: str) -> tuple[ast.Module, dict[str, ast.expr]] | None:
+def parsed_module(text: str) -> ast.Module | None:
+    """The syntax tree of a Python module's text, None when it does not parse."""
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    return tree, _module_constants(tree)
+
+
+@lru_cache(maxsize=8)
+def _parsed(text: str) -> tuple[ast.Module, dict[str, ast.expr]] | None:
+    tree = parsed_module(text)
+    return None if tree is None else (tree, _module_constants(tree))
 
 
 def _callee(call: ast.Call) -> str:
