@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from air.evidence import Evaluator, clause_from_data
 from air.evidence.base import Context, UpstreamCode
-from air.evidence.stubs import StubRules, is_stub
+from air.evidence.stubs import StubRules, declared_constants, is_stub
 from air.index import build_index
 from air.index.cpp import body_statements, extract_cpp
 from air.pack.framework import load_framework
@@ -164,6 +164,7 @@ RULES = StubRules(
         "{ return std :: make_pair(up::kDevice, 0); }",
         "{ void* data = nullptr; return {data, data, &release, up::DeviceIndex(0)}; }",  # a constant local, an address
         "{ auto* none = NULL; return {none, &Vendor::free}; }",
+        "{ return DeviceIndex(0); }",  # a value type named without its namespace
     ],
 )
 def test_stub_bodies(body):
@@ -191,6 +192,7 @@ def test_stub_bodies(body):
         "{ void* data = vendor_malloc(n); return {data, data, &release, up::DeviceIndex(0)}; }",
         "{ void* data = nullptr; data = vendor_malloc(n); return {data, &release}; }",
         "{ return {&buffer_[offset], &release}; }",
+        "{ return DeviceIndex(CURRENT_DEVICE); }",
     ],
 )
 def test_bodies_that_implement_something(body):
@@ -459,3 +461,17 @@ def test_the_hierarchy_script_reads_qualified_classes_and_their_descendants(tmp_
         "torch::autograd::Function": [],
     }
     assert "torch::jit::GraphFunction" in script.hierarchy(headers, {"Function"})
+
+
+def test_the_constants_a_file_declares_at_any_scope():
+    code = """
+    constexpr c10::DeviceIndex only_index{0};
+    struct G {
+      static constexpr c10::DeviceType kind = c10::DeviceType::PrivateUse1;
+      static const std::vector<int> sizes = {1, 2};
+      static constexpr int width() { return 4; }
+      const int counted = next();
+      static int mutable_count = 0;
+    };
+    """
+    assert declared_constants(code) == {"only_index", "kind", "sizes"}

@@ -17,6 +17,7 @@ from air.index.cpp_names import CppNames, CppVocabulary
 from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
+from air.index.python_values import bound_values
 from air.regex import compile_guarded, searching
 
 if TYPE_CHECKING:
@@ -243,6 +244,12 @@ class Context:
     def names(self) -> CppNames:
         return CppNames(self.index, self.cpp, lambda path: self.graph.reachable([path]))
 
+    def bound_values(self, name: str, path: str | None, line: int | None) -> tuple[str, ...] | None:
+        """The values the Python name `name`, captured at `line` of the file `path`, may take."""
+        if path is None:
+            return None
+        return self.memo(("bound-values", path, name, line), lambda: bound_values(self.index, path, name, line))
+
     def resolve(self, value: str, path: str | None = None) -> str:
         """What a value captured in the file `path` stands for, through the C/C++ aliases that
         file sees (see `air.index.cpp_names`); a value from a file of another language, or
@@ -260,10 +267,13 @@ def normalise_value(value: str) -> str:
     return value.strip().lower()
 
 
-def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context, path: str | None = None) -> bool:
+def constraint_holds(
+    value: str, constraint: Mapping[str, Any], context: Context, path: str | None = None, line: int | None = None
+) -> bool:
     """`equals`, `in`, `symbol` and their negations compare normalised values, aliases resolved
     as the file `path` sees them; `matches` searches the value, unquoted, as written or as
-    resolved."""
+    resolved; `bound_matches` holds when every value a Python name may take at `line` is known
+    and matches (see `air.index.python_values`), and `not_bound_matches` when not."""
     resolved = context.resolve(value, path)
     normal = normalise_value(resolved)
     for operator, operand in constraint.items():
@@ -273,6 +283,10 @@ def constraint_holds(value: str, constraint: Mapping[str, Any], context: Context
             pattern = compile_guarded(operand)
             spellings = dict.fromkeys(text.strip().strip("\"'") for text in (value, resolved))
             holds = any(pattern.search(text) is not None for text in spellings)
+        elif operator in ("bound_matches", "not_bound_matches"):
+            bound = context.bound_values(value, path, line)
+            every = bound is not None and all(compile_guarded(operand).search(text) for text in bound)
+            holds = every != (operator == "not_bound_matches")
         else:
             allowed = context.symbols[operand] if operator.endswith("symbol") else as_list(operand)
             holds = (normal in _normalised(tuple(allowed))) != operator.startswith("not_")
@@ -286,6 +300,9 @@ def _normalised(values: tuple[str, ...]) -> frozenset[str]:
     return frozenset(normalise_value(str(item)) for item in values)
 
 
+_BY_LINE = frozenset({"bound_matches", "not_bound_matches"})  # what a name stands for depends on where
+
+
 def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[Hit]:
     """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved
     as their file sees them. A hit without a constrained capture fails, unless the constraint is
@@ -294,16 +311,18 @@ def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[H
     if not clause.where:
         return list(hits)
     names = tuple(clause.where)
+    by_line = any(operator in _BY_LINE for constraint in clause.where.values() for operator in constraint)
     verdicts: dict[tuple, bool] = {}  # many hits of a file capture the same constrained values
     kept = []
     for hit in hits:
         captures = dict(hit.captures)
-        key = (hit.path, *(captures.get(name) for name in names))
+        line = hit.line if by_line else None
+        key = (hit.path, line, *(captures.get(name) for name in names))
         holds = verdicts.get(key)
         if holds is None:
             with searching(hit.path):
                 holds = verdicts[key] = all(
-                    constraint_holds(captures[name], constraint, context, hit.path)
+                    constraint_holds(captures[name], constraint, context, hit.path, line)
                     if name in captures
                     else constraint.get("optional", False)
                     for name, constraint in clause.where.items()

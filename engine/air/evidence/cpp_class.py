@@ -51,7 +51,7 @@ from air.evidence.base import (
     last_component,
 )
 from air.evidence.cpp_macro import CPP_LANGUAGES, invocations
-from air.evidence.stubs import StubRules, is_stub
+from air.evidence.stubs import StubRules, declared_constants, is_stub
 from air.index import CodeIndex
 from air.index.cpp import body_statements, parameters_before
 from air.index.model import CppClass, SourceFile, Span
@@ -257,7 +257,8 @@ def _stub(context: Context, definition: Definition, rules: StubRules, method: st
     if definition.body is None:
         return False
     stripped = context.index.cpp_facts(definition.source).stripped
-    given = frozenset(parameters_before(stripped, definition.body[0]))
+    constants = context.memo(("declared-constants", definition.source.path), lambda: declared_constants(stripped))
+    given = frozenset(parameters_before(stripped, definition.body[0])) | constants
     return is_stub(body_statements(stripped, definition.body), replace(rules, own_name=method, unchanged=given))
 
 

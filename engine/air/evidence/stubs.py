@@ -14,8 +14,9 @@ one that always leaves never run, and are not read.
   nullptr), qualified names (enumerators and static constants: `c10::DeviceType::CPU`), `kName`
   constants, the address of a function or object (`&deleter`), locals the body bound to a
   constant (`void* data = nullptr;`), and values of one of the framework's value types, or of a
-  builtin or standard one, made of constants (`c10::DeviceIndex(1)`, `std::string("x")`); an
-  unqualified name may be a variable (`CURRENT_DEVICE`), so it is not a constant, and a
+  builtin or standard one, made of constants (`c10::DeviceIndex(1)`, `std::string("x")`), and
+  what the file declares constant (`static constexpr DeviceType kind = ...;` of the class); an
+  other unqualified name may be a variable (`CURRENT_DEVICE`), so it is not a constant, and a
   function given constants may look something up (`at::getHostAllocator(at::kPrivateUse1)`);
 - placeholder: an expression naming one of the names the clause gives
   (`return getDefaultStream(d);`), or a call of a stub member function of the same class
@@ -315,12 +316,25 @@ def is_constant(expression: str, value_types: Collection[str] = (), given: Colle
         if token is None or token.end() == pos:
             return not expression[pos:].strip()
         name = token["name"]
-        if name is not None and not _constant_name(name) and name not in given:
-            return False
         pos = token.end()
-        if name is not None and _CALLED_NEXT.match(expression, pos) and not _names_a_type(name, value_types):
+        if name is not None and _CALLED_NEXT.match(expression, pos):  # a value made, not a function called
+            if not _names_a_type(name, value_types):
+                return False
+        elif name is not None and not _constant_name(name) and name not in given:
             return False
     return True
+
+
+_DECLARED_CONSTANT = re.compile(
+    r"\b(?:static\s+const(?:expr)?|constexpr)\b[^;(){}=]*?\b(?P<name>[A-Za-z_]\w*)\s*(?:=|\{)"
+)
+
+
+def declared_constants(code: str) -> frozenset[str]:
+    """The variables C/C++ `code` declares constant, at any scope: `static const`, `static
+    constexpr` and `constexpr` ones (`static constexpr c10::DeviceType kind = ...;`), whose
+    unqualified names a body may return as constants."""
+    return frozenset(found["name"] for found in _DECLARED_CONSTANT.finditer(code))
 
 
 def _constant_name(name: str) -> bool:
