@@ -165,6 +165,7 @@ RULES = StubRules(
         "{ void* data = nullptr; return {data, data, &release, up::DeviceIndex(0)}; }",  # a constant local, an address
         "{ auto* none = NULL; return {none, &Vendor::free}; }",
         "{ return DeviceIndex(0); }",  # a value type named without its namespace
+        "{ using up::DeviceIndex; typedef int Index; return DeviceIndex(0); }",
     ],
 )
 def test_stub_bodies(body):

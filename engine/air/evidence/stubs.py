@@ -6,7 +6,8 @@ leaves without doing anything: `throw ...`, a call that always fails (its first 
 one that always leaves never run, and are not read.
 
 - inert: a declaration initialised with a constant or with plain names (a lock, a GIL
-  guard), `(void)x`, a write to std::cout, cerr or clog, and a call of `assert`,
+  guard), a `using` or `typedef` that only names something, `(void)x`, a write to std::cout,
+  cerr or clog, and a call of `assert`,
   `printf` and their kin, of one of the framework's inert calls (checks, warnings,
   errors), or of a function given literals only (`UNSUPPORTED("op")`);
 - constant: the caller's arguments as they are (`return c10::Stream(c10::Stream::UNSAFE, d, 0);`:
@@ -74,6 +75,7 @@ _TEMPLATE_ARGUMENTS = r"<[^<>;]*(?:<[^<>;]*>[^<>;]*)*>"
 _RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
 _VOID_CAST = re.compile(r"\( ?void ?\)|static_cast ?< ?void ?>")
 _STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
+_NAMING = re.compile(r"(?:using|typedef|namespace)\b")  # a using-declaration, an alias: names, does nothing
 _CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
 _CALL_OR_METHOD = re.compile(rf"(?:{_QUALIFIED} ?(?:\.|->) ?)?(?P<callee>{_QUALIFIED}) ?(?=\()")  # also `x.new_empty(`
 _ARGUMENT_TOKEN = re.compile(rf"{_LITERAL}|[()\[\]{{}},]")
@@ -204,7 +206,7 @@ def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = ()) ->
 
 
 def _inert(statement: str, rules: StubRules) -> bool:
-    if not statement or _VOID_CAST.match(statement) or _STREAM.match(statement):
+    if not statement or _VOID_CAST.match(statement) or _STREAM.match(statement) or _NAMING.match(statement):
         return True
     declaration = _DECLARATION.fullmatch(statement)
     if declaration is not None and declaration["type"].split("<")[0].strip() not in NOT_A_TYPE:
