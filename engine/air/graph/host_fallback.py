@@ -2,9 +2,10 @@
 and copies the result back.
 
 Its last statement outside inner blocks returns, or is, a copy back to the device of a value
-computed on the host (or returns several, `(a.to(d), b.to(d))`, `{a_dev, b_dev}`). A host value is a tensor moved to the host (`x.cpu()`, `x.to(<host>)`), or
-a local bound to an expression naming the host device (`at::empty(sizes,
-opts.device(at::kCPU))`) or a host value; the host computes when a call other than a transfer
+computed on the host (or returns several, `(a.to(d), b.to(d))`, `{a_dev, b_dev}`). A host value
+is a tensor moved to the host (`x.cpu()`, `x.to(<host>)`), a tensor a factory makes with nothing
+to place it (`at::linspace(start, end, steps)`, which computes too), or a local bound to an
+expression naming the host device (`at::empty(sizes, opts.device(at::kCPU))`) or a host value; the host computes when a call other than a transfer
 or an allocation is given a host value or made on one (`at::native::op(x_cpu)`,
 `x_cpu.sin()`); a copy back moves a host value to the device (`r.to(x.device())`) or copies one
 into a tensor of the device (`out.copy_(out_cpu)`, or a raw copy into its memory,
@@ -44,6 +45,8 @@ class HostTransfers:
     transfers: tuple[str, ...]
     raw_copies: tuple[str, ...] = ()
     memory: tuple[str, ...] = ()
+    factories: tuple[str, ...] = ()  # functions making a tensor, on the host unless told otherwise
+    placements: tuple[str, ...] = ()  # words of a factory's arguments that place its tensor (options)
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> HostTransfers:
@@ -53,6 +56,15 @@ class HostTransfers:
             tuple(data["transfers"]),
             tuple(data.get("raw_copies", ())),
             tuple(data.get("memory", ())),
+            tuple(data.get("factories", ())),
+            tuple(data.get("placements", ())),
+        )
+
+    def makes_on_host(self, call_name: str, args: str) -> bool:
+        """Whether a call of a factory makes its tensor on the host: nothing in its arguments
+        places it (`at::linspace(start, end, steps)`)."""
+        return call_name in self.factories and not any(
+            re.search(rf"\b{re.escape(word)}\b", args) for word in self.placements
         )
 
     def is_raw_copy(self, call_name: str) -> bool:
@@ -131,12 +143,21 @@ class _HostFlow:
         binding = _BINDING.fullmatch(statement)
         value = binding["value"] if binding else statement
         self.computed |= self._computes(value)
+        made = self._made_on_host(value)
+        if made is not None:
+            self.computed |= not any(fnmatchcase(made, pattern) for pattern in self._allocations)
         if binding is not None and self.copies_back(value):
             self.copied_back.add(binding["name"])
-        elif binding is not None and (self._holds_host(value) or self._host.names_device(value)):
+        elif binding is not None and (made or self._holds_host(value) or self._host.names_device(value)):
             self.host_locals.add(binding["name"])
         elif binding is None:
             self.copied_back |= self.copied_into(statement)
+
+    def _made_on_host(self, value: str) -> str | None:
+        """The factory `value` is a call of, when it makes its tensor on the host."""
+        call = next(_calls(value), None)
+        whole = call is not None and call.end == len(value) and not call.member
+        return call.name if whole and call is not None and self._host.makes_on_host(call.name, call.args) else None
 
     def copies_back(self, value: str) -> bool:
         """Whether `value` ends moving a host value to the device (`r.to(x.device())`)."""

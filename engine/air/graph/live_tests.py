@@ -200,10 +200,11 @@ class LiveTests:
         code, text = lexical.code, lexical.without_comments  # the same lines, at the same offsets
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
         listed = self._listed_tests(code)
-        if not skips and not listed:
+        script = not python_test_count(code)
+        if not skips and not listed and not script:
             return []  # most files: no outline needed
         outline = _Outline(code)
-        dead = []
+        dead = _uncalled(outline) if script else []
         for number in skips:
             line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
@@ -401,6 +402,20 @@ class _Outline:
             if header.indentation == indentation:
                 return self.first_decorator(header), self.end(header)
         return number, number
+
+
+def _uncalled(outline: _Outline) -> list[tuple[int, int]]:
+    """The lines of a script's top-level functions that its code never names outside their own
+    bodies (`case1` where `__main__` runs only `case2()`): they never run."""
+    dead = []
+    for header in outline.headers:
+        if header.indentation or not outline.lines[header.line - 1].lstrip().startswith(("def", "async")):
+            continue
+        first, last = outline.first_decorator(header), outline.end(header)
+        outside = "\n".join(outline.lines[: first - 1] + outline.lines[last:])
+        if re.search(rf"(?<![\w.]){re.escape(header.name)}\b", outside) is None:
+            dead.append((first, last))
+    return dead
 
 
 def naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:

@@ -15,6 +15,7 @@ from air.index.files import matches_glob
 from air.regex import GuardedPattern, compile_guarded
 
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
+_MAIN_GUARD = re.compile(r"^if[ \t]+__name__[ \t]*==", re.MULTILINE)
 _MODULE_LEVEL_ACTION = re.compile(
     r"^(?:(?:assert|for|while|with|try)\b|if[ \t]+__name__[ \t]*==|(?!(?:def|class|import|from|if|elif|else|return|lambda|print)\b)"
     r"[A-Za-z_][\w.]*[ \t]*\()",
@@ -47,10 +48,12 @@ class LiveSyntax:
     disabled_cpp_tests: tuple[str, ...]  # globs over C/C++ suite or test names
 
     def is_script(self, path: str, code: str) -> bool:
-        """Whether a Python file without test functions is a test script, one test in all: it is
-        named as a test and does something when run (a call, an assertion, a loop, a `try` or a
-        `with` at its top level, or a `__main__` guard), which a module of definitions does not.
-        `code` is its comment-free text."""
+        """Whether a Python file of the tests without test functions is a test script, one test
+        in all: it has a `__main__` guard, or it is named as a test and does something when run
+        (a call, an assertion, a loop, a `try` or a `with` at its top level), which a module of
+        definitions does not. `code` is its comment-free text."""
+        if _MAIN_GUARD.search(code) is not None:
+            return True
         return matches_glob(path, self.test_names) and _MODULE_LEVEL_ACTION.search(code) is not None
 
     @classmethod
