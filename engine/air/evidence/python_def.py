@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -120,7 +121,11 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     hits = []
     for source in python_candidates(clause, context, *_prefilters(clause), parse=False):
         defs = context.index.python_lexical(source).defs
-        foreign = set() if spec.get("foreign_methods", True) else _foreign_classes(defs, context.index.product_packages)
+        foreign = (
+            set()
+            if spec.get("foreign_methods", True)
+            else _foreign_classes(defs, context.index.product_packages, context.index.modules)
+        )
         for definition in defs:
             if definition.kind != kind or not any(fnmatchcase(last_component(definition.name), n) for n in names):
                 continue
@@ -131,14 +136,17 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def _foreign_classes(defs: tuple[PyDef, ...], own: frozenset[str]) -> set[str]:
-    """The classes of a file that derive from another library's class, directly or through
-    classes of the same file."""
+def _foreign_classes(defs: tuple[PyDef, ...], own: frozenset[str], modules: Mapping[str, str]) -> set[str]:
+    """The classes of a file that derive from another library's class, or from a class of the
+    tree's compiled extensions (`pkg._C._StreamBase`, whose module has no Python source),
+    directly or through classes of the same file."""
     classes = {definition.name: definition for definition in defs if definition.kind == "class"}
 
     def is_foreign(base: str) -> bool:
         top = base.split(".", 1)[0]
-        return "." in base and top not in own and top not in sys.stdlib_module_names
+        if "." not in base or top in sys.stdlib_module_names:
+            return False
+        return top not in own or base.rpartition(".")[0] not in modules
 
     foreign = {name for name, definition in classes.items() if any(map(is_foreign, definition.bases))}
     grown = True
