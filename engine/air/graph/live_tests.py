@@ -200,11 +200,8 @@ class LiveTests:
         code, text = lexical.code, lexical.without_comments  # the same lines, at the same offsets
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
         listed = self._listed_tests(code)
-        script = not python_test_count(code)
-        if not skips and not listed and not script:
-            return []  # most files: no outline needed
         outline = _Outline(code)
-        dead = _uncalled(outline) if script else []
+        dead = _uncalled(outline)
         for number in skips:
             line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
@@ -405,17 +402,27 @@ class _Outline:
 
 
 def _uncalled(outline: _Outline) -> list[tuple[int, int]]:
-    """The lines of a script's top-level functions that its code never names outside their own
-    bodies (`case1` where `__main__` runs only `case2()`): they never run."""
-    dead = []
+    """The lines of a test file's top-level functions that are neither tests nor decorated
+    (a fixture, a registration) and that its code never names outside their own bodies
+    (`case1` where `__main__` runs only `case2()`): they never run."""
+    spans: dict[str, tuple[int, int]] = {}
     for header in outline.headers:
-        if header.indentation or not outline.lines[header.line - 1].lstrip().startswith(("def", "async")):
-            continue
-        first, last = outline.first_decorator(header), outline.end(header)
-        outside = "\n".join(outline.lines[: first - 1] + outline.lines[last:])
-        if re.search(rf"(?<![\w.]){re.escape(header.name)}\b", outside) is None:
-            dead.append((first, last))
-    return dead
+        line = outline.lines[header.line - 1].lstrip()
+        if header.indentation == 0 and line.startswith(("def", "async")) and not _TEST_NAME.search(line):
+            if outline.first_decorator(header) == header.line:
+                spans[header.name] = (header.line, outline.end(header))
+    if not spans:
+        return []
+    named = re.compile(rf"(?<![\w.])(?:{'|'.join(map(re.escape, spans))})\b")
+    referenced: set[str] = set()
+    line, last = 1, 0
+    for match in named.finditer(outline.code):
+        line += outline.code.count("\n", last, match.start())
+        last = match.start()
+        first, end = spans[match.group()]
+        if not first <= line <= end:
+            referenced.add(match.group())
+    return sorted(span for name, span in spans.items() if name not in referenced)
 
 
 def naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
