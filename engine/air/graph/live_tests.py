@@ -407,8 +407,8 @@ def _uncalled(outline: _Outline) -> list[tuple[int, int]]:
     (`case1` where `__main__` runs only `case2()`): they never run."""
     spans: dict[str, tuple[int, int]] = {}
     for header in outline.headers:
-        line = outline.lines[header.line - 1].lstrip()
-        if header.indentation == 0 and line.startswith(("def", "async")) and not _TEST_NAME.search(line):
+        head = outline.lines[header.line - 1].lstrip()
+        if header.indentation == 0 and head.startswith(("def", "async")) and not _TEST_NAME.search(head):
             if outline.first_decorator(header) == header.line:
                 spans[header.name] = (header.line, outline.end(header))
     if not spans:
