@@ -52,6 +52,7 @@ _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
 _TEST_NAME = re.compile(r"def[ \t]+(test\w*)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
 _SKIP_STATEMENT = re.compile(
     r"(?:raise[ \t]+|(?P<target>[A-Za-z_]\w*)[ \t]*=[ \t]*\[?[ \t]*)?(?P<name>[A-Za-z_][\w.]*)[ \t]*(?:(?P<call>\()|$)"
@@ -200,8 +201,10 @@ class LiveTests:
         code, text = lexical.code, lexical.without_comments  # the same lines, at the same offsets
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
         listed = self._listed_tests(code)
+        dead = _uncalled(code)
+        if not skips and not listed:
+            return dead
         outline = _Outline(code)
-        dead = _uncalled(outline)
         for number in skips:
             line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
@@ -401,28 +404,50 @@ class _Outline:
         return number, number
 
 
-def _uncalled(outline: _Outline) -> list[tuple[int, int]]:
+def _uncalled(code: str) -> list[tuple[int, int]]:
     """The lines of a test file's top-level functions that are neither tests nor decorated
-    (a fixture, a registration) and that its code never names outside their own bodies
-    (`case1` where `__main__` runs only `case2()`): they never run."""
-    spans: dict[str, tuple[int, int]] = {}
+    (a fixture, a registration) and that its code names nowhere but in their `def` (`case1`
+    where `__main__` runs only `case2()`): they never run."""
+    unused = {name for name in _top_level_functions(code) if _named_once(code, name)}
+    if not unused:
+        return []  # most files: no outline needed
+    outline = _Outline(code)
+    spans = []
     for header in outline.headers:
-        head = outline.lines[header.line - 1].lstrip()
-        if header.indentation == 0 and head.startswith(("def", "async")) and not _TEST_NAME.search(head):
-            if outline.first_decorator(header) == header.line:
-                spans[header.name] = (header.line, outline.end(header))
-    if not spans:
-        return []
-    named = re.compile(rf"(?<![\w.])(?:{'|'.join(map(re.escape, spans))})\b")
-    referenced: set[str] = set()
-    line, last = 1, 0
-    for match in named.finditer(outline.code):
-        line += outline.code.count("\n", last, match.start())
-        last = match.start()
-        first, end = spans[match.group()]
-        if not first <= line <= end:
-            referenced.add(match.group())
-    return sorted(span for name, span in spans.items() if name not in referenced)
+        if header.indentation == 0 and header.name in unused and outline.first_decorator(header) == header.line:
+            spans.append((header.line, outline.end(header)))
+    return spans
+
+
+def _named_once(code: str, name: str) -> bool:
+    """Whether `code` writes `name` as a word once only: not in a longer name, nor as an
+    attribute (`obj.name`); a second word ends the search."""
+    words = 0
+    start = code.find(name)
+    while start >= 0:
+        before, end = code[start - 1 : start] if start else "", start + len(name)
+        after = code[end : end + 1]
+        if not (before.isalnum() or before in ("_", ".") or after.isalnum() or after == "_"):
+            words += 1
+            if words > 1:
+                return False
+        start = code.find(name, start + 1)
+    return True
+
+
+def _top_level_functions(code: str) -> list[str]:
+    """The names of the functions defined at a module's top level, tests aside (found by a
+    plain search for the line's start, which costs a fraction of a regex's)."""
+    padded = "\n" + code
+    names = []
+    for head in ("\ndef ", "\nasync def "):
+        start = padded.find(head)
+        while start >= 0:
+            match = _IDENTIFIER.match(padded, start + len(head))
+            if match is not None and not match.group().startswith("test"):
+                names.append(match.group())
+            start = padded.find(head, start + 1)
+    return names
 
 
 def naming_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
