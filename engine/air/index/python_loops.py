@@ -90,7 +90,7 @@ def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
             target, value = statement.target, statement.value
         else:
             continue
-        if isinstance(target, ast.Name) and (isinstance(value, _CONTAINERS) or _dotted(value)):
+        if isinstance(target, ast.Name) and (isinstance(value, _CONTAINERS) or dotted_name(value)):
             bound[target.id] = value
     return bound
 
@@ -198,16 +198,16 @@ def _literal(node: ast.expr, constants: dict[str, ast.expr]) -> Any:
         return node.value
     if isinstance(node, ast.Tuple):
         return tuple(_literal(element, constants) for element in node.elts)
-    dotted = _dotted(node)
+    dotted = dotted_name(node)
     if dotted and "." in dotted:
         return _Reference(_resolved(dotted, constants))
     return _UNKNOWN
 
 
-def _dotted(node: ast.expr) -> str:
+def dotted_name(node: ast.expr) -> str:
     """`a.b.c` of an attribute chain on a name; "" for anything else."""
     if isinstance(node, ast.Attribute):
-        owner = _dotted(node.value)
+        owner = dotted_name(node.value)
         return f"{owner}.{node.attr}" if owner else ""
     return node.id if isinstance(node, ast.Name) else ""
 
@@ -216,7 +216,7 @@ def _resolved(dotted: str, constants: dict[str, ast.expr], depth: int = 0) -> st
     """`dotted` with its first name replaced by the dotted path a module-level alias binds it to."""
     first, _, rest = dotted.partition(".")
     bound = constants.get(first)
-    alias = _dotted(bound) if bound is not None and depth < 8 else ""
+    alias = dotted_name(bound) if bound is not None and depth < 8 else ""
     if not alias or alias == first:
         return dotted
     return _resolved(f"{alias}.{rest}" if rest else alias, constants, depth + 1)

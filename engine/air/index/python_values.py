@@ -17,7 +17,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from air.index.python_loops import parsed_module
+from air.index.python_loops import dotted_name, parsed_module
 
 if TYPE_CHECKING:
     from air.index import CodeIndex
@@ -60,16 +60,9 @@ def _value_of(index: CodeIndex, path: str, text: str, node: ast.expr, hops: int 
     if isinstance(node, _LITERALS):
         segment = ast.get_source_segment(text, node)
         return (segment,) if segment is not None else None
-    if isinstance(node, (ast.Name, ast.Attribute)) and (dotted := _dotted(node)):
+    if isinstance(node, (ast.Name, ast.Attribute)) and (dotted := dotted_name(node)):
         return _module_value(index, path, dotted, hops)
     return None
-
-
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        owner = _dotted(node.value)
-        return f"{owner}.{node.attr}" if owner else ""
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _module_binding(text: str, name: str) -> ast.expr | None:
@@ -86,7 +79,7 @@ def _module_binding(text: str, name: str) -> ast.expr | None:
             if isinstance(target, ast.Name) and target.id == name:
                 found = value
             elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
-                found = next((v for t, v in zip(target.elts, value.elts) if _dotted(t) == name), found)
+                found = next((v for t, v in zip(target.elts, value.elts) if dotted_name(t) == name), found)
     return found
 
 
@@ -136,7 +129,9 @@ def _parameter_values(function: _Function, name: str) -> list[ast.expr] | None:
 def _parametrized(decorator: ast.expr, name: str) -> list[ast.expr] | None:
     """The values a `parametrize(names, values)` decorator gives `name`; None when they cannot be read."""
     if not (
-        isinstance(decorator, ast.Call) and _dotted(decorator.func).endswith("parametrize") and len(decorator.args) >= 2
+        isinstance(decorator, ast.Call)
+        and dotted_name(decorator.func).endswith("parametrize")
+        and len(decorator.args) >= 2
     ):
         return []
     names, values = decorator.args[0], decorator.args[1]
