@@ -170,14 +170,19 @@ def _names_in_tests(identified: Callable[[], Identity]) -> tuple[str, ...]:
 
 
 def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
-    """The device names the backend registers: NAME captures of the framework's path signals."""
-    names = {
-        captured.strip().strip("\"'")
-        for clause in pack.framework.signals.values()
-        for hit in evaluator.result(clause).counted()
-        if (captured := hit.capture("NAME"))
-    }
-    return tuple(sorted(name for name in names if name.isidentifier()))
+    """The device names the backend registers: NAME captures of the framework's path signals,
+    worked out once."""
+
+    def find() -> tuple[str, ...]:
+        names = {
+            captured.strip().strip("\"'")
+            for clause in pack.framework.signals.values()
+            for hit in evaluator.result(clause).counted()
+            if (captured := hit.capture("NAME"))
+        }
+        return tuple(sorted(name for name in names if name.isidentifier()))
+
+    return evaluator.context.memo(("device-names",), find)
 
 
 def registering_files(pack: Pack, evaluator: Evaluator, route: Route) -> tuple[str, ...]:

@@ -5,11 +5,11 @@ Its last statement outside inner blocks returns, or is, a copy back to the devic
 computed on the host (or returns several, `(a.to(d), b.to(d))`, `{a_dev, b_dev}`). A host value
 is a tensor moved to the host (`x.cpu()`, `x.to(<host>)`), a tensor a factory makes with nothing
 to place it (`at::linspace(start, end, steps)`, which computes too), or a local bound to an
-expression naming the host device (`at::empty(sizes, opts.device(at::kCPU))`) or a host value; the host computes when a call other than a transfer
-or an allocation is given a host value or made on one (`at::native::op(x_cpu)`,
-`x_cpu.sin()`); a copy back moves a host value to the device (`r.to(x.device())`) or copies one
-into a tensor of the device (`out.copy_(out_cpu)`, or a raw copy into its memory,
-`memcpy(out.data_ptr(), out_cpu.data_ptr(), n)`, then `return out;`). A kernel that moves a
+expression naming the host device (`at::empty(sizes, opts.device(at::kCPU))`) or a host value;
+the host computes when a call other than a transfer or an allocation is given a host value or
+made on one (`at::native::op(x_cpu)`, `x_cpu.sin()`); a copy back moves a host value to the
+device (`r.to(x.device())`) or copies one into a tensor of the device (`out.copy_(out_cpu)`, or a
+raw copy into its memory, `memcpy(out.data_ptr(), out_cpu.data_ptr(), n)`, then `return out;`). A kernel that moves a
 tensor to the host for a print or to check a host scalar copies nothing back: it is native.
 """
 

@@ -201,10 +201,11 @@ class LiveTests:
         code, text = lexical.code, lexical.without_comments  # the same lines, at the same offsets
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
         listed = self._listed_tests(code)
-        dead = _uncalled(code)
-        if not skips and not listed:
-            return dead
+        unused = _named_only_in_def(code)
+        if not skips and not listed and not unused:
+            return []  # most files: no outline needed
         outline = _Outline(code)
+        dead = _uncalled(outline, unused)
         for number in skips:
             line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
@@ -404,19 +405,20 @@ class _Outline:
         return number, number
 
 
-def _uncalled(code: str) -> list[tuple[int, int]]:
-    """The lines of a test file's top-level functions that are neither tests nor decorated
-    (a fixture, a registration) and that its code names nowhere but in their `def` (`case1`
-    where `__main__` runs only `case2()`): they never run."""
-    unused = {name for name in _top_level_functions(code) if _named_once(code, name)}
-    if not unused:
-        return []  # most files: no outline needed
-    outline = _Outline(code)
-    spans = []
-    for header in outline.headers:
-        if header.indentation == 0 and header.name in unused and outline.first_decorator(header) == header.line:
-            spans.append((header.line, outline.end(header)))
-    return spans
+def _named_only_in_def(code: str) -> set[str]:
+    """The test file's top-level functions, tests aside, that its code names nowhere but in
+    their `def` (`case1` where `__main__` runs only `case2()`)."""
+    return {name for name in _top_level_functions(code) if _named_once(code, name)}
+
+
+def _uncalled(outline: _Outline, unused: set[str]) -> list[tuple[int, int]]:
+    """The lines of the functions `unused` names that are not decorated (a fixture, a
+    registration): they never run."""
+    return [
+        (header.line, outline.end(header))
+        for header in outline.headers
+        if header.indentation == 0 and header.name in unused and outline.first_decorator(header) == header.line
+    ]
 
 
 def _named_once(code: str, name: str) -> bool:

@@ -12,10 +12,13 @@ and a lambda returns its expression. Nothing of the tree is run.
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
+from functools import lru_cache
 
-from air.index.python_loops import parsed_module
+from air.index.python_loops import callee_name, parsed_module
 
 PARTIAL = frozenset({"partial", "functools.partial"})
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def kernel_statements(
@@ -24,16 +27,14 @@ def kernel_statements(
     """The name and statements of the kernel that the call of `callee` made on `line`
     registers, its kernel given as positional argument `position` or as one of `keywords`; None
     when the kernel is not a function of this module."""
-    tree = parsed_module(text)
-    if tree is None:
+    calls = _calls_by_line(text)
+    if calls is None:
         return None
-    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-            _registers(decorator, line, callee) for decorator in node.decorator_list
-        ):
-            return node.name, _statements(node)
-        if not isinstance(node, ast.Call):
+    functions, on_line = calls
+    for node in on_line.get(line, ()):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_registers(decorator, line, callee) for decorator in node.decorator_list):
+                return node.name, _statements(node)
             continue
         if _registers(node, line, callee):
             given = _argument(node, position, keywords)
@@ -46,11 +47,26 @@ def kernel_statements(
     return None
 
 
+@lru_cache(maxsize=8)  # a file registers many kernels: its calls are found once
+def _calls_by_line(text: str) -> tuple[dict[str, _Function], dict[int, list[ast.Call | _Function]]] | None:
+    """The module's top-level functions by name, and its calls and decorated functions by the
+    line they (or a decorator) start on, in the order of a walk of the tree."""
+    tree = parsed_module(text)
+    if tree is None:
+        return None
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    on_line: dict[int, list[ast.Call | _Function]] = defaultdict(list)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            on_line[node.lineno].append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for line in {decorator.lineno for decorator in node.decorator_list}:
+                on_line[line].append(node)
+    return functions, dict(on_line)
+
+
 def _registers(node: ast.expr, line: int, callee: str) -> bool:
-    if not isinstance(node, ast.Call) or node.lineno != line:
-        return False
-    func = node.func
-    return (func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "") == callee
+    return isinstance(node, ast.Call) and node.lineno == line and callee_name(node) == callee
 
 
 def _argument(call: ast.Call, position: int, keywords: tuple[str, ...]) -> ast.expr | None:
@@ -59,9 +75,7 @@ def _argument(call: ast.Call, position: int, keywords: tuple[str, ...]) -> ast.e
     return next((given.value for given in call.keywords if given.arg in keywords), None)
 
 
-def _kernel(
-    given: ast.expr, functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
-) -> tuple[str, list[str]] | None:
+def _kernel(given: ast.expr, functions: dict[str, _Function]) -> tuple[str, list[str]] | None:
     if isinstance(given, ast.Lambda):
         return "lambda", [f"return {ast.unparse(given.body)}"]
     if isinstance(given, ast.Name) and given.id in functions:
@@ -71,7 +85,7 @@ def _kernel(
     return None
 
 
-def _statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _statements(function: _Function) -> list[str]:
     statements: list[str] = []
     for statement in function.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:

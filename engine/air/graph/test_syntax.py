@@ -17,7 +17,7 @@ from air.regex import GuardedPattern, compile_guarded
 _PYTHON_TEST = re.compile(r"def[ \t]+test\w*[ \t]*\(")
 _MAIN_GUARD = re.compile(r"^if[ \t]+__name__[ \t]*==", re.MULTILINE)
 _MODULE_LEVEL_ACTION = re.compile(
-    r"^(?:(?:assert|for|while|with|try)\b|if[ \t]+__name__[ \t]*==|(?!(?:def|class|import|from|if|elif|else|return|lambda|print)\b)"
+    r"^(?:(?:assert|for|while|with|try)\b|(?!(?:def|class|import|from|if|elif|else|return|lambda|print)\b)"
     r"[A-Za-z_][\w.]*[ \t]*\()",
     re.MULTILINE,
 )

@@ -49,7 +49,7 @@ def loop_argument_values(text: str, line: int, callee: str, position: int) -> tu
     tree, constants = parsed
     found: set[str] = set()
     for call, loops in _calls_in_loops(tree, line):
-        if position >= len(call.args) or not loops or _callee(call) != callee:
+        if position >= len(call.args) or not loops or callee_name(call) != callee:
             continue
         for environment in _bindings(loops, constants, line):
             value = _evaluate(call.args[position], environment)
@@ -75,7 +75,8 @@ def _parsed(text: str) -> tuple[ast.Module, dict[str, ast.expr]] | None:
     return None if tree is None else (tree, _module_constants(tree))
 
 
-def _callee(call: ast.Call) -> str:
+def callee_name(call: ast.Call) -> str:
+    """The name of a call's function or method (`impl` of `torch.library.impl(...)`), "" for others."""
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
