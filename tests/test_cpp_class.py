@@ -96,6 +96,8 @@ def test_the_shipped_framework_maps_upstream_classes_to_their_bases():
     assert "c10::Allocator" in bases["c10::DeviceAllocator"]
     assert "at::AcceleratorHooksInterface" in bases["at::PrivateUse1HooksInterface"]
     assert load_framework("pytorch").upstream.inert_calls
+    virtuals = load_framework("pytorch").upstream.virtual_constness(["at::PrivateUse1HooksInterface"])
+    assert virtuals["getDefaultGenerator"] == {True}  # const, here and in at::AcceleratorHooksInterface
 
 
 # --- the lines findings cite --------------------------------------------------------
@@ -128,6 +130,41 @@ def test_an_inherited_override_is_cited_where_the_tree_ancestor_defines_it(tmp_p
     )
     found = hits(tmp_path, {"cpp_class": {"derives_from": "Base", "overrides": ["run", "stop"], "name": "Leaf"}})
     assert [(h.line, h.capture("METHOD")) for h in found] == [(2, "run"), (5, "stop")]
+
+
+# --- hidden virtuals ------------------------------------------------------------------
+
+
+HOOKS = UpstreamCode(
+    bases={"up::Hooks": ("up::Accelerator",), "up::Accelerator": ()},
+    virtuals={"up::Accelerator": {"const": ("current", "generator")}, "up::Hooks": {"mutable": ("reset",)}},
+)
+
+
+@pytest.mark.parametrize(
+    ("declaration", "counts"),
+    [
+        ("int generator(int i) { return make(i); }", False),  # not const, the virtual is
+        ("virtual int generator(int i) { return make(i); }", False),
+        ("void reset() const { clear(); }", False),  # const, the virtual is not
+        ("int generator(int i) const { return make(i); }", True),  # matches, unmarked
+        ("int generator(int i) override { return make(i); }", True),  # the compiler checks it
+        ("int helper(int i) { return make(i); }", True),  # no virtual of that name
+    ],
+)
+def test_a_declaration_hiding_the_upstream_virtual_is_no_override(tmp_path, declaration, counts):
+    method = declaration.split("(")[0].split()[-1]
+    source = f"struct H : up::Hooks {{\n  bool built() const override {{ return true; }}\n  {declaration}\n}};\n"
+    write_tree(tmp_path, {"h.h": source})
+    spec = {"derives_from": "Hooks", "overrides": [method]}
+    assert bool(hits(tmp_path, {"cpp_class": spec}, upstream=HOOKS)) == counts
+    hidden = hits(tmp_path, {"cpp_class": {**spec, "hides": True}}, upstream=HOOKS)
+    assert [h.line for h in hidden] == ([] if counts else [3])
+
+
+def test_without_any_override_marked_a_class_hides_nothing(tmp_path):
+    write_tree(tmp_path, {"h.h": "struct H : up::Hooks {\n  int generator(int i) { return make(i); }\n};\n"})
+    assert hits(tmp_path, {"cpp_class": {"derives_from": "Hooks", "overrides": ["generator"]}}, upstream=HOOKS)
 
 
 # --- stubs ----------------------------------------------------------------------------
@@ -462,6 +499,9 @@ def test_the_hierarchy_script_reads_qualified_classes_and_their_descendants(tmp_
         "torch::autograd::Function": [],
     }
     assert "torch::jit::GraphFunction" in script.hierarchy(headers, {"Function"})
+    with_ancestors = script.hierarchy(headers, {"c10::DeviceAllocator"})
+    assert with_ancestors == {"c10::Allocator": [], "c10::DeviceAllocator": ["c10::Allocator"]}
+    assert script.virtual_members(headers, with_ancestors) == {"c10::Allocator": {"mutable": ["get"]}}
 
 
 def test_the_constants_a_file_declares_at_any_scope():

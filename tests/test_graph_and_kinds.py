@@ -547,6 +547,26 @@ def test_cpp_class_transitive_overrides_and_registration(tmp_path):
     assert [h.capture("CLASS") for h in hits(tmp_path, {"cpp_class": registered})] == ["Hooks"]
 
 
+def test_text_cites_the_line_of_its_first_cite_group(tmp_path):
+    write_tree(tmp_path, {"a.cpp": "CALL(\n  first,\n  second);\nCALL(second);\n"})
+    pattern = r"CALL\((?:\s*first,(?P<CITE1>)\s*|\s*)(?P<CITE2>)second(?P<NAME>\w*)"
+    found = hits(tmp_path, {"text": {"pattern": pattern}})
+    assert [(h.line, h.captures) for h in found] == [(2, (("NAME", ""),)), (4, (("NAME", ""),))]
+
+
+def test_file_matches_keeps_findings_of_files_whose_code_matches(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "a.py": "run(1)\nassert done()\n",
+            "b.py": "run(2)\n# assert done()\n",
+            "c.py": "run(3)\n",
+        },
+    )
+    data = {"text": {"pattern": r"run\(", "languages": ["python"]}, "file_matches": r"(?m)^assert\b"}
+    assert [h.path for h in hits(tmp_path, data)] == ["a.py"]
+
+
 def test_text_build_and_file_kinds(tmp_path):
     write_tree(
         tmp_path,

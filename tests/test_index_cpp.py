@@ -647,6 +647,29 @@ def test_overloads_are_each_a_member():
     assert method_names(cls) == ("f",)
 
 
+def test_member_functions_carry_how_they_are_declared():
+    code = (
+        "struct H : Base {\n"
+        "  virtual const Gen& gen(DeviceIndex i) const = 0;\n"
+        "  const Gen& gen(DeviceIndex i) { return make(i); }\n"
+        "  bool built() const noexcept override { return true; }\n"
+        "  H(int n) : n_(n) {}\n"
+        "  auto count() const -> std::size_t final;\n"
+        "  Device current() -> c10::Device;\n"
+        "};\n"
+    )
+    cls = class_named(code, "H")
+    flags = [(m.name, m.virtual, m.const, m.overrides) for m in cls.methods]
+    assert flags == [
+        ("gen", True, True, False),
+        ("gen", False, False, False),
+        ("built", False, True, True),
+        ("H", False, False, False),
+        ("count", False, True, True),
+        ("current", False, False, False),
+    ]
+
+
 def test_nested_class_is_its_own_record():
     slot = class_named(GUARD, "Slot")
     assert (slot.line, slot.name, slot.bases, method_names(slot)) == (23, "Slot", (), ("reset",))

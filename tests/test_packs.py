@@ -70,6 +70,10 @@ def test_digest_is_stable_and_content_sensitive(tmp_path):
             TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {matches: '(a*)*'}}\n"),
             ["where.X.matches", "backtrack"],
         ),
+        (
+            TINY_ROWS.replace("      call:\n", "      call:\n        file_matches: '(a*)*'\n"),
+            ["call.file_matches", "backtrack"],
+        ),
         ("rows: [\n", ["invalid YAML"]),
         ("section: a\nsection: b\nrows: []\n", ["01.yaml:2", "duplicate key 'section'"]),
         (

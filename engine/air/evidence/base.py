@@ -62,6 +62,7 @@ class Clause:
     exclude: tuple[str, ...] = ()
     describe: str = ""
     any_test_file: bool = False  # findings in tests count from any test-role file, run or not
+    file_matches: str = ""  # a pattern a file's code must also match for its findings to count
     tests_fallback: bool = True  # a product clause that finds nothing says where in tests it is found
 
     @cached_property
@@ -77,6 +78,7 @@ class Clause:
             self.exclude,
             self.any_test_file,
             self.tests_fallback,
+            self.file_matches,
         )
 
     def description(self) -> str:
@@ -161,12 +163,14 @@ class ClauseResult:
 @dataclass(frozen=True)
 class UpstreamCode:
     """What the framework's own C++ tells that a tree does not: its classes with their direct
-    bases (qualified names), and the calls that check, warn or fail but implement nothing
-    (names or globs of their last component), those that give a fresh value nothing has
+    bases (qualified names) and the names of their virtual member functions by whether they are
+    declared const (`const`, `mutable`), and the calls that check, warn or fail but implement
+    nothing (names or globs of their last component), those that give a fresh value nothing has
     computed (`empty`), the types whose values made of constants are constants, and the methods
     that tell a value's metadata (`size`)."""
 
     bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    virtuals: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     inert_calls: tuple[str, ...] = ()
     allocations: tuple[str, ...] = ()
     value_types: frozenset[str] = frozenset()
@@ -195,6 +199,21 @@ class UpstreamCode:
                 named |= frontier
             found = self._descendants[key] = frozenset(named)
         return found
+
+    def virtual_constness(self, classes: Iterable[str]) -> dict[str, frozenset[bool]]:
+        """Member function name -> whether its virtual declarations in `classes` (qualified
+        names) or in their ancestors are const."""
+        found: dict[str, set[bool]] = defaultdict(set)
+        seen: set[str] = set()
+        frontier = set(classes)
+        while frontier:
+            seen |= frontier
+            for name in frontier:
+                for kind, methods in self.virtuals.get(name, {}).items():
+                    for method in methods:
+                        found[method].add(kind == "const")
+            frontier = {base for name in frontier for base in self.bases.get(name, ())} - seen
+        return {method: frozenset(consts) for method, consts in found.items()}
 
     @cached_property
     def _derived(self) -> dict[str, set[str]]:
@@ -305,9 +324,11 @@ _BY_LINE = frozenset({"bound_matches", "not_bound_matches"})  # what a name stan
 
 def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[Hit]:
     """Keep hits whose captures satisfy the clause's `where`, with captured values alias-resolved
-    as their file sees them. A hit without a constrained capture fails, unless the constraint is
-    `optional: true` (a keyword that may be left out, such as `enabled=` whose absence means its
-    default)."""
+    as their file sees them, in files whose code matches its `file_matches`. A hit without a
+    constrained capture fails, unless the constraint is `optional: true` (a keyword that may be
+    left out, such as `enabled=` whose absence means its default)."""
+    if clause.file_matches:
+        hits = _in_matching_files(hits, clause.file_matches, context)
     if not clause.where:
         return list(hits)
     names = tuple(clause.where)
@@ -327,6 +348,21 @@ def apply_where(hits: Iterable[Hit], clause: Clause, context: Context) -> list[H
                     else constraint.get("optional", False)
                     for name, constraint in clause.where.items()
                 )
+        if holds:
+            kept.append(hit)
+    return kept
+
+
+def _in_matching_files(hits: Iterable[Hit], pattern: str, context: Context) -> list[Hit]:
+    regex = compile_guarded(pattern)
+    verdicts: dict[str, bool] = {}
+    kept = []
+    for hit in hits:
+        holds = verdicts.get(hit.path)
+        if holds is None:
+            with searching(hit.path):
+                text = context.index.code_text(context.index.by_path[hit.path])
+                holds = verdicts[hit.path] = regex.search(text) is not None
         if holds:
             kept.append(hit)
     return kept

@@ -29,6 +29,11 @@ Options:
   `getDefaultStream(...)`).
 - `constant_is_real`: a method that returns a constant implements it (`isBuilt()` answers a
   question settled when the backend is built).
+- A member function declared without `override` or `final`, in a class that marks another
+  of its member functions so, hides the framework's virtual of its name when it is `const`
+  and the virtual is not, or the other way round (the framework's `upstream_classes.virtuals`):
+  it is not that override, and the base's still runs. `hides: true` keeps a class when one of
+  `overrides` is declared only so, the findings being at those declarations.
 - `registered_by`: the class must reach a registration call or registrar object (found as
   `cpp_macro` finds them): named in its arguments, in the same file, or in the file that
   defines a function named in its arguments.
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 
@@ -54,10 +60,10 @@ from air.evidence.cpp_macro import CPP_LANGUAGES, invocations
 from air.evidence.stubs import StubRules, declared_constants, is_stub
 from air.index import CodeIndex
 from air.index.cpp import body_statements, parameters_before
-from air.index.model import CppClass, SourceFile, Span
+from air.index.model import CppClass, CppMethod, SourceFile, Span
 from air.regex import compile_guarded, searching
 
-SUMMARY = "classes deriving (transitively, also through the framework's own classes) from a base; `overrides` (cited at each method's definition; `a|b` is either name), `bodies: real|stub` (stub overrides: empty, a constant or placeholder return, only a throw or failing check), `placeholders`, `constant_is_real`, `not_derives_from`, `registered_by`"
+SUMMARY = "classes deriving (transitively, also through the framework's own classes) from a base; `overrides` (cited at each method's definition; `a|b` is either name; a declaration hiding the framework's virtual is none), `bodies: real|stub` (stub overrides: empty, a constant or placeholder return, only a throw or failing check), `hides` (overrides declared only hiding the virtual), `placeholders`, `constant_is_real`, `not_derives_from`, `registered_by`"
 TREE_WIDE = True
 SCHEMA = {
     "type": "object",
@@ -82,6 +88,11 @@ SCHEMA = {
             "description": "names a stub returns (a stream pool that always hands out the default stream)",
         },
         "constant_is_real": {"type": "boolean", "description": "a method returning a constant implements it"},
+        "hides": {
+            "type": "boolean",
+            "description": "keep classes that declare one of `overrides` only with a signature hiding the "
+            "framework's virtual (const where it is not, or not where it is, and not marked override)",
+        },
         "registered_by": {"$ref": "#/$defs/names"},
     },
 }
@@ -108,12 +119,14 @@ class Definition:
 
 @dataclass(frozen=True)
 class Family:
-    """The classes of the tree that derive from the named bases, by name, and the names of
-    the named bases and of the framework's classes deriving from them, whose members are
-    never the tree's."""
+    """The classes of the tree that derive from the named bases, by name; the names of the
+    named bases and of the framework's classes deriving from them, whose members are never the
+    tree's; and whether the virtual member functions of those framework classes, and of their
+    ancestors, are const, by name."""
 
     classes: dict[str, list[ClassSite]]
     upstream: frozenset[str]
+    virtuals: Mapping[str, frozenset[bool]]
 
 
 def literals(spec: dict) -> list[str]:
@@ -174,6 +187,9 @@ def _site_hits(context: Context, site: ClassSite, spec: dict, family: Family, ru
         if bodies is not None and _class_bodies(context, site, family, rules) != bodies:
             return []
         return [hit_at(site.source, site.record.line, {"CLASS": name})]
+    if spec.get("hides"):
+        hiding = [m for entry in wanted for m in _hiding(site.record, entry, family)]
+        return [hit_at(site.source, m.line, {"CLASS": name, "METHOD": m.name}) for m in hiding]
     found = {entry: _written(context, site, entry, family) for entry in wanted}
     if not all(definitions for _method, definitions in found.values()):
         return []
@@ -193,6 +209,29 @@ def _written(context: Context, site: ClassSite, entry: str, family: Family) -> t
         if definitions:
             return method, definitions
     return methods[0], []
+
+
+def _hiding(record: CppClass, entry: str, family: Family) -> list[CppMethod]:
+    """The declarations of the first method of `entry` the class declares, when each of them
+    hides the framework's virtual."""
+    for method in entry.split("|"):
+        declared = [m for m in record.methods if m.name == method]
+        if declared:
+            return declared if all(hides(m, record, family.virtuals) for m in declared) else []
+    return []
+
+
+def hides(method: CppMethod, record: CppClass, virtuals: Mapping[str, frozenset[bool]]) -> bool:
+    """Whether `method`, declared in `record`, hides a virtual of the framework instead of
+    overriding it: not marked `override` in a class that marks others so, and const where every
+    virtual of its name is not, or the other way round."""
+    consts = virtuals.get(method.name, frozenset())
+    return (
+        bool(consts)
+        and not method.overrides
+        and method.const not in consts
+        and any(other.overrides for other in record.methods)
+    )
 
 
 def _cited(definitions: list[Definition]) -> Definition:
@@ -228,7 +267,10 @@ def _parents(site: ClassSite, family: Family) -> list[ClassSite]:
 def _definitions(context: Context, site: ClassSite, method: str, family: Family, depth: int = 0) -> list[Definition]:
     """Where `method` of the class at `site` is written: its bodies, in the class or out of
     it; else its declarations there; else what a tree ancestor has."""
-    own = [Definition(site.source, m.line, m.body) for m in site.record.methods if m.name == method]
+    declared = [m for m in site.record.methods if m.name == method]
+    if declared and all(hides(m, site.record, family.virtuals) for m in declared):
+        return []
+    own = [Definition(site.source, m.line, m.body) for m in declared]
     defined = [d for d in own if d.body is not None] + _out_of_class(context, site.record.name).get(method, [])
     if defined or own:
         return defined or own
@@ -285,7 +327,8 @@ def base_name(base: str) -> str:
 def _family(context: Context, roots: list[str]) -> Family:
     upstream = context.upstream.descendants(roots)
     names = frozenset({last_component(root) for root in roots} | {last_component(name) for name in upstream})
-    return Family(derived_classes(context.index, names, context.upstream.namespaces), names)
+    virtuals = context.upstream.virtual_constness(upstream)
+    return Family(derived_classes(context.index, names, context.upstream.namespaces), names, virtuals)
 
 
 def derived_classes(

@@ -2,6 +2,9 @@
 
 Only files that hold one of the `prefilter` literals are searched (by default, literals the
 pattern cannot match without); an entry that is a list of literals needs every one of them.
+A match spanning lines is cited at its start, or where its first group named `CITE…` that took
+part begins (`CITE1`, `CITE2`: a group name is used once per pattern), so the line shown is the
+one that proves it.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ SCHEMA = {
     },
 }
 
+CITED = "CITE"
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
 
 
@@ -65,8 +69,11 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         for match in matches:  # in order: lines are counted from the previous match on
             line += text.count("\n", counted, match.start())
             counted = match.start()
-            captures = {k: v for k, v in match.groupdict().items() if v is not None}
-            hits.append(hit_at(source, line, captures))
+            groups = match.groupdict()
+            captures = {k: v for k, v in groups.items() if v is not None and not k.startswith(CITED)}
+            cited = next((match.start(k) for k, v in groups.items() if v is not None and k.startswith(CITED)), None)
+            cited_line = line if cited is None else line + text.count("\n", counted, cited)
+            hits.append(hit_at(source, cited_line, captures))
         if enough(clause, hits, context):
             break
     return hits

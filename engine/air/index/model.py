@@ -190,11 +190,15 @@ Span = tuple[int, int]  # offsets of an opening brace and of its closing brace
 @dataclass(frozen=True)
 class CppMethod:
     """A member function declared or defined in a class body, on the line of its name.
-    `body` is where its braces are when the body is written there."""
+    `body` is where its braces are when the body is written there; `virtual`, `const` and
+    `overrides` (`override` or `final` written after its parameters) say how it is declared."""
 
     line: int
     name: str
     body: Span | None = None
+    virtual: bool = False
+    const: bool = False
+    overrides: bool = False
 
 
 @dataclass(frozen=True)

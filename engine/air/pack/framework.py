@@ -219,6 +219,10 @@ def _build(document: _Combined) -> Framework:
         native_modules=tuple(data.get("native_modules", ())),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
+            virtuals={
+                name: {kind: tuple(methods) for kind, methods in by_kind.items()}
+                for name, by_kind in data.get("upstream_classes", {}).get("virtuals", {}).items()
+            },
             inert_calls=tuple(data.get("inert_calls", ())),
             allocations=tuple(data.get("allocations", ())),
             value_types=frozenset(data.get("value_types", ())),

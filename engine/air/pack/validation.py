@@ -19,7 +19,7 @@ from air.yamldoc import YamlDocument
 
 def check_clause(document: YamlDocument, path: tuple, clause: dict, operators: OperatorSyntax | None) -> None:
     """Hold a clause to its kind's checks (`validate` of the kind's module) and compile the
-    patterns of its capture constraints."""
+    patterns of its capture constraints and its `file_matches`."""
     (kind,) = [key for key in clause if key in KINDS]
     validate = getattr(KINDS[kind], "validate", None)
     if validate is not None:
@@ -30,6 +30,8 @@ def check_clause(document: YamlDocument, path: tuple, clause: dict, operators: O
     for capture, constraint in clause.get("where", {}).items():
         if constraint.get("matches") is not None:
             checked_pattern(document, path + ("where", capture, "matches"), constraint["matches"])
+    if "file_matches" in clause:
+        checked_pattern(document, path + ("file_matches",), clause["file_matches"])
 
 
 def _pattern_at(document: YamlDocument, at: tuple, inner: tuple, pattern: str) -> None:

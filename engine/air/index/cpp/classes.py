@@ -139,9 +139,12 @@ def _member_functions(code: str, braces: Braces, opened: int, class_name: str, l
         for declaration in code[cursor:segment_end].split(";"):
             declared = _declared_function(declaration, constructor)
             if declared is not None:
-                name, offset = declared
+                name, offset, paren = declared
                 last = start + len(declaration) == segment_end
-                methods.append(CppMethod(lines.of(start + offset), name, block if last else None))
+                virtual, const, overrides = _qualifiers(declaration, offset, paren)
+                methods.append(
+                    CppMethod(lines.of(start + offset), name, block if last else None, virtual, const, overrides)
+                )
             start += len(declaration) + 1
         cursor = block[1] + 1 if block else segment_end
     return tuple(methods)
@@ -155,9 +158,10 @@ def _segments(braces: Braces, opened: int) -> Iterator[tuple[int, Span | None]]:
     yield braces.closing[opened], None
 
 
-def _declared_function(declaration: str, constructor: str) -> tuple[str, int] | None:
-    """The function a member declaration declares and the offset of its name, or None
-    for data members, type aliases, friends, operators and macro invocations."""
+def _declared_function(declaration: str, constructor: str) -> tuple[str, int, int] | None:
+    """The function a member declaration declares, the offset of its name and that of the `(`
+    opening its parameters, or None for data members, type aliases, friends, operators and
+    macro invocations."""
     labels = _ACCESS_LABELS.match(declaration)
     assert labels is not None  # the pattern matches the empty string
     begin = labels.end()
@@ -175,12 +179,34 @@ def _declared_function(declaration: str, constructor: str) -> tuple[str, int] | 
         # Inside template arguments, as in `std::function<void(int)>`, no name is declared.
         declared = _function_name_before(declaration, begin, paren, constructor) if angles <= 0 else None
         if declared is not None:
-            return declared
+            return (*declared, paren)
         after = skip_group(declaration, paren)
         if after is None:
             return None
         pos = after
     return None
+
+
+_VIRTUAL = re.compile(r"\bvirtual\b")
+_CONST = re.compile(r"\bconst\b")
+_OVERRIDES = re.compile(r"\b(?:override|final)\b")
+_SPECIFIERS_END = re.compile(r"=|(?<!:):(?!:)")  # `= 0`/`= default`, an initialiser list
+
+
+def _qualifiers(declaration: str, name: int, paren: int) -> tuple[bool, bool, bool]:
+    """Whether the member function declared with its name at `name` and its parameters opened
+    at `paren` is written `virtual`, `const` (after its parameters, before any trailing return
+    type) and `override`/`final` (which follow a trailing return type)."""
+    closed = skip_group(declaration, paren)
+    trailer = declaration[closed:] if closed is not None else ""
+    if end := _SPECIFIERS_END.search(trailer):
+        trailer = trailer[: end.start()]
+    returned = trailer.find("->")
+    return (
+        _VIRTUAL.search(declaration, 0, name) is not None,
+        _CONST.search(trailer, 0, returned if returned >= 0 else len(trailer)) is not None,
+        _OVERRIDES.search(trailer) is not None,
+    )
 
 
 def _function_name_before(declaration: str, begin: int, paren: int, constructor: str) -> tuple[str, int] | None:
