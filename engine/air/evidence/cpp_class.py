@@ -215,13 +215,18 @@ def _hiding(record: CppClass, entry: str, family: Family) -> list[CppMethod]:
     """The declarations of the first method of `entry` the class declares, when each of them
     hides the framework's virtual."""
     for method in entry.split("|"):
-        declared = [m for m in record.methods if m.name == method]
-        if declared:
-            return declared if all(hides(m, record, family.virtuals) for m in declared) else []
+        if any(m.name == method for m in record.methods):
+            return _hiding_declarations(record, method, family.virtuals)
     return []
 
 
-def hides(method: CppMethod, record: CppClass, virtuals: Mapping[str, frozenset[bool]]) -> bool:
+def _hiding_declarations(record: CppClass, method: str, virtuals: Mapping[str, frozenset[bool]]) -> list[CppMethod]:
+    """The class's declarations of `method`, when it has some and each hides the framework's virtual."""
+    declared = [m for m in record.methods if m.name == method]
+    return declared if declared and all(_hides(m, record, virtuals) for m in declared) else []
+
+
+def _hides(method: CppMethod, record: CppClass, virtuals: Mapping[str, frozenset[bool]]) -> bool:
     """Whether `method`, declared in `record`, hides a virtual of the framework instead of
     overriding it: not marked `override` in a class that marks others so, and const where every
     virtual of its name is not, or the other way round."""
@@ -267,10 +272,9 @@ def _parents(site: ClassSite, family: Family) -> list[ClassSite]:
 def _definitions(context: Context, site: ClassSite, method: str, family: Family, depth: int = 0) -> list[Definition]:
     """Where `method` of the class at `site` is written: its bodies, in the class or out of
     it; else its declarations there; else what a tree ancestor has."""
-    declared = [m for m in site.record.methods if m.name == method]
-    if declared and all(hides(m, site.record, family.virtuals) for m in declared):
+    if _hiding_declarations(site.record, method, family.virtuals):
         return []
-    own = [Definition(site.source, m.line, m.body) for m in declared]
+    own = [Definition(site.source, m.line, m.body) for m in site.record.methods if m.name == method]
     defined = [d for d in own if d.body is not None] + _out_of_class(context, site.record.name).get(method, [])
     if defined or own:
         return defined or own
