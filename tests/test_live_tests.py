@@ -182,11 +182,12 @@ def test_only_test_files_that_name_the_backend_count(tmp_path, pack):
         "tests/test_via_helper.py": "from devices import to_dev\n\ndef test_dev():\n    use(5)\n",
         "tests/devices.py": "def to_dev(t):\n    return t.to('zz')\n",
         "tests/test_zz_utils.py": "import torch_zz\n\ndef test_utility():\n    use(6)\n",
-        "examples/train.py": "import torch_zz\nuse(7)\n",
+        "examples/train.py": "import torch_zz\nfrom model import Net\nuse(7)\n",
+        "tests/check_streams.py": "import torch_zz\nuse(8)\n",  # a script: no file imports it
     }
     tests = live(tmp_path, pack, files)
     runs = [path for path in sorted(files) if running(tests, path)]
-    assert runs == ["tests/test_via_helper.py", "tests/test_zz_utils.py"]
+    assert runs == ["tests/check_streams.py", "tests/test_via_helper.py", "tests/test_zz_utils.py"]
 
 
 def test_disabled_cpp_tests(tmp_path, pack):

@@ -1,14 +1,16 @@
 """Which findings in a backend's tests come from tests that run on its device.
 
 A finding in a test file earns credit only when it lies in a test that exercises the backend:
-- the file is a test (it defines test functions or C/C++ test cases, or, named as a test by
-  `test_names`, runs its checks at module level as a script, one test in all) and not a helper module
+- the file is a test (it defines test functions or C/C++ test cases, or runs its checks as a
+  script, one test in all: under a `__main__` guard, or at module level when it is named as a
+  test by `test_names` or no file imports it) and not a helper module
   (a pack's `helpers` globs: `conftest.py`, `*_utils.py`, ...; a file named as a test by
   `test_names`, such as `test_utils.py`, is no helper), nor in a directory the suite keeps out of
   its runs (`quarantined`: `fix_needed/`, `disabled/`, ...);
 - the file names the backend (its package, a device name it registers, its dispatch key), or a
   test module it imports does, or it uses machinery that runs its tests on every device type
   (`device_generic`), so its tests can run on the device rather than on the host alone;
+- it is not in a block under `if False:` (or `while False:`), which never runs;
 - no enclosing function or class is skipped: by a decorator that skips unconditionally (one of
   `unconditional_skips` given no condition, or any skip given a literal `True`), by a skip that
   names the backend's device (`device_skip`), by a filter that keeps the test to another device
@@ -143,7 +145,9 @@ class LiveTests:
         if source.path.rpartition("/")[2] in self._skip_list.files:
             return False
         code = self.index.code_text(source)
-        if source.language == "python" and not (python_test_count(code) or self.live.is_script(source.path, code)):
+        if source.language == "python" and not (
+            python_test_count(code) or self.live.is_script(source.path, code, self.index.imported_names)
+        ):
             return False
         if not self._names_backend(source):
             return False
@@ -202,10 +206,11 @@ class LiveTests:
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
         listed = self._listed_tests(code)
         unused = _named_only_in_def(code)
+        never = _never_run(code)
         if not skips and not listed and not unused:
-            return []  # most files: no outline needed
+            return never  # most files: no outline needed
         outline = _Outline(code)
-        dead = _uncalled(outline, unused)
+        dead = never + _uncalled(outline, unused)
         for number in skips:
             line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
@@ -409,6 +414,20 @@ def _named_only_in_def(code: str) -> set[str]:
     """The test file's top-level functions, tests aside, that its code names nowhere but in
     their `def` (`case1` where `__main__` runs only `case2()`)."""
     return {name for name in _top_level_functions(code) if _named_once(code, name)}
+
+
+_CONSTANT_FALSE = re.compile(r"^(?P<indent>[ \t]*)(?:if|while)[ \t]+(?:False|0)[ \t]*:[ \t]*$", re.MULTILINE)
+
+
+def _never_run(code: str) -> list[tuple[int, int]]:
+    """The lines of the blocks under `if False:` or `while False:` (or `0`), which never run."""
+    blocks = []
+    for match in _CONSTANT_FALSE.finditer(code):
+        line = code.count("\n", 0, match.start()) + 1
+        body = code.find("\n", match.end()) + 1 or len(code)
+        after = code_at_most(len(match["indent"])).search(code, body)
+        blocks.append((line, code.count("\n", 0, after.start()) if after else code.count("\n") + 1))
+    return blocks
 
 
 def _uncalled(outline: _Outline, unused: set[str]) -> list[tuple[int, int]]:

@@ -6,7 +6,7 @@ Read by the live-test facts (`air.graph.live_tests`) and the test inventory
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, AnyStr
@@ -47,14 +47,19 @@ class LiveSyntax:
     skip_list_entries: tuple[GuardedPattern, ...]  # ways to list a test: group `test` or `file`, optionally `cls`
     disabled_cpp_tests: tuple[str, ...]  # globs over C/C++ suite or test names
 
-    def is_script(self, path: str, code: str) -> bool:
+    def is_script(self, path: str, code: str, imported: Collection[str]) -> bool:
         """Whether a Python file of the tests without test functions is a test script, one test
-        in all: it has a `__main__` guard, or it is named as a test and does something when run
-        (a call, an assertion, a loop, a `try` or a `with` at its top level), which a module of
-        definitions does not. `code` is its comment-free text."""
+        in all: it has a `__main__` guard, or it does something when run (a call, an assertion,
+        a loop, a `try` or a `with` at its top level, which a module of definitions does not) and
+        is named as a test or is a module no file imports (one that others import is their
+        helper, whatever it runs on import). `code` is its comment-free text; `imported` the
+        names the tree's Python files import."""
         if _MAIN_GUARD.search(code) is not None:
             return True
-        return matches_glob(path, self.test_names) and _MODULE_LEVEL_ACTION.search(code) is not None
+        if _MODULE_LEVEL_ACTION.search(code) is None:
+            return False
+        module = path.rpartition("/")[2].removesuffix(".py")
+        return matches_glob(path, self.test_names) or module not in imported
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> LiveSyntax:

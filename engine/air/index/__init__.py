@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -47,6 +48,25 @@ _ONLY_DOCS: tuple = (None, frozenset({"docs"}), True)
 T = TypeVar("T")
 
 __all__ = ["CodeIndex", "IndexOptions", "build_index"]
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _import_statements(text: str) -> Iterator[str]:
+    """The import statements of a Python text, a parenthesised one with its continuation lines."""
+    lines = iter(text.split("\n"))
+    for line in lines:
+        stripped = line.lstrip()
+        if not stripped.startswith(("import ", "from ")):
+            continue
+        statement = [stripped]
+        while "(" in statement[0] and not any(")" in part for part in statement):
+            following = next(lines, None)
+            if following is None:
+                break
+            statement.append(following)
+        yield " ".join(statement)
 
 
 class CodeIndex:
@@ -352,6 +372,18 @@ class CodeIndex:
         return source.text
 
     # --- tree-wide facts ----------------------------------------------------
+
+    @cached_property
+    def imported_names(self) -> frozenset[str]:
+        """Every name a Python file of the tree imports: each component of an imported module's
+        dotted name, each name imported from one and its alias (`from a.b import c as d` gives a,
+        b, c and d)."""
+        names: set[str] = set()
+        for source in self.files:
+            if source.language == "python" and "import" in source.text:
+                for statement in _import_statements(source.text):
+                    names.update(_IDENTIFIER.findall(statement))
+        return frozenset(names)
 
     @cached_property
     def package_dirs(self) -> frozenset[str]:

@@ -1,4 +1,5 @@
-"""Which files of a tree are read, what role each plays, and reading them once.
+"""Which files of a tree are read, what role each plays, and reading them once. Sources no
+build of the tree compiles are skipped, with why (`air.index.build_scope`).
 
 Nothing outside the tree is read (see `TreeReader`), and no shape of tree stops the reading:
 unreadable directories, names that are not UTF-8 and paths too long to open are counted as
@@ -12,6 +13,7 @@ from fnmatch import translate
 from functools import lru_cache
 from pathlib import Path
 
+from air.index.build_scope import UNBUILT, unbuilt_sources
 from air.index.model import Role, SkippedFile, SourceFile
 from air.index.vendored import Vendoring, decide
 from air.source.snapshot import TreeReading, listing_digest
@@ -221,9 +223,18 @@ def read_files(root: Path, options: IndexOptions) -> FileListing:
             continue
         _read_one(tree, rel, options, listing)
     _read_vendored(tree, vendored, options, listing)
+    _leave_out_unbuilt(listing)
     listing.skipped_directories = sorted({**excluded, **dict(listing.skipped_directories)}.items())
     listing.reading = TreeReading(listing_digest(paths, unreadable), tree.started, tree.seen)
     return listing
+
+
+def _leave_out_unbuilt(listing: FileListing) -> None:
+    """Skip the product sources no build of the tree compiles (see `air.index.build_scope`)."""
+    unbuilt = set(unbuilt_sources(listing.files))
+    if unbuilt:
+        listing.files = [source for source in listing.files if source.path not in unbuilt]
+        listing.skipped.extend(SkippedFile(path, UNBUILT) for path in sorted(unbuilt))
 
 
 def _read_one(tree: TreeReader, rel: str, options: IndexOptions, listing: FileListing) -> SourceFile | None:

@@ -38,7 +38,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     """The row's outcome. A row of a path that does not apply under the route is N/A, and so is
     a row whose `framework_versions` excludes the release the backend targets (given, or the
     range its pins allow). In a binary distribution, a row whose evidence is all C/C++ is
-    unknown. A runtime row whose static prerequisite is absent scores 0. A row reading code of
+    unknown, and so is one with some C/C++ evidence that does not earn its top score. A runtime row whose static prerequisite is absent scores 0. A row reading code of
     a kind (`depends_on`) while the tree declares code of the backend it does not contain
     (`absent`) is unknown, not 0, unless it earns its top score or is N/A."""
     not_applicable = _not_applicable(row, setting)
@@ -71,6 +71,8 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     reason = _join(coverage + [_explain(row, points, results)] + notes)
     if hidden and points < max(row.score):
         return _result(row, "unknown", None, _join([hidden, reason]), findings, fix)
+    if setting.compiled and points < max(row.score) and any(_reads_only_cpp(c) for c in row.evidence.values()):
+        return _result(row, "unknown", None, _join([BINARY_REASON, reason]), findings, fix)
     return _result(row, "scored", points, reason, findings, fix)
 
 

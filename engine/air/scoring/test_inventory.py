@@ -42,7 +42,9 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
             cpp_tests += found
             files += found > 0
             continue
-        found = python_test_count(code) or int(syntax.live is not None and syntax.live.is_script(source.path, code))
+        found = python_test_count(code) or int(
+            syntax.live is not None and syntax.live.is_script(source.path, code, index.imported_names)
+        )
         python_tests += found
         files += found > 0
         markers.update(match.group(1) for match in syntax.marker_pattern.finditer(code))
