@@ -99,3 +99,9 @@ def test_a_reading_that_would_leave_out_most_sources_tells_nothing():
 def test_tests_are_never_judged():
     build = {"CMakeLists.txt": "file(GLOB S csrc/ops/*.cpp csrc/core/*.cpp)\n"}
     assert unbuilt(with_sources(build, *SOURCES[:3], "tests/cpp/test_x.cpp")) == []
+
+
+def test_a_build_naming_more_sources_than_can_be_matched_tells_nothing():
+    names = " ".join(f"csrc/ops/k{number}.cpp" for number in range(5000))
+    build = {"CMakeLists.txt": f"add_library(x {names} csrc/core/c.cpp)\n"}
+    assert unbuilt(with_sources(build, "csrc/ops/k1.cpp", "csrc/core/c.cpp", "csrc/dead/d.cpp")) == []

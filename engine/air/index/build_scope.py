@@ -23,12 +23,14 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 
 from ahocorasick_rs import AhoCorasick
 
 from air.index.model import SourceFile
 
 TREE_ROOT = "<tree>"  # what the tree's root stands as in a CMake variable's value
+MAX_PATTERNS = 4096
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".mm", ".m")
 UNBUILT = "not compiled: no CMake command, setup.py or build script names it or a glob matching it, and no other file names it"
 
@@ -84,9 +86,11 @@ def unbuilt_sources(files: Iterable[SourceFile]) -> list[str]:
     sources has missed how they are built, and tells nothing."""
     files = list(files)
     try:
-        patterns = list(_build_patterns(files))
+        patterns = list(islice(_build_patterns(files), MAX_PATTERNS + 1))
     except Undecidable:
         return []
+    if len(patterns) > MAX_PATTERNS:
+        return []  # more than a build names: every source against every pattern would take too long
     candidates = [f for f in files if f.role == "product" and f.path.endswith(SOURCE_SUFFIXES)]
     unmatched = [f for f in candidates if not any(p.matches(f.path) for p in patterns)]
     if not patterns or not unmatched:
