@@ -2,18 +2,18 @@
 
 A source file the tree holds but never compiles proves nothing: a registration in it never runs.
 The builds read are CMake (every CMakeLists.txt, with the `.cmake` files they include, and the
-subdirectories they add, variables passed down) and setup.py. Every argument of every CMake
-command that names a source file or a glob (`csrc/*.cpp`, `${CMAKE_CURRENT_SOURCE_DIR}/a.cu`)
-counts, whatever the command and whatever condition encloses it; so do setup.py's string
-literals that do, and the source globs any Python file writes (a build script's
-`glob("csrc/**/*.cpp")`). A file counts as compiled when one of those matches it.
+subdirectories they add, variables passed down) and the source globs the tree's Python writes (a
+setup.py's or build script's `glob("csrc/**/*.cpp")`). Every argument of every CMake command
+that names a source file or a glob (`csrc/*.cpp`, `${CMAKE_CURRENT_SOURCE_DIR}/a.cu`) counts,
+whatever the command and whatever condition encloses it. A file counts as compiled when one of
+those matches it, or when another file of the tree names it (a source list in setup.py, an
+`#include`, a list read at build time).
 
 Only what is sure is decided. Nothing is, when no build names a source at all, when a name or
 glob holds a variable this reading cannot resolve (a function's parameter, the environment),
-when setup.py builds sources from pieces (`os.path.join(...)`), or when another build system
-lists sources (Bazel, Meson, a Makefile naming C/C++ files). Generated files, under the build
-directory, are not the tree's. A source another file of the tree names (an `#include`, a list
-read at build time, a script) is never judged either.
+when a build script joins a glob from pieces (`os.path.join(...)`), when another build system
+lists sources (Bazel, Meson, a Makefile naming C/C++ files), or when the reading would leave
+out most of the sources. Generated files, under the build directory, are not the tree's.
 """
 
 from __future__ import annotations
@@ -82,8 +82,7 @@ class _CMakeReading:
 
 def unbuilt_sources(files: Iterable[SourceFile]) -> list[str]:
     """The product C/C++ sources of `files` that no build of the tree compiles (see the module
-    docstring), or none when that cannot be told. A reading that would leave out most of the
-    sources has missed how they are built, and tells nothing."""
+    docstring), or none when that cannot be told."""
     files = list(files)
     try:
         patterns = list(islice(_build_patterns(files), MAX_PATTERNS + 1))

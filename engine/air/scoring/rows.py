@@ -38,9 +38,10 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     """The row's outcome. A row of a path that does not apply under the route is N/A, and so is
     a row whose `framework_versions` excludes the release the backend targets (given, or the
     range its pins allow). In a binary distribution, a row whose evidence is all C/C++ is
-    unknown, and so is one with some C/C++ evidence that does not earn its top score. A runtime row whose static prerequisite is absent scores 0. A row reading code of
-    a kind (`depends_on`) while the tree declares code of the backend it does not contain
-    (`absent`) is unknown, not 0, unless it earns its top score or is N/A."""
+    unknown, and so is one with some C/C++ evidence that does not earn its top score. A runtime
+    row whose static prerequisite is absent scores 0. A row reading code of a kind (`depends_on`)
+    while the tree declares code of the backend it does not contain (`absent`) is unknown, not
+    0, unless it earns its top score or is N/A."""
     not_applicable = _not_applicable(row, setting)
     if not_applicable:
         return _result(row, "not_applicable", None, not_applicable)
