@@ -51,22 +51,24 @@ __all__ = ["CodeIndex", "IndexOptions", "build_index"]
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+MAX_IMPORT_LIST = 4000  # characters a parenthesised import list may run on for
 
 
 def _import_statements(text: str) -> Iterator[str]:
-    """The import statements of a Python text, a parenthesised one with its continuation lines."""
-    lines = iter(text.split("\n"))
-    for line in lines:
-        stripped = line.lstrip()
-        if not stripped.startswith(("import ", "from ")):
-            continue
-        statement = [stripped]
-        while "(" in statement[0] and not any(")" in part for part in statement):
-            following = next(lines, None)
-            if following is None:
-                break
-            statement.append(following)
-        yield " ".join(statement)
+    """The import statements of a Python text, a parenthesised one with its continuation lines:
+    the lines holding `import` that start with `import` or `from`."""
+    position = text.find("import")
+    while position >= 0:
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
+        end = len(text) if end < 0 else end
+        statement = text[start:end].lstrip()
+        if statement.startswith(("import ", "from ")):
+            if "(" in statement and ")" not in statement:
+                closing = text.find(")", end, end + MAX_IMPORT_LIST)
+                statement += text[end:closing] if closing >= 0 else ""
+            yield statement
+        position = text.find("import", end)
 
 
 class CodeIndex:
