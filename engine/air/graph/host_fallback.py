@@ -9,8 +9,9 @@ expression naming the host device (`at::empty(sizes, opts.device(at::kCPU))`) or
 the host computes when a call other than a transfer or an allocation is given a host value or
 made on one (`at::native::op(x_cpu)`, `x_cpu.sin()`); a copy back moves a host value to the
 device (`r.to(x.device())`) or copies one into a tensor of the device (`out.copy_(out_cpu)`, or a
-raw copy into its memory, `memcpy(out.data_ptr(), out_cpu.data_ptr(), n)`, then `return out;`). A kernel that moves a
-tensor to the host for a print or to check a host scalar copies nothing back: it is native.
+raw copy into its memory, `memcpy(out.data_ptr(), out_cpu.data_ptr(), n)`, then `return out;`).
+A kernel that moves a tensor to the host for a print or to check a host scalar copies nothing
+back: it is native.
 """
 
 from __future__ import annotations
@@ -63,9 +64,7 @@ class HostTransfers:
     def makes_on_host(self, call_name: str, args: str) -> bool:
         """Whether a call of a factory makes its tensor on the host: nothing in its arguments
         places it (`at::linspace(start, end, steps)`)."""
-        return call_name in self.factories and not any(
-            re.search(rf"\b{re.escape(word)}\b", args) for word in self.placements
-        )
+        return call_name in self.factories and self._placement.search(args) is None
 
     def is_raw_copy(self, call_name: str) -> bool:
         return any(fnmatchcase(call_name, pattern) for pattern in self.raw_copies)
@@ -77,6 +76,11 @@ class HostTransfers:
             for spelling in self.device
         ]
         return re.compile("|".join(spellings))
+
+    @cached_property
+    def _placement(self) -> re.Pattern[str]:
+        words = "|".join(map(re.escape, self.placements)) or r"(?!)"
+        return re.compile(rf"\b(?:{words})\b")
 
     @cached_property
     def _to_host(self) -> re.Pattern[str]:
@@ -156,8 +160,9 @@ class _HostFlow:
     def _made_on_host(self, value: str) -> str | None:
         """The factory `value` is a call of, when it makes its tensor on the host."""
         call = next(_calls(value), None)
-        whole = call is not None and call.end == len(value) and not call.member
-        return call.name if whole and call is not None and self._host.makes_on_host(call.name, call.args) else None
+        if call is None or call.end != len(value) or call.member:
+            return None
+        return call.name if self._host.makes_on_host(call.name, call.args) else None
 
     def copies_back(self, value: str) -> bool:
         """Whether `value` ends moving a host value to the device (`r.to(x.device())`)."""

@@ -151,11 +151,11 @@ def _read_cmake(reading: _CMakeReading, path: str, inherited: dict[str, str], so
             included = _in_tree(values[0], source_dir)
             if included in reading.files and included not in reading.read:
                 _read_cmake(reading, included, variables, source_dir)
-        recursive = command == "file" and bool(values) and _FILE_GLOBS.get(values[0], False)
-        globbed = command == "file" and bool(values) and values[0] in _FILE_GLOBS
+        recursive = _FILE_GLOBS.get(values[0]) if command == "file" and values else None
+        globbed = recursive is not None
         for value in values[2:] if globbed else values:
             for item in value.split(";"):
-                pattern = _source_pattern(item, source_dir, recursive, globbed)
+                pattern = _source_pattern(item, source_dir, bool(recursive), globbed)
                 if pattern is not None:
                     reading.patterns.append(pattern)
         if command == "aux_source_directory" and values:
