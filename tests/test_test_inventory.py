@@ -45,6 +45,19 @@ def inventory_of(root, pack):
     return take_inventory(index, pack.test_syntax)
 
 
+def test_markers_are_counted_in_code_not_in_strings(pack, tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ops.py").write_text(
+        "from torch.testing._internal.common_device_type import dtypes\n\n\n"
+        "@dtypes(torch.float32)\n"
+        "def test_mm(device, dtype):\n"
+        "    with pytest.raises(RuntimeError, match=r\"dtypes?\"):\n"
+        "        run(\"dtypes\", 'op_db')\n"
+    )
+    inventory = inventory_of(tmp_path, pack)
+    assert dict(inventory.markers) == {"dtypes": 2}  # the import and the decorator
+
+
 def test_fixture_inventory(pack):
     inventory = inventory_of(FIXTURES / "tests_full", pack)
     assert (inventory.test_files, inventory.python_tests, inventory.cpp_tests) == (2, 16, 0)

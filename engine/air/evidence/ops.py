@@ -10,7 +10,8 @@ apart; `a|b` is such only when each of its alternatives is. A listed operator re
 with a fallback kernel is counted as such, not as covered, and so is one registered only with a
 stub kernel, whose body computes nothing (see `air.evidence.kernel_bodies`). With `not_body`,
 a native kernel every definition of which matches that regex refuses its operators (a copy
-kernel that checks both tensors have one dtype refuses casts): they count as missing. One whose
+kernel that checks both tensors have one dtype refuses casts): they count as missing. A
+definition is read with the bodies of the tree's functions it calls, two levels deep, after it. One whose
 registration is unresolved (an op-list entry naming a template or file that is not in the
 tree) leaves the coverage undecided unless a native kernel covers it.
 Entries of op lists that no build or codegen file names are not counted; the coverage says
@@ -50,6 +51,7 @@ from air.evidence.base import (
 )
 from air.evidence.kernel_bodies import KernelReader
 from air.evidence.stubs import StubRules
+from air.graph.host_fallback import called_functions
 from air.graph.in_tree_kernels import HOWS as IN_TREE_HOWS
 from air.graph.operators import (
     FALLBACK,
@@ -65,6 +67,7 @@ from air.graph.operators import (
     op_list_names,
     python_registration_files,
 )
+from air.index.cpp import CPP_LANGUAGES
 from air.index.model import SourceFile
 from air.regex import GuardedPattern, compile_guarded
 
@@ -110,6 +113,7 @@ SCHEMA = {
 }
 
 MAX_UNRESOLVED_SHOWN = 5
+CALLEE_DEPTH = 2
 
 
 def validate(spec: dict, checks: SpecChecks) -> None:
@@ -225,8 +229,22 @@ def _refuses(function: str, pattern: str, context: Context) -> bool:
 
 
 def _every_body_matches(name: str, pattern: GuardedPattern, context: Context) -> bool:
-    bodies = [function.body for function in context.index.definitions(name)]
+    bodies = [_with_callees(function.body, context) for function in context.index.definitions(name)]
     return bool(bodies) and all(pattern.search(body) is not None for body in bodies)
+
+
+def _with_callees(body: str, context: Context) -> str:
+    """`body` followed by the bodies of the functions of the tree it calls, and of those they
+    call, `CALLEE_DEPTH` levels deep: a check written in a helper (`check_same_dtype(dst, src)`)
+    refuses as if written in the kernel."""
+    texts, seen, calling = [body], set(), [body]
+    for _level in range(CALLEE_DEPTH):
+        names = list(dict.fromkeys(name for text in calling for name in called_functions(text) if name not in seen))
+        seen.update(names)
+        context.index.find_literals(names, languages=CPP_LANGUAGES, roles=("product",))  # one pass for them all
+        calling = [function.body for name in names for function in context.index.definitions(name)]
+        texts.extend(calling)
+    return "\n".join(texts)
 
 
 def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | None:

@@ -11,6 +11,8 @@ A finding in a test file earns credit only when it lies in a test that exercises
   test module it imports does, or it uses machinery that runs its tests on every device type
   (`device_generic`), so its tests can run on the device rather than on the host alone;
 - it is not in a block under `if False:` (or `while False:`), which never runs;
+- it is not in a test whose every check expects an error (`error_checks`, and none of
+  `result_checks`: `with pytest.raises(...)` and no `assert`), which shows what fails;
 - no enclosing function or class is skipped: by a decorator that skips unconditionally (one of
   `unconditional_skips` given no condition, or any skip given a literal `True`), by a skip that
   names the backend's device (`device_skip`), by a filter that keeps the test to another device
@@ -207,10 +209,13 @@ class LiveTests:
         listed = self._listed_tests(code)
         unused = _named_only_in_def(code)
         never = _never_run(code)
-        if not skips and not listed and not unused:
+        expects_errors = self.live.error_checks is not None and self.live.error_checks.search(code) is not None
+        if not skips and not listed and not unused and not expects_errors:
             return never  # most files: no outline needed
         outline = _Outline(code)
         dead = never + _uncalled(outline, unused)
+        if expects_errors:
+            dead += self._expecting_errors_only(outline)
         for number in skips:
             line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
@@ -223,6 +228,21 @@ class LiveTests:
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
         return dead + self._listed(outline, listed)
+
+    def _expecting_errors_only(self, outline: _Outline) -> list[tuple[int, int]]:
+        """The lines of the test functions whose every check expects an error: they show what
+        fails on the device, not what works."""
+        error_checks, result_checks = self.live.error_checks, self.live.result_checks
+        assert error_checks is not None  # asked only when the file holds such a check
+        dead = []
+        for header in outline.headers:
+            if not header.name.startswith("test"):
+                continue
+            end = outline.end(header)
+            body = "\n".join(outline.lines[header.line : end])
+            if error_checks.search(body) is not None and (result_checks is None or result_checks.search(body) is None):
+                dead.append((outline.first_decorator(header), end))
+        return dead
 
     def _skips(self, code: str, text: str, start: int) -> bool:
         """Whether the line at `start` is a decorator or a statement that keeps a test off the device."""

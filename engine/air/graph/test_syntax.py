@@ -46,6 +46,8 @@ class LiveSyntax:
     skip_list_languages: tuple[str, ...]  # the languages (data formats) such a file is written in
     skip_list_entries: tuple[GuardedPattern, ...]  # ways to list a test: group `test` or `file`, optionally `cls`
     disabled_cpp_tests: tuple[str, ...]  # globs over C/C++ suite or test names
+    error_checks: GuardedPattern | None = None  # a check that expects an error (`pytest.raises(`)
+    result_checks: GuardedPattern | None = None  # a check of a result (`assert`, `assertEqual(`)
 
     def is_script(self, path: str, code: str, imported: Collection[str]) -> bool:
         """Whether a Python file of the tests without test functions is a test script, one test
@@ -77,6 +79,8 @@ class LiveSyntax:
             skip_list_languages=tuple(data["skip_list_languages"]),
             skip_list_entries=tuple(compile_guarded(pattern) for pattern in data["skip_list_entries"]),
             disabled_cpp_tests=tuple(data["disabled_cpp_tests"]),
+            error_checks=compile_guarded(data["error_checks"]) if "error_checks" in data else None,
+            result_checks=compile_guarded(data["result_checks"]) if "result_checks" in data else None,
         )
 
 

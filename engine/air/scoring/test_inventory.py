@@ -47,7 +47,8 @@ def test_inventory(index: CodeIndex, syntax: TestSyntax) -> TestInventory:
         )
         python_tests += found
         files += found > 0
-        markers.update(match.group(1) for match in syntax.marker_pattern.finditer(code))
+        names = index.python_lexical(source).code  # strings blanked: `r"dtypes?"` names no machinery
+        markers.update(match.group(1) for match in syntax.marker_pattern.finditer(names))
         skips.extend(_skips(source, code, syntax))
     reasons = Counter(skip.reason or "(no reason given)" for skip in skips)
     return TestInventory(
