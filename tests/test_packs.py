@@ -71,6 +71,14 @@ def test_digest_is_stable_and_content_sensitive(tmp_path):
             ["where.X.matches", "backtrack"],
         ),
         (
+            TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {defined_matches: '(a*)*'}}\n"),
+            ["where.X.defined_matches", "backtrack"],
+        ),
+        (
+            TINY_ROWS.replace("      call:\n", "      call:\n        where: {X: {bound_matches: '(unclosed'}}\n"),
+            ["where.X.bound_matches", "invalid regular expression"],
+        ),
+        (
             TINY_ROWS.replace("      call:\n", "      call:\n        file_matches: '(a*)*'\n"),
             ["call.file_matches", "backtrack"],
         ),

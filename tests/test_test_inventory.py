@@ -51,7 +51,7 @@ def test_markers_are_counted_in_code_not_in_strings(pack, tmp_path):
         "from torch.testing._internal.common_device_type import dtypes\n\n\n"
         "@dtypes(torch.float32)\n"
         "def test_mm(device, dtype):\n"
-        "    with pytest.raises(RuntimeError, match=r\"dtypes?\"):\n"
+        '    with pytest.raises(RuntimeError, match=r"dtypes?"):\n'
         "        run(\"dtypes\", 'op_db')\n"
     )
     inventory = inventory_of(tmp_path, pack)

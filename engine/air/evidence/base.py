@@ -292,7 +292,9 @@ def constraint_holds(
     """`equals`, `in`, `symbol` and their negations compare normalised values, aliases resolved
     as the file `path` sees them; `matches` searches the value, unquoted, as written or as
     resolved; `bound_matches` holds when every value a Python name may take at `line` is known
-    and matches (see `air.index.python_values`), and `not_bound_matches` when not."""
+    and matches (see `air.index.python_values`), and `not_bound_matches` when not;
+    `defined_matches` when a C/C++ function or macro of the product by that name has a body
+    that matches (`check` in `check(rt::Malloc(...))`, defined to fail a TORCH_CHECK)."""
     resolved = context.resolve(value, path)
     normal = normalise_value(resolved)
     for operator, operand in constraint.items():
@@ -302,6 +304,8 @@ def constraint_holds(
             pattern = compile_guarded(operand)
             spellings = dict.fromkeys(text.strip().strip("\"'") for text in (value, resolved))
             holds = any(pattern.search(text) is not None for text in spellings)
+        elif operator == "defined_matches":
+            holds = _definition_matches(value, operand, context)
         elif operator in ("bound_matches", "not_bound_matches"):
             bound = context.bound_values(value, path, line)
             every = bound is not None and all(compile_guarded(operand).search(text) for text in bound)
@@ -312,6 +316,20 @@ def constraint_holds(
         if not holds:
             return False
     return True
+
+
+def _definition_matches(value: str, pattern: str, context: Context) -> bool:
+    name = re.split(r"::|\.|->", value.strip())[-1]
+    if not name.isidentifier():
+        return False
+
+    def matches() -> bool:
+        regex = compile_guarded(pattern)
+        macros = [define.body for source, define in context.index.defines.get(name, ()) if source.role == "product"]
+        bodies = (*macros, *(function.body for function in context.index.definitions(name)))
+        return any(regex.search(body) is not None for body in bodies)
+
+    return context.memo(("defined-matches", name, pattern), matches)
 
 
 @lru_cache(maxsize=1024)

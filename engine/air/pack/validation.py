@@ -16,6 +16,8 @@ from air.regex import UnsafePattern, compile_guarded, distrust, ship
 from air.resources import data_dir
 from air.yamldoc import YamlDocument
 
+_PATTERN_OPERATORS = ("matches", "bound_matches", "not_bound_matches", "defined_matches")
+
 
 def check_clause(document: YamlDocument, path: tuple, clause: dict, operators: OperatorSyntax | None) -> None:
     """Hold a clause to its kind's checks (`validate` of the kind's module) and compile the
@@ -28,8 +30,9 @@ def check_clause(document: YamlDocument, path: tuple, clause: dict, operators: O
             clause[kind], SpecChecks(operators, partial(_pattern_at, document, at), partial(_refuse_at, document, at))
         )
     for capture, constraint in clause.get("where", {}).items():
-        if constraint.get("matches") is not None:
-            checked_pattern(document, path + ("where", capture, "matches"), constraint["matches"])
+        for operator in _PATTERN_OPERATORS:
+            if constraint.get(operator) is not None:
+                checked_pattern(document, path + ("where", capture, operator), constraint[operator])
     if "file_matches" in clause:
         checked_pattern(document, path + ("file_matches",), clause["file_matches"])
 
