@@ -10,7 +10,8 @@ A finding in a test file earns credit only when it lies in a test that exercises
 - the file names the backend (its package, a device name it registers, its dispatch key), or a
   test module it imports does, or it uses machinery that runs its tests on every device type
   (`device_generic`), so its tests can run on the device rather than on the host alone;
-- it is not in a block under `if False:` (or `while False:`), which never runs;
+- it is not in a block under `if False:` (or `while False:`), which never runs, nor in a
+  parameter set whose marks skip it or expect it to fail (`pytest.param(..., marks=xfail)`);
 - it is not in a test whose every check expects an error (`error_checks`, and none of
   `result_checks`: `with pytest.raises(...)` and no `assert`), which shows what fails;
 - no enclosing function or class is skipped: by a decorator that skips unconditionally (one of
@@ -46,6 +47,7 @@ from air.graph.test_syntax import (
     python_test_count,
 )
 from air.index import CodeIndex
+from air.index.cpp.lexing import skip_group
 from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.index.python_lexical import code_at_most
@@ -56,6 +58,9 @@ _DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
 _TEST_NAME = re.compile(r"def[ \t]+(test\w*)")
+_PARAM = re.compile(r"(?<![\w])param[ \t]*\(")  # a parameter set, `pytest.param(...)`
+_MARKS = re.compile(r"\bmarks[ \t]*=")
+_DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
 _SKIP_STATEMENT = re.compile(
@@ -208,7 +213,7 @@ class LiveTests:
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
         listed = self._listed_tests(code)
         unused = _named_only_in_def(code)
-        never = _never_run(code)
+        never = _never_run(code) + self._skipped_params(code, text)
         expects_errors = self.live.error_checks is not None and self.live.error_checks.search(code) is not None
         if not skips and not listed and not unused and not expects_errors:
             return never  # most files: no outline needed
@@ -228,6 +233,26 @@ class LiveTests:
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
         return dead + self._listed(outline, listed)
+
+    def _skipped_params(self, code: str, text: str) -> list[tuple[int, int]]:
+        """The lines of the parameter sets (`pytest.param(..., marks=pytest.mark.xfail)`) whose
+        marks skip them or expect them to fail whatever the run."""
+        if "marks" not in code:
+            return []
+        skipped = []
+        for param in _PARAM.finditer(code):
+            end = skip_group(code, param.end() - 1) or len(code)
+            marks = _MARKS.search(code, param.end(), end)
+            if marks is None:
+                continue
+            for mark in _DECORATOR_NAME.finditer(code, marks.end(), end):
+                line_start = code.rfind("\n", 0, mark.start()) + 1
+                if self.syntax.is_skip(mark["name"]) and self._keeps_off_device(
+                    mark["name"], mark["call"] is not None, text, line_start
+                ):
+                    skipped.append((code.count("\n", 0, param.start()) + 1, code.count("\n", 0, end) + 1))
+                    break
+        return skipped
 
     def _expecting_errors_only(self, outline: _Outline) -> list[tuple[int, int]]:
         """The lines of the test functions whose every check expects an error: they show what
