@@ -4,7 +4,7 @@ Two forms:
 - `{from: {entry_point: GROUP}, reaches: {python_call: NAME}}`: a call of NAME in a file
   that the entry points of GROUP import, directly or transitively;
 - `{from: {call_arg: {call: NAME, arg: N, keyword: K}}, exports: [FUNCTION, ...]}`: the object
-  passed to NAME as argument N (or by keyword K, when given) has each FUNCTION as an
+  passed to NAME as argument N (or by keyword K, when given; K may list several) has each FUNCTION as an
   attribute, followed through the code that builds it (see `air.evidence.python_flow`): a
   module that defines or imports it, a module object built and given it by assignment, a
   class (its static and class methods, class attributes), an instance, what a factory
@@ -38,6 +38,7 @@ from air.graph.dependencies import DependencyGraph
 from air.index import CodeIndex
 from air.index.model import PyCall, SourceFile
 
+_IDENTIFIER = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 SUMMARY = "dependency-graph queries: what an entry point reaches, what the object bound as a module provides (followed through factories, module objects given attributes, classes, instances and helpers)"
 TREE_WIDE = True
 SCHEMA = {
@@ -63,7 +64,13 @@ SCHEMA = {
                     "properties": {
                         "call": {"$ref": "#/$defs/names"},
                         "arg": {"type": "integer", "minimum": 0},
-                        "keyword": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                        "keyword": {
+                            "description": "the argument's keyword, or its keywords in the calls that name it differently",
+                            "oneOf": [
+                                _IDENTIFIER,
+                                {"type": "array", "minItems": 1, "items": _IDENTIFIER},
+                            ],
+                        },
                     },
                 },
             },
@@ -120,14 +127,17 @@ def _reaches(clause: Clause, graph: DependencyGraph, group: str, names: list[str
 def _exports(clause: Clause, context: Context, origin: dict, functions: list[str]) -> list[Hit]:
     """Where the objects passed to the calls of `origin` get `functions`. The calls and the
     answers found are shared by the clauses that ask about the same calls."""
-    index, position, keyword = context.index, origin.get("arg", 0), origin.get("keyword")
+    index, position, keywords = context.index, origin.get("arg", 0), as_list(origin.get("keyword", []))
     names, roles = as_list(origin["call"]), roles_for(clause)
     calls = context.memo(("graph-calls", tuple(names), roles), lambda: list(_calls(index, names, roles)))
     members = context.memo(("graph-members",), lambda: ObjectMembers(index, context.graph))
     bodies = clause.spec.get("bodies")
     hits = []
     for source, call in calls:
-        bound = call.args[position] if position < len(call.args) else dict(call.kwargs).get(keyword)
+        given = dict(call.kwargs)
+        bound = (
+            call.args[position] if position < len(call.args) else next(map(given.get, keywords & given.keys()), None)
+        )
         if bound is None:
             continue
         for function in functions:
