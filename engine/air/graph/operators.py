@@ -67,7 +67,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
@@ -93,7 +93,7 @@ from air.index.cpp import (
 )
 from air.index.files import LANGUAGES
 from air.index.model import CppBlockCall, CppCall, CppDefine, CppFacts, CppInclude, PyCall, PythonFacts, SourceFile
-from air.index.python_loops import loop_argument_values
+from air.index.python_loops import Imported, loop_argument_values
 from air.regex import compile_guarded
 
 OP_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Za-z0-9_]+)?$")
@@ -999,9 +999,10 @@ def _python_registrations(
     for source in candidates:
         facts = index.python_facts(source)
         libraries = _Libraries(facts, syntax, imported)
+        registries = partial(_imported_name, index, facts)
         for call in facts.calls:
             kernel: tuple[str, str] | None = None  # the kind of the call's kernel, read once
-            for namespace, op, key, call_kind in _python_registration(call, libraries, syntax, source.text):
+            for namespace, op, key, call_kind in _python_registration(call, libraries, syntax, source.text, registries):
                 if op == "*":
                     kind, via = UNRESOLVED, _kernel_function(syntax.python_argument("library_fallback", "kernel", call))
                 else:
@@ -1087,12 +1088,22 @@ class _Libraries:
         return self._imported.of(owner).get(attribute) if owner else None
 
 
+def _imported_name(index: CodeIndex, facts: PythonFacts, name: str) -> tuple[str, str] | None:
+    """The text of the tree's module a file imports `name` from, and its name there."""
+    for imported in facts.imports:
+        if imported.alias == name and imported.name:
+            path = index.modules.get(imported.module)
+            source = index.by_path.get(path) if path else None
+            return (source.text, imported.name) if source is not None else None
+    return None
+
+
 def _python_registration(
-    call: PyCall, libraries: _Libraries, syntax: OperatorSyntax, text: str
+    call: PyCall, libraries: _Libraries, syntax: OperatorSyntax, text: str, registries: Imported
 ) -> Iterator[tuple[str, str, str, str]]:
     """(namespace, op, key, the kind of call) of each operator `call` registers, op "*" for a
-    global fallback; one per value of an operator name built in loops over literal data (see
-    `air.index.python_loops`)."""
+    global fallback; one per value of an operator name built in loops over literal data or
+    over a registry the tree fills (see `air.index.python_loops`)."""
     receiver, _, method = call.qualname.rpartition(".")
     impl_methods = _last_components(syntax.python_impl)
     library = libraries.of(receiver) if receiver and method in {syntax.fallback, *impl_methods} else None
@@ -1114,7 +1125,7 @@ def _python_registration(
     written = syntax.python_argument(kind, "op", call)
     namespace = library[0] if library else ""
     position = syntax.python_arguments[kind]["op"].position
-    built = loop_argument_values(text, call.line, method or call.qualname, position) if written else ()
+    built = loop_argument_values(text, call.line, method or call.qualname, position, registries) if written else ()
     named = [_python_op(value, namespace, syntax) for value in built or (written,)]  # a loop's names, or as written
     ops = [op for op in named if op is not None]
     key = syntax.fake_key if kind == "fake" else syntax.python_argument(kind, "key", call)

@@ -10,6 +10,13 @@ or a tuple of names. The argument is evaluated for every binding of the loops ar
 (constants, loop variables, names the loop body assigns before the call, f-strings, `+` and
 `str.replace` with constant arguments); a binding it cannot be evaluated with gives nothing.
 
+A name the loop iterates may also be a registry: a module-level container the module (or the
+module it is imported from) fills with `NAME.append(...)` or `NAME[key] = ...`, its values
+literal, or the parameters of the functions around the filling statement, bound by the
+module's calls of those functions with literal arguments or with the parameters of a wrapper
+called so (`register("ns::op")(fn)`, where `register` appends `(op_name, fn)`;
+`unary("neg")`, where `unary` calls `register(f"ns::{name}", ...)`).
+
 Literal data may hold references to objects (`ns.ops.add`, its first name resolved through a
 module-level alias such as `ops = pkg.ops`): whatever an expression reads from one reference
 alone (`str(op._schema)`, `op.name()`) stands for the reference's dotted name. Nothing of the
@@ -21,12 +28,14 @@ from __future__ import annotations
 import ast
 import builtins
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 MAX_BINDINGS = 4096
+MAX_WRAPPER_DEPTH = 2  # register("op") called by a helper called by another, with literals
+MAX_IMPORT_DEPTH = 2  # a registry imported from a module that imports it in turn
 _UNKNOWN = object()  # a value the loops bind that is not literal data (a dict's values)
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 _SAME_ELEMENTS = frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset"})
@@ -39,19 +48,26 @@ class _Reference:
     dotted: str
 
 
-def loop_argument_values(text: str, line: int, callee: str, position: int) -> tuple[str, ...]:
+Imported = Callable[
+    [str], tuple[str, str] | None
+]  # a name a module imports -> (the text of its module, its name there)
+
+
+def loop_argument_values(
+    text: str, line: int, callee: str, position: int, imported: Imported | None = None
+) -> tuple[str, ...]:
     """The strings positional argument `position` of the calls of `callee` (a function's or a
     method's name) made on `line` takes over the bindings of the `for` loops around them,
-    sorted; () when it names anything else."""
-    parsed = _parsed(text)
-    if parsed is None:
+    sorted; () when it names anything else. `imported` finds the modules of the registries
+    the file imports."""
+    module = _module(text, imported)
+    if module is None:
         return ()
-    tree, constants = parsed
     found: set[str] = set()
-    for call, loops in _calls_in_loops(tree, line):
+    for call, loops in _calls_in_loops(module.tree, line):
         if position >= len(call.args) or not loops or callee_name(call) != callee:
             continue
-        for environment in _bindings(loops, constants, line):
+        for environment in _bindings(loops, module, line):
             value = _evaluate(call.args[position], environment)
             if isinstance(value, _Reference):
                 value = value.dotted
@@ -69,10 +85,109 @@ def parsed_module(text: str) -> ast.Module | None:
         return None
 
 
-@lru_cache(maxsize=8)
-def _parsed(text: str) -> tuple[ast.Module, dict[str, ast.expr]] | None:
+def _module(text: str, imported: Imported | None) -> _Module | None:
     tree = parsed_module(text)
-    return None if tree is None else (tree, _module_constants(tree))
+    return None if tree is None else _Module(tree, _module_constants(tree), imported)
+
+
+@lru_cache(maxsize=8)
+def _imported_module(text: str) -> _Module | None:
+    """A module a registry is imported from, read once for all the loops over it."""
+    return _module(text, None)
+
+
+class _Module:
+    """What a loop's iterable may read in its module: the module-level constants, and the
+    registries it fills or imports."""
+
+    def __init__(self, tree: ast.Module, constants: dict[str, ast.expr], imported: Imported | None) -> None:
+        self.tree = tree
+        self.constants = constants
+        self._imported = imported
+
+    def get(self, name: str) -> ast.expr | None:
+        return self.constants.get(name)
+
+    def registry(self, name: str, depth: int) -> list[Any] | None:
+        """The values the registry `name` is filled with: here, or in the module that defines
+        it when this one imports it; None when it is no registry."""
+        if name not in self.constants:
+            found = self._imported(name) if self._imported is not None and depth < MAX_IMPORT_DEPTH else None
+            other = _imported_module(found[0]) if found is not None else None
+            return other.registry(found[1], depth + 1) if other is not None and found is not None else None
+        filled = [value for node, chain in self._fillings.get(name, ()) for value in self._evaluated_in(node, chain)]
+        return filled or None
+
+    @cached_property
+    def _fillings(self) -> dict[str, list[tuple[ast.expr, tuple[ast.FunctionDef, ...]]]]:
+        """Per module-level name, the values appended to it or the keys set in it, with the
+        functions around each statement."""
+        found: dict[str, list[tuple[ast.expr, tuple[ast.FunctionDef, ...]]]] = {}
+        for node, chain in self._nodes:
+            if isinstance(node, ast.Call) and callee_name(node) == "append" and len(node.args) == 1:
+                owner = node.func.value if isinstance(node.func, ast.Attribute) else None
+                if isinstance(owner, ast.Name):
+                    found.setdefault(owner.id, []).append((node.args[0], chain))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    found.setdefault(target.value.id, []).append((target.slice, chain))
+        return found
+
+    @cached_property
+    def _nodes(self) -> list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]]:
+        """Every node of the module with the functions around it, outermost first."""
+        found: list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]] = []
+
+        def visit(node: ast.AST, chain: tuple[ast.FunctionDef, ...]) -> None:
+            found.append((node, chain))
+            inner = (*chain, node) if isinstance(node, ast.FunctionDef) else chain
+            for child in ast.iter_child_nodes(node):
+                visit(child, inner)
+
+        visit(self.tree, ())
+        return found
+
+    def _evaluated_in(self, node: ast.expr, chain: tuple[ast.FunctionDef, ...], depth: int = 0) -> list[Any]:
+        """The values of `node`, for every binding of the parameters of the functions around it
+        that the module's calls give (through wrappers that pass on what they are given,
+        MAX_WRAPPER_DEPTH deep)."""
+        literal = _literal(node, self)
+        if _known(literal):
+            return [literal]
+        used = {name.id for name in ast.walk(node) if isinstance(name, ast.Name)}
+        environments: list[dict[str, Any]] = [{}]
+        for function in chain if depth <= MAX_WRAPPER_DEPTH else ():
+            for parameter in sorted(_parameters(function) & used):
+                values = self._argument_values(function, parameter, depth)
+                environments = [{**e, parameter: v} for e in environments for v in values][:MAX_BINDINGS]
+        return [_evaluate(node, environment) for environment in environments]
+
+    def _argument_values(self, function: ast.FunctionDef, parameter: str, depth: int) -> list[Any]:
+        """The values the module's calls of `function` give its `parameter`."""
+        position = [argument.arg for argument in function.args.args].index(parameter)
+        values = []
+        for call, chain in self._calls_of(function.name):
+            given = {keyword.arg: keyword.value for keyword in call.keywords}
+            argument = call.args[position] if position < len(call.args) else given.get(parameter)
+            if argument is not None:
+                values.extend(self._evaluated_in(argument, chain, depth + 1))
+        return values
+
+    def _calls_of(self, name: str) -> list[tuple[ast.Call, tuple[ast.FunctionDef, ...]]]:
+        return [
+            (node, chain)
+            for node, chain in self._nodes
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+        ]
+
+
+def _known(value: Any) -> bool:
+    return all(map(_known, value)) if isinstance(value, tuple) else value is not _UNKNOWN
+
+
+def _parameters(function: ast.FunctionDef) -> set[str]:
+    return {argument.arg for argument in function.args.args}
 
 
 def callee_name(call: ast.Call) -> str:
@@ -110,7 +225,7 @@ def _calls_in_loops(tree: ast.Module, line: int) -> Iterator[tuple[ast.Call, lis
     yield from visit(tree, [])
 
 
-def _bindings(loops: list[ast.For], constants: dict[str, ast.expr], line: int) -> Iterator[dict[str, Any]]:
+def _bindings(loops: list[ast.For], constants: _Module, line: int) -> Iterator[dict[str, Any]]:
     """Every assignment of the loops' variables, at most MAX_BINDINGS, with the names each loop's
     body assigns before `line`."""
     per_loop = []
@@ -131,13 +246,15 @@ def _bindings(loops: list[ast.For], constants: dict[str, ast.expr], line: int) -
         yield environment
 
 
-def _iterate(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0) -> list[Any] | None:
+def _iterate(node: ast.expr, constants: _Module, depth: int = 0) -> list[Any] | None:
     """The values a loop over `node` binds, or None when they are not literal data."""
     if depth > 8:
         return None
     if isinstance(node, ast.Name):
         bound = constants.get(node.id)
-        return _iterate(bound, constants, depth + 1) if bound is not None else None
+        listed = _iterate(bound, constants, depth + 1) if bound is not None else None
+        filled = constants.registry(node.id, 0)
+        return listed if filled is None else [*(listed or []), *filled]
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return [_literal(element, constants) for element in node.elts]
     if isinstance(node, ast.Dict):  # the keys; of a merged part that is not literal data, none
@@ -152,9 +269,7 @@ def _iterate(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0) -> 
     return None
 
 
-def _comprehended(
-    node: ast.DictComp | ast.ListComp | ast.SetComp, constants: dict[str, ast.expr], depth: int
-) -> list[Any]:
+def _comprehended(node: ast.DictComp | ast.ListComp | ast.SetComp, constants: _Module, depth: int) -> list[Any]:
     """The keys (elements) of a comprehension over literal data, without conditions."""
     generator = node.generators[0]
     values = _iterate(generator.iter, constants, depth + 1)
@@ -169,7 +284,7 @@ def _comprehended(
     return found
 
 
-def _iterate_call(node: ast.Call, constants: dict[str, ast.expr], depth: int) -> list[Any] | None:
+def _iterate_call(node: ast.Call, constants: _Module, depth: int) -> list[Any] | None:
     func = node.func
     if isinstance(func, ast.Name) and func.id in _SAME_ELEMENTS and len(node.args) == 1:
         return _iterate(node.args[0], constants, depth + 1)  # keywords (`key=`, `reverse=`) keep them
@@ -193,7 +308,7 @@ def _iterate_call(node: ast.Call, constants: dict[str, ast.expr], depth: int) ->
     return None
 
 
-def _literal(node: ast.expr, constants: dict[str, ast.expr]) -> Any:
+def _literal(node: ast.expr, constants: _Module) -> Any:
     """A constant, a reference, or a tuple of them; _UNKNOWN for anything else."""
     if isinstance(node, ast.Constant):
         return node.value
@@ -213,7 +328,7 @@ def dotted_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _resolved(dotted: str, constants: dict[str, ast.expr], depth: int = 0) -> str:
+def _resolved(dotted: str, constants: _Module, depth: int = 0) -> str:
     """`dotted` with its first name replaced by the dotted path a module-level alias binds it to."""
     first, _, rest = dotted.partition(".")
     bound = constants.get(first)
@@ -243,6 +358,13 @@ def _evaluate(node: ast.expr, environment: dict[str, Any]) -> Any:
         return node.value
     if isinstance(node, ast.Name):
         return environment.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.Tuple):
+        return tuple(_evaluate(element, environment) for element in node.elts)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        value, position = _evaluate(node.value, environment), node.slice.value
+        if isinstance(value, tuple) and isinstance(position, int) and -len(value) <= position < len(value):
+            return value[position]
+        return _UNKNOWN
     if isinstance(node, ast.JoinedStr):
         parts = [_evaluate(value, environment) for value in node.values]
         return "".join(map(str, parts)) if all(_formats(part) for part in parts) else _UNKNOWN
