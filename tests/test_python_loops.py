@@ -80,3 +80,57 @@ def test_loops_over_object_references(line, callee, values):
 
 def test_unparsable_text_gives_nothing():
     assert loop_argument_values("for x in [1:\n  impl(x)\n", 2, "impl", 0) == ()
+
+
+REGISTRY = """\
+REGISTERED = []
+TABLE = {}
+
+
+def register(op_name):
+    def decorator(fn):
+        REGISTERED.append((op_name, fn))
+        return fn
+
+    return decorator
+
+
+def _unary(name, suffix=""):
+    register(f"ns::{name}{suffix}")(make(name))
+
+
+register("ns::add.Tensor")(add)
+_unary("neg")
+_unary(name="exp", suffix=".out")
+TABLE["ns::mul"] = mul
+REGISTERED.append(("ns::sub", sub))
+REGISTERED.append((computed(), sub))
+"""
+
+LOOPS = """\
+from .ops import REGISTERED as found, TABLE
+
+for op_name, fn in found:
+    impl(op_name, "k")(fn)
+
+for entry in TABLE.items():
+    impl(entry[0], "k")(entry[1])
+"""
+
+
+def test_registries_filled_through_functions_and_wrappers():
+    text = REGISTRY + "\nfor op, fn in REGISTERED:\n    impl(op, 'k')(fn)\n"
+    line = text.count("\n")
+    assert loop_argument_values(text, line, "impl", 0) == ("ns::add.Tensor", "ns::exp.out", "ns::neg", "ns::sub")
+
+
+def test_registries_imported_from_another_module():
+    imported = {"found": (REGISTRY, "REGISTERED"), "TABLE": (REGISTRY, "TABLE")}.get
+    assert loop_argument_values(LOOPS, 4, "impl", 0, imported) == (
+        "ns::add.Tensor",
+        "ns::exp.out",
+        "ns::neg",
+        "ns::sub",
+    )
+    assert loop_argument_values(LOOPS, 7, "impl", 0, imported) == ("ns::mul",)
+    assert loop_argument_values(LOOPS, 4, "impl", 0) == ()  # without the other module, nothing is known

@@ -158,21 +158,25 @@ class _Module:
         used = {name.id for name in ast.walk(node) if isinstance(name, ast.Name)}
         environments: list[dict[str, Any]] = [{}]
         for function in chain if depth <= MAX_WRAPPER_DEPTH else ():
-            for parameter in sorted(_parameters(function) & used):
-                values = self._argument_values(function, parameter, depth)
-                environments = [{**e, parameter: v} for e in environments for v in values][:MAX_BINDINGS]
+            bindings = self._call_bindings(function, depth) if _parameters(function) & used else []
+            if bindings:  # parameters no call of the module gives stay unknown
+                environments = [{**e, **b} for e in environments for b in bindings][:MAX_BINDINGS]
         return [_evaluate(node, environment) for environment in environments]
 
-    def _argument_values(self, function: ast.FunctionDef, parameter: str, depth: int) -> list[Any]:
-        """The values the module's calls of `function` give its `parameter`."""
-        position = [argument.arg for argument in function.args.args].index(parameter)
-        values = []
+    def _call_bindings(self, function: ast.FunctionDef, depth: int) -> list[dict[str, Any]]:
+        """Per call of `function` in the module, the values it gives the parameters, by position
+        or keyword (their defaults when it leaves them out)."""
+        names = [argument.arg for argument in function.args.args]
+        defaults = dict(zip(names[len(names) - len(function.args.defaults) :], function.args.defaults))
+        found = []
         for call, chain in self._calls_of(function.name):
-            given = {keyword.arg: keyword.value for keyword in call.keywords}
-            argument = call.args[position] if position < len(call.args) else given.get(parameter)
-            if argument is not None:
-                values.extend(self._evaluated_in(argument, chain, depth + 1))
-        return values
+            given = {**defaults, **{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
+            bindings: list[dict[str, Any]] = [{}]
+            for name, argument in given.items():
+                values = self._evaluated_in(argument, chain, depth + 1)
+                bindings = [{**b, name: v} for b in bindings for v in values][:MAX_BINDINGS]
+            found.extend(bindings)
+        return found
 
     def _calls_of(self, name: str) -> list[tuple[ast.Call, tuple[ast.FunctionDef, ...]]]:
         return [
@@ -364,7 +368,6 @@ def _evaluate(node: ast.expr, environment: dict[str, Any]) -> Any:
         value, position = _evaluate(node.value, environment), node.slice.value
         if isinstance(value, tuple) and isinstance(position, int) and -len(value) <= position < len(value):
             return value[position]
-        return _UNKNOWN
     if isinstance(node, ast.JoinedStr):
         parts = [_evaluate(value, environment) for value in node.values]
         return "".join(map(str, parts)) if all(_formats(part) for part in parts) else _UNKNOWN
