@@ -34,6 +34,10 @@ Options:
   and the virtual is not, or the other way round (the framework's `upstream_classes.virtuals`):
   it is not that override, and the base's still runs. `hides: true` keeps a class when one of
   `overrides` is declared only so, the findings being at those declarations.
+- A class the tree only declares (no member function body out of the class, and bodies for
+  fewer than half of its member functions in it) does not count when the tree implements
+  another class of the family: it is the header of a project the backend builds on (a copied
+  `ProcessGroupX` it wraps), not the backend's own.
 - `registered_by`: the class must reach a registration call or registrar object (found as
   `cpp_macro` finds them): named in its arguments, in the same file, or in the file that
   defines a function named in its arguments.
@@ -157,15 +161,34 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         value_types=context.upstream.value_types,
     )
     hits = []
+    implemented = _implemented(context, family, tuple(sorted(_roots(spec))))
     for name, sites in sorted(family.classes.items()):
         if name in excluded or not any(fnmatchcase(name, glob) for glob in name_globs):
             continue
+        if implemented and name not in implemented:
+            continue  # only declared here, beside classes the tree implements: another project's header
         if registered is not None and name not in registered:
             continue
         for site in sites:
             if in_clause_files(site.source.path, clause):
                 hits.extend(_site_hits(context, site, spec, family, rules))
     return hits
+
+
+def _implemented(context: Context, family: Family, roots: tuple[str, ...]) -> frozenset[str]:
+    """The classes of `family` the tree implements: it writes member function bodies out of the
+    class, or in it for half of its member functions at least."""
+
+    def written(sites: list[ClassSite]) -> bool:
+        methods = [m for site in sites for m in site.record.methods]
+        return 2 * sum(m.body is not None for m in methods) >= len(methods) > 0
+
+    def find() -> frozenset[str]:
+        return frozenset(
+            name for name, sites in family.classes.items() if _out_of_class(context, name) or written(sites)
+        )
+
+    return context.memo(("implemented", roots), find)
 
 
 def _memo_family(context: Context, roots: list[str]) -> Family:
