@@ -1,4 +1,5 @@
-"""`text`: a regular expression or literal over comment-stripped source, `#define` bodies included.
+"""`text`: a regular expression or literal over comment-stripped source, `#define` bodies included
+(with `code_only`, Python's string literals blanked too).
 
 Only files that hold one of the `prefilter` literals are searched (by default, literals the
 pattern cannot match without); an entry that is a list of literals needs every one of them.
@@ -15,7 +16,7 @@ from air.evidence.base import Clause, Context, Hit, SpecChecks, enough, hit_at, 
 from air.index.cpp import CPP_LANGUAGES
 from air.regex import compile_guarded, required_literals, searching
 
-SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too)"
+SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too, and with `code_only` every string)"
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -35,6 +36,11 @@ SCHEMA = {
             },
         },
         "languages": {"type": "array", "items": {"type": "string"}},
+        "code_only": {
+            "type": "boolean",
+            "description": "search Python with its string literals blanked too, so that a call written "
+            "inside a string (a kernel's source, an expected message) is not found",
+        },
     },
 }
 
@@ -62,7 +68,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     for source in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)):
         if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
-        text = context.index.code_text(source)
+        code_only = spec.get("code_only") and source.language == "python"
+        text = context.index.python_lexical(source).code if code_only else context.index.code_text(source)
         with searching(source.path):
             matches = regex.finditer(text)
         line, counted = 1, 0
