@@ -29,6 +29,9 @@ from helpers.trees import write_tree
         ("csrc/latest.cpp", "product"),
         ("python/compile_utest/conv.py", "tests"),  # a directory named with a test's word
         ("unit-tests/copy.py", "tests"),
+        ("demo_scripts/vgg.py", "tests"),  # a directory named with an exercise's word
+        ("tools/example-models/bert.py", "tests"),
+        ("torch_foo/sampler/random.py", "product"),
         ("contest/entry.py", "product"),
         ("latest_tools/run.py", "product"),
         ("backend/test.py", "tests"),  # a file named with a test's word, first or last

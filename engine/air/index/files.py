@@ -108,7 +108,8 @@ DOC_SUFFIXES = {".md", ".rst"}
 TEST_DIRS = {"test", "tests", "testing"}
 # Sources that may be tests by their names alone
 TEST_FILE_SUFFIXES = {"py", "c", "cc", "cpp", "cxx", "cu", "mm"}
-# Words that make a directory a test suite's when its name is made of words (`compile_utest`, `unit-tests`)
+# Words that make a directory a test suite's when its name is made of words (`compile_utest`, `unit-tests`);
+# EXERCISE_DIRS's words make it an exercise's (`demo_scripts`, `example-models`)
 TEST_DIR_WORDS = {"test", "tests", "testing", "utest", "utests", "unittest", "unittests"}
 _WORD_SEPARATORS = re.compile(r"[_\-.]")
 # Code that exercises the backend without being part of it: kept with the tests, never counted
@@ -162,7 +163,9 @@ def _names_test_file(name: str) -> bool:
 
 
 def _names_tests(directory: str) -> bool:
-    return len(words := _WORD_SEPARATORS.split(directory.lower())) > 1 and not TEST_DIR_WORDS.isdisjoint(words)
+    """`compile_utest`, `demo_scripts`: a directory named with words, one a test's or an exercise's."""
+    words = _WORD_SEPARATORS.split(directory.lower())
+    return len(words) > 1 and not (TEST_DIR_WORDS.isdisjoint(words) and EXERCISE_DIRS.isdisjoint(words))
 
 
 def language_of(path: str) -> str | None:
