@@ -516,3 +516,16 @@ def test_the_constants_a_file_declares_at_any_scope():
     };
     """
     assert declared_constants(code) == {"only_index", "kind", "sizes"}
+
+
+def test_a_class_only_declared_beside_an_implemented_one_is_another_projects(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "vendor/pg.h": "struct Vendor : up::Base { void a() override; void b() override; int n() { return 1; } };\n",
+            "own.h": "struct Own : up::Base { void a() override; };\n",
+            "own.cpp": '#include "own.h"\nvoid Own::a() { go(); }\n',
+            "inline.h": "struct Inline : up::Base { void a() override { go(); } void b() override; };\n",
+        },
+    )
+    assert classes(tmp_path, {"derives_from": "Base"}) == ["Inline", "Own"]

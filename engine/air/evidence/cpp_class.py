@@ -161,12 +161,12 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         value_types=context.upstream.value_types,
     )
     hits = []
-    implemented = _implemented(context, family, tuple(sorted(_roots(spec))))
+    declared_only = _declared_only(context, family, tuple(sorted(_roots(spec))))
     for name, sites in sorted(family.classes.items()):
         if name in excluded or not any(fnmatchcase(name, glob) for glob in name_globs):
             continue
-        if implemented and name not in implemented:
-            continue  # only declared here, beside classes the tree implements: another project's header
+        if name in declared_only:
+            continue  # another project's header, beside classes the tree implements
         if registered is not None and name not in registered:
             continue
         for site in sites:
@@ -175,20 +175,25 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def _implemented(context: Context, family: Family, roots: tuple[str, ...]) -> frozenset[str]:
-    """The classes of `family` the tree implements: it writes member function bodies out of the
-    class, or in it for half of its member functions at least."""
-
-    def written(sites: list[ClassSite]) -> bool:
-        methods = [m for site in sites for m in site.record.methods]
-        return 2 * sum(m.body is not None for m in methods) >= len(methods) > 0
+def _declared_only(context: Context, family: Family, roots: tuple[str, ...]) -> frozenset[str]:
+    """The classes of `family` the tree only declares (member functions, fewer than half of
+    them with a body and none written out of the class) while it implements others: their
+    bodies live in another project."""
 
     def find() -> frozenset[str]:
-        return frozenset(
-            name for name, sites in family.classes.items() if _out_of_class(context, name) or written(sites)
-        )
+        declared, implements = set(), False
+        for name, sites in family.classes.items():
+            methods = [m for site in sites for m in site.record.methods]
+            bodies = sum(m.body is not None for m in methods)
+            if _out_of_class(context, name):
+                implements = True
+            elif 2 * bodies < len(methods):
+                declared.add(name)
+            elif bodies:
+                implements = True
+        return frozenset(declared) if implements else frozenset()
 
-    return context.memo(("implemented", roots), find)
+    return context.memo(("declared only", roots), find)
 
 
 def _memo_family(context: Context, roots: list[str]) -> Family:

@@ -11,9 +11,9 @@ with a fallback kernel is counted as such, not as covered, and so is one registe
 stub kernel, whose body computes nothing (see `air.evidence.kernel_bodies`). With `not_body`,
 a native kernel every definition of which matches that regex refuses its operators (a copy
 kernel that checks both tensors have one dtype refuses casts): they count as missing. A
-definition is read with the bodies of the tree's functions it calls, two levels deep, after it. One whose
-registration is unresolved (an op-list entry naming a template or file that is not in the
-tree) leaves the coverage undecided unless a native kernel covers it.
+definition is read with the bodies of the tree's functions it calls, two levels deep, after
+it. One whose registration is unresolved (an op-list entry naming a template or file that is
+not in the tree) leaves the coverage undecided unless a native kernel covers it.
 Entries of op lists that no build or codegen file names are not counted; the coverage says
 which listed operators such a list names ("not used by the build").
 When a key of the pack's `fallback_keys` has a global fallback of the backend's own and none

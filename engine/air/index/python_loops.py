@@ -48,9 +48,8 @@ class _Reference:
     dotted: str
 
 
-Imported = Callable[
-    [str], tuple[str, str] | None
-]  # a name a module imports -> (the text of its module, its name there)
+# A name a module imports -> the text of the module it comes from, and its name there.
+Imported = Callable[[str], tuple[str, str] | None]
 
 
 def loop_argument_values(
@@ -81,7 +80,7 @@ def parsed_module(text: str) -> ast.Module | None:
     """The syntax tree of a Python module's text, None when it does not parse."""
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -138,14 +137,12 @@ class _Module:
     def _nodes(self) -> list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]]:
         """Every node of the module with the functions around it, outermost first."""
         found: list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]] = []
-
-        def visit(node: ast.AST, chain: tuple[ast.FunctionDef, ...]) -> None:
+        pending: list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]] = [(self.tree, ())]
+        while pending:  # not recursive: a generated module may nest expressions thousands deep
+            node, chain = pending.pop()
             found.append((node, chain))
             inner = (*chain, node) if isinstance(node, ast.FunctionDef) else chain
-            for child in ast.iter_child_nodes(node):
-                visit(child, inner)
-
-        visit(self.tree, ())
+            pending.extend((child, inner) for child in ast.iter_child_nodes(node))
         return found
 
     def _evaluated_in(self, node: ast.expr, chain: tuple[ast.FunctionDef, ...], depth: int = 0) -> list[Any]:
