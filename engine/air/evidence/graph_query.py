@@ -136,7 +136,7 @@ def _exports(clause: Clause, context: Context, origin: dict, functions: list[str
     for source, call in calls:
         given = dict(call.kwargs)
         bound = (
-            call.args[position] if position < len(call.args) else next(map(given.get, keywords & given.keys()), None)
+            call.args[position] if position < len(call.args) else next((given[k] for k in keywords if k in given), None)
         )
         if bound is None:
             continue
