@@ -134,3 +134,14 @@ def test_registries_imported_from_another_module():
     )
     assert loop_argument_values(LOOPS, 7, "impl", 0, imported) == ("ns::mul",)
     assert loop_argument_values(LOOPS, 4, "impl", 0) == ()  # without the other module, nothing is known
+
+
+def test_loops_over_data_the_function_binds_before_them():
+    text = (
+        "def install(lib):\n"
+        "    ops = (torch.ops.ns.mm.default, torch.ops.ns.bmm.default)\n"
+        "    for op in ops:\n"
+        "        lib.impl(op._schema.name, wrap(op))\n"
+        "    later = ['ns::add']\n"
+    )
+    assert loop_argument_values(text, 4, "impl", 0) == ("torch.ops.ns.bmm.default", "torch.ops.ns.mm.default")

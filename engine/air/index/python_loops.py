@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -63,10 +63,11 @@ def loop_argument_values(
     if module is None:
         return ()
     found: set[str] = set()
-    for call, loops in _calls_in_loops(module.tree, line):
+    for call, loops, function in _calls_in_loops(module.tree, line):
         if position >= len(call.args) or not loops or callee_name(call) != callee:
             continue
-        for environment in _bindings(loops, module, line):
+        scope = module.within(function, loops[0].lineno) if function is not None else module
+        for environment in _bindings(loops, scope, line):
             value = _evaluate(call.args[position], environment)
             if isinstance(value, _Reference):
                 value = value.dotted
@@ -106,6 +107,12 @@ class _Module:
 
     def get(self, name: str) -> ast.expr | None:
         return self.constants.get(name)
+
+    def within(self, function: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> _Module:
+        """The scope of a loop at `line` in `function`: the module's, with the literal data the
+        function's body binds to names before the loop (`ops = (torch.ops.aten.mm.default, ...)`)."""
+        local = _bound_constants(statement for statement in function.body if statement.lineno < line)
+        return _Module(self.tree, {**self.constants, **local}, self._imported)
 
     def registry(self, name: str, depth: int) -> list[Any] | None:
         """The values the registry `name` is filled with: here, or in the module that defines
@@ -199,8 +206,13 @@ def callee_name(call: ast.Call) -> str:
 
 def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
     """Module-level names bound to literal containers or to a dotted path (an alias)."""
+    return _bound_constants(tree.body)
+
+
+def _bound_constants(statements: Iterable[ast.stmt]) -> dict[str, ast.expr]:
+    """The names `statements` bind to literal containers or to a dotted path (an alias)."""
     bound: dict[str, ast.expr] = {}
-    for statement in tree.body:
+    for statement in statements:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target, value = statement.targets[0], statement.value
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
@@ -212,18 +224,25 @@ def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
     return bound
 
 
-def _calls_in_loops(tree: ast.Module, line: int) -> Iterator[tuple[ast.Call, list[ast.For]]]:
-    """The calls on `line`, each with the `for` loops it runs in, outermost first."""
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 
-    def visit(node: ast.AST, loops: list[ast.For]) -> Iterator[tuple[ast.Call, list[ast.For]]]:
+
+def _calls_in_loops(tree: ast.Module, line: int) -> Iterator[tuple[ast.Call, list[ast.For], _Function | None]]:
+    """The calls on `line`, each with the `for` loops it runs in, outermost first, and the
+    function around them."""
+
+    def visit(
+        node: ast.AST, loops: list[ast.For], function: _Function | None
+    ) -> Iterator[tuple[ast.Call, list[ast.For], _Function | None]]:
         if isinstance(node, ast.Call) and node.lineno == line:
-            yield node, loops
+            yield node, loops, function
         inner = [*loops, node] if isinstance(node, ast.For) else loops
+        around = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
         for child in ast.iter_child_nodes(node):
             if getattr(child, "end_lineno", line) >= line and getattr(child, "lineno", line) <= line:
-                yield from visit(child, inner if child is not getattr(node, "iter", None) else loops)
+                yield from visit(child, inner if child is not getattr(node, "iter", None) else loops, around)
 
-    yield from visit(tree, [])
+    yield from visit(tree, [], None)
 
 
 def _bindings(loops: list[ast.For], constants: _Module, line: int) -> Iterator[dict[str, Any]]:
