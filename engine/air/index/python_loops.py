@@ -59,11 +59,12 @@ def loop_argument_values(
     method's name) made on `line` takes over the bindings of the `for` loops around them,
     sorted; () when it names anything else. `imported` finds the modules of the registries
     the file imports."""
-    module = _module(text, imported)
-    if module is None:
+    facts = _facts(text)
+    if facts is None:
         return ()
+    module = _Scope(facts, facts.constants, imported)
     found: set[str] = set()
-    for call, loops, function in _calls_in_loops(module.tree, line):
+    for call, loops, function in _calls_in_loops(facts.tree, line):
         if position >= len(call.args) or not loops or callee_name(call) != callee:
             continue
         scope = module.within(function, loops[0].lineno) if function is not None else module
@@ -85,51 +86,38 @@ def parsed_module(text: str) -> ast.Module | None:
         return None
 
 
-def _module(text: str, imported: Imported | None) -> _Module | None:
+@lru_cache(maxsize=8)  # read once for all the loops of a file, and for every file importing a registry
+def _facts(text: str) -> _ModuleFacts | None:
     tree = parsed_module(text)
-    return None if tree is None else _Module(tree, _module_constants(tree), imported)
+    return None if tree is None else _ModuleFacts(tree)
 
 
-@lru_cache(maxsize=8)
-def _imported_module(text: str) -> _Module | None:
-    """A module a registry is imported from, read once for all the loops over it."""
-    return _module(text, None)
+class _ModuleFacts:
+    """What loops read in a module, found once: its module-level constants, its nodes with the
+    functions around them, the values its registries are filled with, its calls by name."""
 
-
-class _Module:
-    """What a loop's iterable may read in its module: the module-level constants, and the
-    registries it fills or imports."""
-
-    def __init__(self, tree: ast.Module, constants: dict[str, ast.expr], imported: Imported | None) -> None:
+    def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
-        self.constants = constants
-        self._imported = imported
-
-    def get(self, name: str) -> ast.expr | None:
-        return self.constants.get(name)
-
-    def within(self, function: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> _Module:
-        """The scope of a loop at `line` in `function`: the module's, with the literal data the
-        function's body binds to names before the loop (`ops = (torch.ops.aten.mm.default, ...)`)."""
-        local = _bound_constants(statement for statement in function.body if statement.lineno < line)
-        return _Module(self.tree, {**self.constants, **local}, self._imported)
-
-    def registry(self, name: str, depth: int) -> list[Any] | None:
-        """The values the registry `name` is filled with: here, or in the module that defines
-        it when this one imports it; None when it is no registry."""
-        if name not in self.constants:
-            found = self._imported(name) if self._imported is not None and depth < MAX_IMPORT_DEPTH else None
-            other = _imported_module(found[0]) if found is not None else None
-            return other.registry(found[1], depth + 1) if other is not None and found is not None else None
-        filled = [value for node, chain in self._fillings.get(name, ()) for value in self._evaluated_in(node, chain)]
-        return filled or None
+        self.constants = _bound_constants(tree.body)
 
     @cached_property
-    def _fillings(self) -> dict[str, list[tuple[ast.expr, tuple[ast.FunctionDef, ...]]]]:
-        """Per module-level name, the values appended to it or the keys set in it, with the
-        functions around each statement."""
+    def nodes(self) -> list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]]:
+        """Every node of the module with the functions around it, outermost first."""
+        found: list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]] = []
+        pending: list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]] = [(self.tree, ())]
+        while pending:  # not recursive: a generated module may nest expressions thousands deep
+            node, chain = pending.pop()
+            found.append((node, chain))
+            inner = (*chain, node) if isinstance(node, ast.FunctionDef) else chain
+            pending.extend((child, inner) for child in ast.iter_child_nodes(node))
+        return found
+
+    @cached_property
+    def fillings(self) -> dict[str, list[tuple[ast.expr, tuple[ast.FunctionDef, ...]]]]:
+        """Per name, the values appended to it or the keys set in it, with the functions
+        around each statement."""
         found: dict[str, list[tuple[ast.expr, tuple[ast.FunctionDef, ...]]]] = {}
-        for node, chain in self._nodes:
+        for node, chain in self.nodes:
             if isinstance(node, ast.Call) and callee_name(node) == "append" and len(node.args) == 1:
                 owner = node.func.value if isinstance(node.func, ast.Attribute) else None
                 if isinstance(owner, ast.Name):
@@ -141,16 +129,45 @@ class _Module:
         return found
 
     @cached_property
-    def _nodes(self) -> list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]]:
-        """Every node of the module with the functions around it, outermost first."""
-        found: list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]] = []
-        pending: list[tuple[ast.AST, tuple[ast.FunctionDef, ...]]] = [(self.tree, ())]
-        while pending:  # not recursive: a generated module may nest expressions thousands deep
-            node, chain = pending.pop()
-            found.append((node, chain))
-            inner = (*chain, node) if isinstance(node, ast.FunctionDef) else chain
-            pending.extend((child, inner) for child in ast.iter_child_nodes(node))
+    def calls(self) -> dict[str, list[tuple[ast.Call, tuple[ast.FunctionDef, ...]]]]:
+        """The calls of plain names (`register(...)`), by name, with the functions around each."""
+        found: dict[str, list[tuple[ast.Call, tuple[ast.FunctionDef, ...]]]] = {}
+        for node, chain in self.nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                found.setdefault(node.func.id, []).append((node, chain))
         return found
+
+
+class _Scope:
+    """What a loop's iterable may read: the constants its module (or function) binds, and the
+    registries its module fills or imports."""
+
+    def __init__(self, facts: _ModuleFacts, constants: dict[str, ast.expr], imported: Imported | None) -> None:
+        self.facts = facts
+        self.constants = constants
+        self._imported = imported
+
+    def get(self, name: str) -> ast.expr | None:
+        return self.constants.get(name)
+
+    def within(self, function: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> _Scope:
+        """The scope of a loop at `line` in `function`: the module's, with the literal data the
+        function's body binds to names before the loop (`ops = (torch.ops.aten.mm.default, ...)`)."""
+        local = _bound_constants(statement for statement in function.body if statement.lineno < line)
+        return _Scope(self.facts, {**self.constants, **local}, self._imported)
+
+    def registry(self, name: str, depth: int) -> list[Any] | None:
+        """The values the registry `name` is filled with: here, or in the module that defines
+        it when this one imports it; None when it is no registry."""
+        if name not in self.constants:
+            found = self._imported(name) if self._imported is not None and depth < MAX_IMPORT_DEPTH else None
+            other = _facts(found[0]) if found is not None else None
+            if other is None or found is None:
+                return None
+            return _Scope(other, other.constants, None).registry(found[1], depth + 1)
+        fillings = self.facts.fillings.get(name, ())
+        filled = [value for node, chain in fillings for value in self._evaluated_in(node, chain)]
+        return filled or None
 
     def _evaluated_in(self, node: ast.expr, chain: tuple[ast.FunctionDef, ...], depth: int = 0) -> list[Any]:
         """The values of `node`, for every binding of the parameters of the functions around it
@@ -173,7 +190,7 @@ class _Module:
         names = [argument.arg for argument in function.args.args]
         defaults = dict(zip(names[len(names) - len(function.args.defaults) :], function.args.defaults))
         found = []
-        for call, chain in self._calls_of(function.name):
+        for call, chain in self.facts.calls.get(function.name, ()):
             given = {**defaults, **{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
             bindings: list[dict[str, Any]] = [{}]
             for name, argument in given.items():
@@ -181,13 +198,6 @@ class _Module:
                 bindings = [{**b, name: v} for b in bindings for v in values][:MAX_BINDINGS]
             found.extend(bindings)
         return found
-
-    def _calls_of(self, name: str) -> list[tuple[ast.Call, tuple[ast.FunctionDef, ...]]]:
-        return [
-            (node, chain)
-            for node, chain in self._nodes
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
-        ]
 
 
 def _known(value: Any) -> bool:
@@ -202,11 +212,6 @@ def callee_name(call: ast.Call) -> str:
     """The name of a call's function or method (`impl` of `torch.library.impl(...)`), "" for others."""
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-
-
-def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
-    """Module-level names bound to literal containers or to a dotted path (an alias)."""
-    return _bound_constants(tree.body)
 
 
 def _bound_constants(statements: Iterable[ast.stmt]) -> dict[str, ast.expr]:
@@ -245,12 +250,12 @@ def _calls_in_loops(tree: ast.Module, line: int) -> Iterator[tuple[ast.Call, lis
     yield from visit(tree, [], None)
 
 
-def _bindings(loops: list[ast.For], constants: _Module, line: int) -> Iterator[dict[str, Any]]:
+def _bindings(loops: list[ast.For], scope: _Scope, line: int) -> Iterator[dict[str, Any]]:
     """Every assignment of the loops' variables, at most MAX_BINDINGS, with the names each loop's
     body assigns before `line`."""
     per_loop = []
     for loop in loops:
-        values = _iterate(loop.iter, constants)
+        values = _iterate(loop.iter, scope)
         if values is None:
             return
         per_loop.append([binding for value in values if (binding := _bind(loop.target, value)) is not None])
@@ -266,33 +271,33 @@ def _bindings(loops: list[ast.For], constants: _Module, line: int) -> Iterator[d
         yield environment
 
 
-def _iterate(node: ast.expr, constants: _Module, depth: int = 0) -> list[Any] | None:
+def _iterate(node: ast.expr, scope: _Scope, depth: int = 0) -> list[Any] | None:
     """The values a loop over `node` binds, or None when they are not literal data."""
     if depth > 8:
         return None
     if isinstance(node, ast.Name):
-        bound = constants.get(node.id)
-        listed = _iterate(bound, constants, depth + 1) if bound is not None else None
-        filled = constants.registry(node.id, 0)
+        bound = scope.get(node.id)
+        listed = _iterate(bound, scope, depth + 1) if bound is not None else None
+        filled = scope.registry(node.id, 0)
         return listed if filled is None else [*(listed or []), *filled]
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_literal(element, constants) for element in node.elts]
+        return [_literal(element, scope) for element in node.elts]
     if isinstance(node, ast.Dict):  # the keys; of a merged part that is not literal data, none
         keys: list[Any] = []
         for key, value in zip(node.keys, node.values):
-            keys.extend((_iterate(value, constants, depth + 1) or []) if key is None else [_literal(key, constants)])
+            keys.extend((_iterate(value, scope, depth + 1) or []) if key is None else [_literal(key, scope)])
         return keys
     if isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp)) and len(node.generators) == 1:
-        return _comprehended(node, constants, depth)
+        return _comprehended(node, scope, depth)
     if isinstance(node, ast.Call):
-        return _iterate_call(node, constants, depth)
+        return _iterate_call(node, scope, depth)
     return None
 
 
-def _comprehended(node: ast.DictComp | ast.ListComp | ast.SetComp, constants: _Module, depth: int) -> list[Any]:
+def _comprehended(node: ast.DictComp | ast.ListComp | ast.SetComp, scope: _Scope, depth: int) -> list[Any]:
     """The keys (elements) of a comprehension over literal data, without conditions."""
     generator = node.generators[0]
-    values = _iterate(generator.iter, constants, depth + 1)
+    values = _iterate(generator.iter, scope, depth + 1)
     if values is None or generator.ifs or generator.is_async:
         return []
     made = node.key if isinstance(node, ast.DictComp) else node.elt
@@ -304,39 +309,39 @@ def _comprehended(node: ast.DictComp | ast.ListComp | ast.SetComp, constants: _M
     return found
 
 
-def _iterate_call(node: ast.Call, constants: _Module, depth: int) -> list[Any] | None:
+def _iterate_call(node: ast.Call, scope: _Scope, depth: int) -> list[Any] | None:
     func = node.func
     if isinstance(func, ast.Name) and func.id in _SAME_ELEMENTS and len(node.args) == 1:
-        return _iterate(node.args[0], constants, depth + 1)  # keywords (`key=`, `reverse=`) keep them
+        return _iterate(node.args[0], scope, depth + 1)  # keywords (`key=`, `reverse=`) keep them
     if node.keywords:
         return None
     if isinstance(func, ast.Attribute) and not node.args and func.attr in ("items", "keys"):
-        keys = _iterate(func.value, constants, depth + 1)
+        keys = _iterate(func.value, scope, depth + 1)
         mapped = func.value
         if keys is None and isinstance(mapped, ast.Call) and len(mapped.args) == 1 and not mapped.keywords:
-            keys = _iterate(mapped.args[0], constants, depth + 1)  # a mapping built from literal data
+            keys = _iterate(mapped.args[0], scope, depth + 1)  # a mapping built from literal data
         if keys is None:
             return None
         return [(key, _UNKNOWN) for key in keys] if func.attr == "items" else keys
     if isinstance(func, ast.Name) and func.id == "enumerate" and len(node.args) == 1:
-        values = _iterate(node.args[0], constants, depth + 1)
+        values = _iterate(node.args[0], scope, depth + 1)
         return None if values is None else list(enumerate(values))
     if isinstance(func, ast.Name) and func.id == "range" and 1 <= len(node.args) <= 3:
-        bounds = [_literal(argument, constants) for argument in node.args]
+        bounds = [_literal(argument, scope) for argument in node.args]
         if all(isinstance(bound, int) for bound in bounds) and len(range(*bounds)) <= MAX_BINDINGS:
             return list(range(*bounds))
     return None
 
 
-def _literal(node: ast.expr, constants: _Module) -> Any:
+def _literal(node: ast.expr, scope: _Scope) -> Any:
     """A constant, a reference, or a tuple of them; _UNKNOWN for anything else."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Tuple):
-        return tuple(_literal(element, constants) for element in node.elts)
+        return tuple(_literal(element, scope) for element in node.elts)
     dotted = dotted_name(node)
     if dotted and "." in dotted:
-        return _Reference(_resolved(dotted, constants))
+        return _Reference(_resolved(dotted, scope))
     return _UNKNOWN
 
 
@@ -348,14 +353,14 @@ def dotted_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _resolved(dotted: str, constants: _Module, depth: int = 0) -> str:
+def _resolved(dotted: str, scope: _Scope, depth: int = 0) -> str:
     """`dotted` with its first name replaced by the dotted path a module-level alias binds it to."""
     first, _, rest = dotted.partition(".")
-    bound = constants.get(first)
+    bound = scope.get(first)
     alias = dotted_name(bound) if bound is not None and depth < 8 else ""
     if not alias or alias == first:
         return dotted
-    return _resolved(f"{alias}.{rest}" if rest else alias, constants, depth + 1)
+    return _resolved(f"{alias}.{rest}" if rest else alias, scope, depth + 1)
 
 
 def _bind(target: ast.expr, value: Any) -> dict[str, Any] | None:
