@@ -185,12 +185,12 @@ def _declared_only(context: Context, family: Family, roots: tuple[str, ...]) -> 
         for name, sites in family.classes.items():
             methods = [m for site in sites for m in site.record.methods]
             bodies = sum(m.body is not None for m in methods)
-            if _out_of_class(context, name):
+            if 2 * bodies >= len(methods):
+                implements = implements or bodies > 0
+            elif _out_of_class(context, name):  # looked for only where the class holds too few bodies
                 implements = True
-            elif 2 * bodies < len(methods):
+            else:
                 declared.add(name)
-            elif bodies:
-                implements = True
         return frozenset(declared) if implements else frozenset()
 
     return context.memo(("declared only", roots), find)
