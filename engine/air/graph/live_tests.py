@@ -54,13 +54,13 @@ from air.index.python_lexical import code_at_most
 from air.regex import GuardedPattern, compile_guarded, required_literals, searching
 
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
-_DECORATOR = re.compile(r"@[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
+_DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")  # a mark or skip, maybe called
+_DECORATOR = re.compile(r"@[ \t]*" + _DECORATOR_NAME.pattern)
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
 _TEST_NAME = re.compile(r"def[ \t]+(test\w*)")
 _PARAM = re.compile(r"(?<![\w])param[ \t]*\(")  # a parameter set, `pytest.param(...)`
 _MARKS = re.compile(r"\bmarks[ \t]*=")
-_DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
 _SKIP_STATEMENT = re.compile(
