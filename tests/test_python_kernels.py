@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from air.graph.host_fallback import HostTransfers, is_host_fallback
-from air.graph.python_kernels import kernel_statements
+from air.graph.python_kernels import PythonKernel, kernel_statements
 
 MODULE = """\
 import functools
@@ -23,37 +23,50 @@ lib.impl("op", on_host, "K")
 torch.library.impl("ns::op", "K")(functools.partial(on_host, out=None))
 torch.library.impl("ns::op", "K", func=lambda x: torch.cos(x.cpu()).to(x.device))
 lib.impl("op", make_kernel(), "K")
+
+def unsupported(name):
+    '''Raises for an operator without a kernel.'''
+    def raiser(*args, **kwargs):
+        '''No kernel yet.'''
+        raise NotImplementedError(name)
+    return raiser
+
+@torch.library.impl("ns::placeholder", "K")
+def placeholder(x):
+    ...
+
+def checked(x):
+    if x.dim() == 0:
+        raise RuntimeError("scalar")
+    return x.sin()
+
+lib.impl("other", unsupported("other"), "K")
+lib.impl("checked", checked, "K")
+torch.library.impl("ns::none", "K", func=lambda x: None)
 """
 
 HOST = HostTransfers(device=('"cpu"', "'cpu'"), to_host=("cpu",), transfers=("to", "copy_", "dev"))
 
 
+ON_HOST = ["a = torch.frexp(x.cpu())", "b = torch.frexp(x.cpu())", "out.copy_(a)", "return (out, b.dev())"]
+
+
 @pytest.mark.parametrize(
     ("line", "callee", "found"),
     [
-        (
-            13,
-            "impl",
-            (
-                "on_host",
-                ["a = torch.frexp(x.cpu())", "b = torch.frexp(x.cpu())", "out.copy_(a)", "return (out, b.dev())"],
-            ),
-        ),
-        (9, "impl", ("decorated", ["return x.sin()"])),
-        (
-            14,
-            "impl",
-            (
-                "on_host",
-                ["a = torch.frexp(x.cpu())", "b = torch.frexp(x.cpu())", "out.copy_(a)", "return (out, b.dev())"],
-            ),
-        ),
-        (15, "impl", ("lambda", ["return torch.cos(x.cpu()).to(x.device)"])),
+        (13, "impl", PythonKernel("on_host", ON_HOST, False)),
+        (9, "impl", PythonKernel("decorated", ["return x.sin()"], False)),
+        (14, "impl", PythonKernel("on_host", ON_HOST, False)),
+        (15, "impl", PythonKernel("lambda", ["return torch.cos(x.cpu()).to(x.device)"], False)),
         (16, "impl", None),  # a kernel a call makes: not known
+        (34, "impl", PythonKernel("raiser", ["'No kernel yet.'", "raise NotImplementedError(name)"], True)),
+        (25, "impl", PythonKernel("placeholder", ["..."], True)),
+        (35, "impl", PythonKernel("checked", ["return x.sin()"], False)),  # raises only on one path
+        (36, "impl", PythonKernel("lambda", ["return None"], True)),
     ],
 )
 def test_kernel_statements(line, callee, found):
-    assert kernel_statements(MODULE, line, callee, 1 if line in (13, 16) else 2, ("func",)) == found
+    assert kernel_statements(MODULE, line, callee, 1 if line in (13, 16, 34, 35) else 2, ("func",)) == found
 
 
 @pytest.mark.parametrize(

@@ -80,8 +80,8 @@ class Evaluation:
         say(f"integration path: {path.title}")
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
-        hidden = self.absent.used(index) + absent_extensions(index, pack.framework.native_modules)
-        setting = Setting(route, pack.framework, target, compiled, hidden)
+        extensions = absent_extensions(index, pack.framework.native_modules)
+        setting = Setting(route, pack.framework, target, compiled, self.absent.used(index) + extensions, extensions)
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None

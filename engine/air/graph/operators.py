@@ -46,8 +46,9 @@ the function it names; a function the tree does not define, or a Python function
 is not read), is unresolved. A function that falls back only on some paths (`if (...) { return
 fallback; } return own(x);`, or in an `else`) is a native kernel. Functions are matched by
 name, whatever their namespace or class; a member call (`x.f()`, `p->f()`) names none. Given
-the kernels' bodies (`KernelBodies`), a C/C++ kernel the tree defines is also read
-there: a stub when it computes nothing, a fallback when it is a CPU fallback written by hand. An
+the kernels' bodies (`KernelBodies`), a kernel the tree defines is also read there, a C/C++ one
+or one a Python registration names in its module: a stub when it computes nothing, a fallback
+when it is a CPU fallback written by hand. An
 op-list entry's kernel is unresolved when the template or file the entry names is not in
 the tree.
 
@@ -1014,16 +1015,21 @@ def _python_registrations(
 def _python_kernel_kind(
     call: PyCall, call_kind: str, text: str, syntax: OperatorSyntax, bodies: KernelBodies | None
 ) -> tuple[str, str]:
-    """(kind, via) of the kernel a Python registration names: a fallback, via the function, when
-    its body runs the operator on the host (see `air.graph.python_kernels`)."""
+    """(kind, via) of the kernel a Python registration names, via the function: a stub when its
+    body computes nothing, a fallback when it runs the operator on the host (see
+    `air.graph.python_kernels`)."""
     argument = syntax.python_arguments[call_kind].get("kernel")
     if bodies is None or argument is None:
         return NATIVE, ""
     callee = call.qualname.rpartition(".")[2]
     kernel = kernel_statements(text, call.line, callee, argument.position, argument.keywords)
-    if kernel is None or bodies.kind_of_python(kernel[1]) == NATIVE:
+    if kernel is None:
         return NATIVE, ""
-    return FALLBACK, kernel[0]
+    if kernel.stub:
+        return STUB, kernel.name
+    if bodies.kind_of_python(kernel.statements) == NATIVE:
+        return NATIVE, ""
+    return FALLBACK, kernel.name
 
 
 _Library = tuple[str, str]  # (namespace, key) of a library object

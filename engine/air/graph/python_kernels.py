@@ -4,9 +4,11 @@ reader (`air.graph.host_fallback`) reads.
 The kernel is the function the registration decorates (`@impl("ns::op", key)` over `def f`),
 its kernel argument (`lib.impl("op", f, key)`), or what is given to the callable it returns
 (`impl("ns::op", key)(f)`): a function the module defines at its top level, the one a
-`functools.partial(f, ...)` binds, or a lambda. Its statements are those of its body outside
+`functools.partial(f, ...)` binds, a lambda, or the function a factory of the module defines and
+returns (`impl("ns::op", key)(unsupported("op"))`). Its statements are those of its body outside
 inner blocks, each as source text: an assignment to several names is one statement per name,
-and a lambda returns its expression. Nothing of the tree is run.
+and a lambda returns its expression. A kernel whose body only raises, passes or holds constants
+(a docstring, `...`) is a stub. Nothing of the tree is run.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 from functools import lru_cache
+from typing import NamedTuple
 
 from air.index.python_loops import callee_name, parsed_module
 
@@ -21,11 +24,16 @@ PARTIAL = frozenset({"partial", "functools.partial"})
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+class PythonKernel(NamedTuple):
+    name: str  # "lambda" for a lambda
+    statements: list[str]
+    stub: bool  # it only raises, or does nothing
+
+
 def kernel_statements(
     text: str, line: int, callee: str, position: int, keywords: tuple[str, ...]
-) -> tuple[str, list[str]] | None:
-    """The name and statements of the kernel that the call of `callee` made on `line`
-    registers, its kernel given as positional argument `position` or as one of `keywords`; None
+) -> PythonKernel | None:
+    """The kernel that the call of `callee` made on `line` registers, its kernel given as positional argument `position` or as one of `keywords`; None
     when the kernel is not a function of this module."""
     calls = _calls_by_line(text)
     if calls is None:
@@ -34,7 +42,7 @@ def kernel_statements(
     for node in on_line.get(line, ()):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(_registers(decorator, line, callee) for decorator in node.decorator_list):
-                return node.name, _statements(node)
+                return _function_kernel(node)
             continue
         if _registers(node, line, callee):
             given = _argument(node, position, keywords)
@@ -75,14 +83,39 @@ def _argument(call: ast.Call, position: int, keywords: tuple[str, ...]) -> ast.e
     return next((given.value for given in call.keywords if given.arg in keywords), None)
 
 
-def _kernel(given: ast.expr, functions: dict[str, _Function]) -> tuple[str, list[str]] | None:
+def _kernel(given: ast.expr, functions: dict[str, _Function]) -> PythonKernel | None:
     if isinstance(given, ast.Lambda):
-        return "lambda", [f"return {ast.unparse(given.body)}"]
+        return PythonKernel("lambda", [f"return {ast.unparse(given.body)}"], isinstance(given.body, ast.Constant))
     if isinstance(given, ast.Name) and given.id in functions:
-        return given.id, _statements(functions[given.id])
+        return _function_kernel(functions[given.id])
     if isinstance(given, ast.Call) and ast.unparse(given.func) in PARTIAL and given.args:
         return _kernel(given.args[0], functions)
+    if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id in functions:
+        made = _made_function(functions[given.func.id])
+        return _function_kernel(made) if made is not None else None
     return None
+
+
+def _made_function(factory: _Function) -> _Function | None:
+    """The function `factory` defines in its body and returns as its last statement."""
+    last = factory.body[-1]
+    if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name):
+        return None
+    defined = (node for node in factory.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return next((node for node in defined if node.name == last.value.id), None)
+
+
+def _function_kernel(function: _Function) -> PythonKernel:
+    return PythonKernel(function.name, _statements(function), _computes_nothing(function))
+
+
+def _computes_nothing(function: _Function) -> bool:
+    """Whether every statement of the body raises, passes or is a constant (a docstring, `...`)."""
+    return all(
+        isinstance(statement, (ast.Raise, ast.Pass))
+        or (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
+        for statement in function.body
+    )
 
 
 def _statements(function: _Function) -> list[str]:

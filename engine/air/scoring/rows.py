@@ -32,23 +32,34 @@ class Setting:
     target_version: str | None = None  # the framework release the backend targets
     compiled: bool = False  # a binary distribution
     absent: tuple[str, ...] = ()  # the backend's own code the tree declares but does not contain
+    absent_native: tuple[str, ...] = ()  # of it, compiled extensions with no C/C++ source in the tree
+
+    @property
+    def native_unseen(self) -> str:
+        """Why the backend's C/C++ code cannot be read, or "" when it can."""
+        if self.compiled:
+            return BINARY_REASON
+        return _absent_text("C/C++ code", self.absent_native) if self.absent_native else ""
 
 
 def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     """The row's outcome. A row of a path that does not apply under the route is N/A, and so is
     a row whose `framework_versions` excludes the release the backend targets (given, or the
-    range its pins allow). In a binary distribution, a row whose evidence is all C/C++ is
-    unknown, and so is one with some C/C++ evidence that does not earn its top score. A runtime
-    row whose static prerequisite is absent scores 0. A row reading code of a kind (`depends_on`)
-    while the tree declares code of the backend it does not contain (`absent`) is unknown, not
-    0, unless it earns its top score or is N/A."""
+    range its pins allow). When the backend's C/C++ code cannot be read (a binary distribution,
+    or a compiled extension the tree imports with no C/C++ source to build it from), a row whose
+    evidence is all C/C++ is unknown, and so is one with some C/C++ evidence that does not earn
+    its top score, or whose prerequisite, absent, reads C/C++. A runtime row whose static
+    prerequisite is absent scores 0. A row reading code of a kind (`depends_on`) while the tree
+    declares code of the backend it does not contain (`absent`) is unknown, not 0, unless it
+    earns its top score or is N/A."""
     not_applicable = _not_applicable(row, setting)
     if not_applicable:
         return _result(row, "not_applicable", None, not_applicable)
     if not row.encoded:
         return _result(row, "unknown", None, NOT_ENCODED)
-    if setting.compiled and all(_reads_only_cpp(clause) for clause in row.evidence.values()):
-        return _result(row, "unknown", None, BINARY_REASON)
+    unseen = setting.native_unseen
+    if unseen and all(_reads_only_cpp(clause) for clause in row.evidence.values()):
+        return _result(row, "unknown", None, unseen)
     results = {name: evaluator.result(clause) for name, clause in row.evidence.items()}
     points, undecided = _decide(row, results)
     findings = findings_of(_strongest_first(row, results, points))
@@ -73,7 +84,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     if hidden and points < max(row.score):
         return _result(row, "unknown", None, _join([hidden, reason]), findings, fix)
     if setting.compiled and points < max(row.score) and any(_reads_only_cpp(c) for c in row.evidence.values()):
-        return _result(row, "unknown", None, _join([BINARY_REASON, reason]), findings, fix)
+        return _result(row, "unknown", None, _join([unseen, reason]), findings, fix)
     return _result(row, "scored", points, reason, findings, fix)
 
 
