@@ -5,7 +5,16 @@ from textwrap import dedent
 
 import pytest
 from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport
-from air.index.python import _CHILD_FIELDS, _SINGLE, _TRIPLE, extract_python, extract_scopes, literal_spans, module_name
+from air.index.python import (
+    _CHILD_FIELDS,
+    _SINGLE,
+    _TRIPLE,
+    extract_python,
+    extract_scopes,
+    function_end,
+    literal_spans,
+    module_name,
+)
 from air.index.python_lexical import LexicalPython
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -616,3 +625,41 @@ def test_a_name_assigned_is_bound_as_itself_not_as_what_it_aliases():
     source = "import torch\n_saved = torch.load\ntorch.load = _wrapped\n"
     (module,) = [scope for scope in extract_scopes(source, "pkg") if scope.kind == "module"]
     assert [(b.line, b.target) for b in module.bindings] == [(2, "_saved"), (3, "torch.load")]
+
+
+FUNCTIONS = dedent(
+    """\
+    SIZES = (
+        1,
+        2,
+    )
+
+    class TestOps:
+        def test_a(self):
+            def helper():
+                return 1
+            return helper()
+
+        def test_b(self):
+            pass
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "end"),
+    [
+        (2, None),  # a continuation line of a module-level statement
+        (6, None),  # the class body outside its methods
+        (7, None),  # a def line is not in its own body
+        (9, 10),  # a nested helper belongs to the test that defines it
+        (10, 10),
+        (13, 13),
+    ],
+)
+def test_function_end_is_the_outermost_function_holding_the_line(line, end):
+    assert function_end(FUNCTIONS, line) == end
+
+
+def test_function_end_of_unparsable_code_is_unknown():
+    assert function_end("def f(:\n    x = 1\n", 2) is None

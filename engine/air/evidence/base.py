@@ -16,9 +16,11 @@ from air.index.cpp import CPP_LANGUAGES
 from air.index.cpp_names import CppNames, CppVocabulary
 from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
+from air.index.python import function_end
 from air.index.python_lexical import LexicalPython
 from air.index.python_values import bound_values
-from air.regex import compile_guarded, searching
+from air.regex import GuardedPattern, compile_guarded, searching
+from air.regex.native import AsciiMatch
 
 if TYPE_CHECKING:
     from air.graph.live_tests import LiveTests
@@ -294,7 +296,8 @@ def constraint_holds(
     resolved; `bound_matches` holds when every value a Python name may take at `line` is known
     and matches (see `air.index.python_values`), and `not_bound_matches` when not;
     `defined_matches` when a C/C++ function or macro of the product by that name has a body
-    that matches (`check` in `check(rt::Malloc(...))`, defined to fail a TORCH_CHECK)."""
+    that matches (`check` in `check(rt::Malloc(...))`, defined to fail a TORCH_CHECK);
+    `device_name: true` when the value is a device name the backend registers."""
     resolved = context.resolve(value, path)
     normal = normalise_value(resolved)
     for operator, operand in constraint.items():
@@ -306,6 +309,8 @@ def constraint_holds(
             holds = any(pattern.search(text) is not None for text in spellings)
         elif operator == "defined_matches":
             holds = _definition_matches(value, operand, context)
+        elif operator == "device_name":
+            holds = (value.strip().strip("\"'") in context.device_names) == operand
         elif operator in ("bound_matches", "not_bound_matches"):
             bound = context.bound_values(value, path, line)
             every = bound is not None and all(compile_guarded(operand).search(text) for text in bound)
@@ -384,6 +389,31 @@ def _in_matching_files(hits: Iterable[Hit], pattern: str, context: Context) -> l
         if holds:
             kept.append(hit)
     return kept
+
+
+def function_matches(
+    pattern: GuardedPattern, text: str, source: SourceFile
+) -> Iterator[tuple[int, re.Match[str] | AsciiMatch]]:
+    """The matches of `pattern` in `text`, the code of the Python file `source`, that end in the
+    function they start in (the outermost: a helper a test defines is part of the test), or
+    start outside any, each with the offset in `text` its positions count from: after a match
+    that ends elsewhere, the search resumes on the line after its start."""
+    offset = 0
+    while offset < len(text):
+        with searching(source.path):
+            matches = pattern.finditer(text[offset:])
+        for match in matches:
+            start = offset + match.start()
+            first = text.count("\n", 0, start) + 1
+            last = function_end(source.text, first)
+            if last is None or first + text.count("\n", start, offset + match.end()) <= last:
+                yield offset, match
+                continue
+            resume = text.find("\n", start)
+            offset = len(text) if resume < 0 else resume + 1
+            break
+        else:
+            return
 
 
 def in_clause_files(path: str, clause: Clause) -> bool:

@@ -3,14 +3,25 @@ their code calls (`named_for_operators`), optionally containing a literal or mat
 expression in their code (comments never match). A file is cited at the match, else, when it is
 named after an operator, at its first call of it, else at the first line its `cite` expression
 matches (a test file's first test, say), else at its first line of code (not a licence header
-or a docstring)."""
+or a docstring). With `same_function`, a match in Python that starts inside a function must end
+inside it."""
 
 from __future__ import annotations
 
 import re
 from posixpath import basename, splitext
 
-from air.evidence.base import Clause, Context, Hit, SpecChecks, as_list, hit_at, in_clause_files, may_count
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    SpecChecks,
+    as_list,
+    function_matches,
+    hit_at,
+    in_clause_files,
+    may_count,
+)
 from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.regex import GuardedPattern, compile_guarded, searching
@@ -24,6 +35,10 @@ SCHEMA = {
         "glob": {"$ref": "#/$defs/names"},
         "contains": {"type": "string", "minLength": 1},
         "matches": {"type": "string"},
+        "same_function": {
+            "type": "boolean",
+            "description": "a match of `matches` in Python that starts inside a function must end inside it",
+        },
         "cite": {
             "type": "string",
             "description": "a regex: a file found is cited at its first match, else at its first line of code",
@@ -72,7 +87,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
                 continue
             line = code.count("\n", 0, found) + 1
         if regex is not None:
-            matched_at = _first_match(regex, code, source.path)
+            same_function = spec.get("same_function") and source.language == "python"
+            matched_at = _first_match(regex, code, source.path, source if same_function else None)
             if matched_at is None:
                 continue
             line = code.count("\n", 0, matched_at) + 1
@@ -99,8 +115,12 @@ def _operator_call(source: SourceFile, operators: frozenset[str], context: Conte
     return _first_match(called, context.index.code_text(source), source.path)
 
 
-def _first_match(pattern: GuardedPattern, code: str, path: str) -> int | None:
-    """Where `pattern` first matches the code of the file at `path`."""
+def _first_match(pattern: GuardedPattern, code: str, path: str, within: SourceFile | None = None) -> int | None:
+    """Where `pattern` first matches the code of the file at `path`; given the file as `within`,
+    the first match that ends in the function it starts in."""
+    if within is not None:
+        offset, match = next(function_matches(pattern, code, within), (0, None))
+        return None if match is None else offset + match.start()
     with searching(path):
         found = pattern.search(code)
     return None if found is None else found.start()

@@ -2,7 +2,8 @@
 kernel), computes nothing (a stub), or runs the operator on the host (a CPU fallback written
 by hand, see `air.graph.host_fallback`).
 
-A stub is a body `air.evidence.stubs.is_stub` tells, with the framework's inert calls and
+A Python kernel (see `air.graph.python_kernels`) is a stub when `is_python_stub` tells its
+body one. A C/C++ stub is a body `air.evidence.stubs.is_stub` tells, with the framework's inert calls and
 allocations and the kernel's parameters as the values returned unchanged: it does nothing,
 only checks, warns or throws (`TORCH_CHECK(false, ...)`), returns its input as it is (`return
 self;`) or a fresh allocation (`return at::empty(self.sizes(), self.options());`). An operator
@@ -22,9 +23,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
-from air.evidence.stubs import StubRules, is_stub
+from air.evidence.stubs import StubRules, is_python_stub, is_stub
 from air.graph.host_fallback import HostTransfers, called_functions, is_host_fallback
 from air.graph.operators import FALLBACK, LAMBDA_HEAD, NATIVE, STUB
+from air.graph.python_kernels import PythonKernel
 from air.index import CodeIndex
 from air.index.cpp import CPP_LANGUAGES, body_statements, builds, parameter_names
 
@@ -44,10 +46,14 @@ class KernelReader:
         self._python_host = replace(host, transfers=(*host.transfers, *device_methods)) if host else None
         self._kinds: dict[tuple[str, bool], str] = {}
 
-    def kind_of_python(self, statements: list[str]) -> str:
-        """A Python kernel copies back to the device through a transfer, or through the method
-        a device name gives tensors (`x.cpu().sin().mydev()`)."""
-        if self._python_host is not None and is_host_fallback(statements, self._python_host, self._rules.allocations):
+    def kind_of_python(self, kernel: PythonKernel) -> str:
+        """A Python kernel is a stub when its body does nothing, only raises or returns a
+        constant (`is_python_stub`); a fallback when it copies back to the device through a
+        transfer, or through the method a device name gives tensors (`x.cpu().sin().mydev()`)."""
+        if is_python_stub(kernel.body, self._rules):
+            return STUB
+        host = self._python_host
+        if host is not None and is_host_fallback(kernel.statements, host, self._rules.allocations):
             return FALLBACK
         return NATIVE
 

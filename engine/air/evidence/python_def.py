@@ -16,7 +16,9 @@ Options:
   them; a finding is at each method's `def` line.
 - `bodies`: with `overrides`, `real` keeps a class only when each of them does something,
   `stub` only when one at least is a stub (see `air.evidence.stubs.is_python_stub`), the
-  findings being then at the stubs. Those are the only methods whose files are parsed.
+  findings being then at the stubs. Those are the only methods whose files are parsed. With
+  `function`, `real` keeps the functions that do something and `stub` the stubs (a
+  `_is_in_bad_fork` that returns False whatever happens).
 """
 
 from __future__ import annotations
@@ -64,14 +66,16 @@ SCHEMA = {
         "bodies": {
             "enum": ["real", "stub"],
             "description": "with overrides: keep classes whose overrides do something (real), "
-            "or whose overrides are there but one at least is a stub",
+            "or whose overrides are there but one at least is a stub; with function: keep the "
+            "functions that do something (real), or the stubs",
         },
         "foreign_methods": {
             "type": "boolean",
             "description": "false: a method of a class deriving from another library's class does not count",
         },
     },
-    "dependentRequired": {"bodies": ["overrides"], "overrides": ["bases"]},
+    "dependentRequired": {"overrides": ["bases"]},
+    "dependentSchemas": {"bodies": {"anyOf": [{"required": ["overrides"]}, {"required": ["function"]}]}},
 }
 
 MAX_DEPTH = 16
@@ -118,6 +122,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     kind = "function" if "function" in spec else "class"
     names = as_list(spec.get(kind) or "*")
+    bodies = spec.get("bodies")
+    rules = StubRules(context.upstream.inert_calls)
     hits = []
     for source in python_candidates(clause, context, *_prefilters(clause), parse=False):
         defs = context.index.python_lexical(source).defs
@@ -129,8 +135,11 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         for definition in defs:
             if definition.kind != kind or not any(fnmatchcase(last_component(definition.name), n) for n in names):
                 continue
-            if definition.name.rpartition(".")[0] not in foreign:
-                hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
+            if definition.name.rpartition(".")[0] in foreign:
+                continue
+            if bodies and definition_is_stub(context, source, definition, rules) != (bodies == "stub"):
+                continue
+            hits.append(hit_at(source, definition.line, {"NAME": definition.name}))
         if enough(clause, hits, context):
             break
     return hits

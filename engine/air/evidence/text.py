@@ -5,14 +5,26 @@ Only files that hold one of the `prefilter` literals are searched (by default, l
 pattern cannot match without); an entry that is a list of literals needs every one of them.
 A match spanning lines is cited at its start, or where its first group named `CITE…` that took
 part begins (`CITE1`, `CITE2`: a group name is used once per pattern), so the line shown is the
-one that proves it.
+one that proves it. With `same_function`, a match in Python that starts inside a function must
+end inside it: a test's comparison counts for what that test does, not for the test before.
 """
 
 from __future__ import annotations
 
 import re
 
-from air.evidence.base import Clause, Context, Hit, SpecChecks, enough, hit_at, in_clause_files, may_count, roles_for
+from air.evidence.base import (
+    Clause,
+    Context,
+    Hit,
+    SpecChecks,
+    enough,
+    function_matches,
+    hit_at,
+    in_clause_files,
+    may_count,
+    roles_for,
+)
 from air.index.cpp import CPP_LANGUAGES
 from air.regex import compile_guarded, required_literals, searching
 
@@ -40,6 +52,10 @@ SCHEMA = {
             "type": "boolean",
             "description": "search Python with its string literals blanked too, so that a call written "
             "inside a string (a kernel's source, an expected message) is not found",
+        },
+        "same_function": {
+            "type": "boolean",
+            "description": "a match in Python that starts inside a function must end inside it",
         },
     },
 }
@@ -70,16 +86,20 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             continue
         code_only = spec.get("code_only") and source.language == "python"
         text = context.index.python_lexical(source).code if code_only else context.index.code_text(source)
-        with searching(source.path):
-            matches = regex.finditer(text)
+        if spec.get("same_function") and source.language == "python":
+            found = function_matches(regex, text, source)
+        else:
+            with searching(source.path):
+                found = ((0, match) for match in regex.finditer(text))
         line, counted = 1, 0
-        for match in matches:  # in order: lines are counted from the previous match on
-            line += text.count("\n", counted, match.start())
-            counted = match.start()
+        for offset, match in found:  # in order: lines are counted from the previous match on
+            start = offset + match.start()
+            line += text.count("\n", counted, start)
+            counted = start
             groups = match.groupdict()
             captures = {k: v for k, v in groups.items() if v is not None and not k.startswith(CITED)}
             cited = next((match.start(k) for k, v in groups.items() if v is not None and k.startswith(CITED)), None)
-            cited_line = line if cited is None else line + text.count("\n", counted, cited)
+            cited_line = line if cited is None else line + text.count("\n", counted, offset + cited)
             hits.append(hit_at(source, cited_line, captures))
         if enough(clause, hits, context):
             break

@@ -78,7 +78,7 @@ import yaml
 from air.errors import PackError
 from air.graph.host_fallback import HostTransfers
 from air.graph.in_tree_kernels import InTreeNaming, find_in_tree_kernels
-from air.graph.python_kernels import kernel_statements
+from air.graph.python_kernels import PythonKernel, kernel_statements
 from air.index import CodeIndex
 from air.index.cpp import (
     CPP_LANGUAGES,
@@ -372,7 +372,7 @@ def family(name: str) -> str:
 
 
 class KernelBodies(Protocol):
-    """What the bodies of a tree's C/C++ kernels do: their kinds (NATIVE, FALLBACK or STUB)."""
+    """What the bodies of a tree's kernels do: their kinds (NATIVE, FALLBACK or STUB)."""
 
     def kind_of_lambda(self, kernel: str, op: str) -> str: ...
 
@@ -381,8 +381,8 @@ class KernelBodies(Protocol):
     def expect(self, names: Iterable[str]) -> None:
         """Told the functions whose kinds will be asked for, all at once."""
 
-    def kind_of_python(self, statements: list[str]) -> str:
-        """NATIVE, or FALLBACK when a Python kernel made of `statements` runs its operator on the host."""
+    def kind_of_python(self, kernel: PythonKernel) -> str:
+        """The kind of a kernel a Python registration names."""
 
 
 @dataclass(frozen=True)
@@ -1023,13 +1023,8 @@ def _python_kernel_kind(
         return NATIVE, ""
     callee = call.qualname.rpartition(".")[2]
     kernel = kernel_statements(text, call.line, callee, argument.position, argument.keywords)
-    if kernel is None:
-        return NATIVE, ""
-    if kernel.stub:
-        return STUB, kernel.name
-    if bodies.kind_of_python(kernel.statements) == NATIVE:
-        return NATIVE, ""
-    return FALLBACK, kernel.name
+    kind = NATIVE if kernel is None else bodies.kind_of_python(kernel)
+    return (kind, kernel.name) if kernel is not None and kind != NATIVE else (NATIVE, "")
 
 
 _Library = tuple[str, str]  # (namespace, key) of a library object

@@ -7,8 +7,8 @@ its kernel argument (`lib.impl("op", f, key)`), or what is given to the callable
 `functools.partial(f, ...)` binds, a lambda, or the function a factory of the module defines and
 returns (`impl("ns::op", key)(unsupported("op"))`). Its statements are those of its body outside
 inner blocks, each as source text: an assignment to several names is one statement per name,
-and a lambda returns its expression. A kernel whose body only raises, passes or holds constants
-(a docstring, `...`) is a stub. Nothing of the tree is run.
+and a lambda returns its expression; its body is kept too, for the stub reader. Nothing of the
+tree is run.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef
 class PythonKernel(NamedTuple):
     name: str  # "lambda" for a lambda
     statements: list[str]
-    stub: bool  # it only raises, or does nothing
+    body: list[ast.stmt]  # a lambda's is the return of its expression
 
 
 def kernel_statements(
@@ -85,7 +85,8 @@ def _argument(call: ast.Call, position: int, keywords: tuple[str, ...]) -> ast.e
 
 def _kernel(given: ast.expr, functions: dict[str, _Function]) -> PythonKernel | None:
     if isinstance(given, ast.Lambda):
-        return PythonKernel("lambda", [f"return {ast.unparse(given.body)}"], isinstance(given.body, ast.Constant))
+        returned = ast.Return(given.body)
+        return PythonKernel("lambda", [ast.unparse(returned)], [returned])
     if isinstance(given, ast.Name) and given.id in functions:
         return _function_kernel(functions[given.id])
     if isinstance(given, ast.Call) and ast.unparse(given.func) in PARTIAL and given.args:
@@ -106,16 +107,7 @@ def _made_function(factory: _Function) -> _Function | None:
 
 
 def _function_kernel(function: _Function) -> PythonKernel:
-    return PythonKernel(function.name, _statements(function), _computes_nothing(function))
-
-
-def _computes_nothing(function: _Function) -> bool:
-    """Whether every statement of the body raises, passes or is a constant (a docstring, `...`)."""
-    return all(
-        isinstance(statement, (ast.Raise, ast.Pass))
-        or (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
-        for statement in function.body
-    )
+    return PythonKernel(function.name, _statements(function), function.body)
 
 
 def _statements(function: _Function) -> list[str]:

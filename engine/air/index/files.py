@@ -115,6 +115,8 @@ _WORD_SEPARATORS = re.compile(r"[_\-.]")
 # Code that exercises the backend without being part of it: kept with the tests, never counted
 # as implementation, read as evidence of trust "tests".
 EXERCISE_DIRS = {"example", "examples", "benchmark", "benchmarks", "demo", "demos", "sample", "samples"}
+# Words that make a source file an exercise by its name alone (`example.py`, `resnet_demo.py`)
+EXERCISE_FILE_WORDS = {"example", "examples", "demo", "demos"}
 
 
 @dataclass(frozen=True)
@@ -153,13 +155,15 @@ def role_of(path: str) -> Role:
 
 
 def _names_test_file(name: str) -> bool:
-    """`test_ops.py`, `test.py`, `torch_tests.py`, `guard_unittest.cc`: a Python or C/C++ source
-    file whose name opens or ends with a test's word (a CI workflow named `run-tests.yaml` is none)."""
+    """`test_ops.py`, `test.py`, `torch_tests.py`, `guard_unittest.cc`, `example.py`,
+    `resnet_demo.py`: a Python or C/C++ source file whose name opens or ends with a test's word,
+    or ends with an exercise's (`example_inputs.py` is none; nor is a CI workflow named
+    `run-tests.yaml`)."""
     stem, dot, suffix = name.rpartition(".")
     if not dot or suffix not in TEST_FILE_SUFFIXES:
         return False
     words = _WORD_SEPARATORS.split(stem.lower())
-    return words[0] in TEST_DIR_WORDS or words[-1] in TEST_DIR_WORDS
+    return words[0] in TEST_DIR_WORDS or words[-1] in TEST_DIR_WORDS | EXERCISE_FILE_WORDS
 
 
 def _names_tests(directory: str) -> bool:

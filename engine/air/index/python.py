@@ -22,6 +22,7 @@ import re
 import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport, PyScope, PythonFacts, ScopeKind
 
@@ -141,6 +142,26 @@ def module_name(path: str, package_dirs: Collection[str]) -> str | None:
         directory, package = posixpath.split(directory)
         parts.insert(0, package)
     return ".".join(parts) or None
+
+
+def function_end(text: str, line: int) -> int | None:
+    """The last line of the outermost function whose body holds `line` (a test, not a helper it
+    defines); None outside any function, or when the text does not parse."""
+    ends = [end for start, end in _function_spans(text) if start < line <= end]
+    return max(ends) if ends else None
+
+
+@lru_cache(maxsize=16)
+def _function_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """(def line, last line) of every function of the module."""
+    tree = _parse(text)
+    if isinstance(tree, str):
+        return ()
+    return tuple(
+        (node.lineno, node.end_lineno or node.lineno)
+        for _name, node in _collect(tree).defs
+        if not isinstance(node, ast.ClassDef)
+    )
 
 
 # --- Parsing ----------------------------------------------------------------
