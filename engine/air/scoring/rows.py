@@ -68,7 +68,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     hidden = _absent_text(row.depends_on, setting.absent) if row.depends_on and setting.absent else ""
     prerequisite = row.requires.evaluate(results) if row.requires is not None else True
     if prerequisite is False:
-        reason = _join([hidden, _without_prerequisite(row, results)] + notes)
+        reason = _join([hidden, *notes, _without_prerequisite(row, results)])
         return _result(row, "unknown" if hidden else "scored", None if hidden else 0, reason, findings, fix)
     if undecided or prerequisite is None:
         reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
@@ -80,7 +80,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         reasons = [reason, _only_in_tests(results), _only_where_tests_do_not_run(results)] + notes
         return _result(row, "unknown", None, _join(reasons), findings, fix)
     coverage = [_coverage_text(r.clause.name, r.coverage) for r in results.values() if r.coverage is not None]
-    reason = _join(coverage + [_explain(row, points, results)] + notes)
+    reason = _join([*coverage, *notes, _explain(row, points, results)])  # before what was not found, not in its list
     if hidden and points < max(row.score):
         return _result(row, "unknown", None, _join([hidden, reason]), findings, fix)
     if setting.compiled and points < max(row.score) and any(_reads_only_cpp(c) for c in row.evidence.values()):
