@@ -123,3 +123,34 @@ def test_an_unknown_bare_name_says_what_was_tried():
         "pytorch-no_such_backend_anywhere), not a git URL, "
         "and no known backend of that name"
     ) in result.stderr
+
+
+@pytest.mark.parametrize("named", ["Name: {outside}\n", "Name: ../../escaped\n", ""])
+def test_a_distribution_named_like_a_path_or_not_named_is_refused(tmp_path, named):
+    """The tree is named after the distribution: a name that is a path would put it, and the
+    files copied into it, anywhere."""
+    venv.create(tmp_path / "venv", with_pip=False)
+    python = tmp_path / "venv" / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    outside = tmp_path / "elsewhere"
+    info = os.path.join(site, "torch_named-1.0.dist-info")
+    os.makedirs(os.path.join(site, "torch_named"))
+    os.makedirs(info)
+    with open(os.path.join(site, "torch_named", "sitecustomize.py"), "w") as handle:
+        handle.write("print('ran')\n")
+    with open(os.path.join(info, "METADATA"), "w") as handle:
+        handle.write("Metadata-Version: 2.1\n" + named.format(outside=outside) + "Version: 1.0\n")
+    with open(os.path.join(info, "RECORD"), "w") as handle:
+        handle.write("torch_named/sitecustomize.py,,\ntorch_named-1.0.dist-info/METADATA,,\n")
+    report = str(tmp_path / "r.md")
+    result = air(
+        "check", "--no-cache", "--dist", "named", "--python", str(python), "--format", "markdown", "--output", report
+    )
+    assert result.returncode == 2, result.stderr
+    assert "names no valid distribution" in result.stderr and result.stderr.strip().count("\n") == 0
+    assert not outside.exists()

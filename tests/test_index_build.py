@@ -105,6 +105,20 @@ def test_setup_py_syntax_error_is_reported():
     assert facts.error is not None and facts.error.startswith("line 1:")
 
 
+@pytest.mark.parametrize(
+    ("seed", "operator", "version", "version_file"),
+    [
+        ("v0 = unknown()", "+", "v99", None),  # nothing known: each link evaluated once, not 2**99 times
+        ("v0 = 'x'", "+", "v99", None),  # a string doubled 99 times: too large to mean anything
+        ("v0 = Path(__file__).parent", "/", "(v99 / 'VERSION').read_text()", "VERSION"),  # setup.py's folder
+    ],
+)
+def test_setup_py_values_built_from_each_other_are_worked_out_once(seed, operator, version, version_file):
+    chain = "".join(f"v{i} = v{i - 1} {operator} v{i - 1}\n" for i in range(1, 100))
+    facts = extract_setup_py(f"from pathlib import Path\n{seed}\n{chain}setup(name='pkg', version={version})\n")
+    assert (facts.project_name, facts.version, facts.version_file) == ("pkg", None, version_file)
+
+
 # --- pyproject.toml ---------------------------------------------------------
 
 

@@ -271,6 +271,22 @@ def test_yaml_that_is_not_an_op_list_or_is_hostile_gives_nothing(tmp_path, synta
     assert found.ops == ()
 
 
+OPS = ["add.Tensor", "mul.Tensor", "sub.Tensor", "div.Tensor", "abs", "neg"]
+
+
+def test_hostile_key_fields_of_an_op_list_end(tmp_path, syntax):
+    """A key field that aliases itself, a billion-laughs alias chain, or an item whose one key is
+    written twice: each read once, in bounded time, and none ends the check."""
+    laughs = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 12))
+    recursive = "x: &r [*r]\nops:\n" + "".join(f"  - func: {op}\n    dispatch: *r\n" for op in OPS)
+    bomb = (
+        "l0: &l0 [PrivateUse1]\n" + laughs + "ops:\n" + "".join(f"  - func: {op}\n    dispatch: *l11\n" for op in OPS)
+    )
+    doubled = "ops:\n" + "".join(f"  - {{{op}: 1, {op}: 2}}\n" for op in OPS)
+    found = registered(tmp_path, syntax, {"r.yaml": recursive, "b.yaml": bomb, "d.yaml": doubled})
+    assert {(r.op, r.source.path) for r in found.ops} <= {(op, path) for op in OPS for path in ("r.yaml", "b.yaml")}
+
+
 def test_family():
     assert family("add_.Tensor") == family("add.out") == family("add") == "add"
     assert family("convolution_backward_overrideable") == "convolution_backward"

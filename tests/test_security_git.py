@@ -462,3 +462,99 @@ def test_an_index_naming_paths_outside_the_tree_is_not_trusted(tmp_path, path):
     (tmp_path / "outside.py").write_text("")
     (root / ".git" / "index").write_bytes(raw_index(path))
     assert dirty(root) is None
+
+
+@pytest.mark.parametrize("crafted", [b"link/../../secret.py", b"/etc/hostname", b"a//b.py", b"./kernels.py"])
+def test_git_listing_keeps_only_paths_inside_the_tree(tmp_path, crafted):
+    """git lists whatever its index holds: a path that climbs out through a link, or is not
+    written as a path of the tree, is reported, never read or copied under that name."""
+    root = repository(tmp_path / "repo", {"kernels.py": "x = 1\n", "deep/er/ops.py": "y = 2\n"})
+    (root / "link").symlink_to("deep/er")
+    (root / ".git" / "index").write_bytes(raw_index(*sorted([b"kernels.py", b"deep/er/ops.py", crafted])))
+    unreadable: list[tuple[str, str]] = []
+    assert list_paths(root, unreadable) == ["deep/er/ops.py", "kernels.py", "link"]  # the link is untracked
+    assert unreadable == [
+        (
+            crafted.decode(),
+            "listed by git, but not a path inside the tree (absolute, or with an empty, . or .. component)",
+        )
+    ]
+
+
+@pytest.mark.parametrize("entry", ["", "."])
+def test_a_git_the_tree_ships_never_runs_whatever_path_holds(tmp_path, entry):
+    """git runs in the tree: a relative or empty PATH entry must not make it the tree's own."""
+    root = repository(tmp_path / "repo", {"pkg/__init__.py": "import torch\n"})
+    marker = tmp_path / "ran"
+    fake = root / "git"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{entry}{os.pathsep}{os.environ['PATH']}"}
+    air_check(root, tmp_path, env)
+    assert not marker.exists()
+
+
+def _git_file_loop(root: Path) -> None:
+    (root / ".git").rename(root / "real.git")
+    (root / "loop").symlink_to("loop")
+    (root / ".git").write_text("gitdir: loop\n")
+
+
+def _git_file_null(root: Path) -> None:
+    (root / ".git").rename(root / "real.git")
+    (root / ".git").write_bytes(b"gitdir: real\0.git\n")
+
+
+def _commondir_loop(root: Path) -> None:
+    (root / ".git" / "loop").symlink_to("loop")
+    (root / ".git" / "commondir").write_text("loop\n")
+
+
+def _worktree_loop(root: Path) -> None:
+    (root / ".git" / "loop").symlink_to("loop")
+    append_config(root, "[core]\n\tworktree = loop\n")
+
+
+def _submodule_loop(root: Path) -> None:
+    (root / "third_party").mkdir()
+    (root / "third_party" / "ops").symlink_to("ops")
+    (root / ".gitmodules").write_text('[submodule "ops"]\n\tpath = third_party/ops\n\turl = ../ops\n')
+
+
+def _index_null_path(root: Path) -> None:
+    (root / ".git" / "index").write_bytes(raw_index(b"pkg/__init__.py", b"pkg/a\0b.py"))
+
+
+def _index_deep_path(root: Path) -> None:
+    (root / ".git" / "index").write_bytes(raw_index(b"pkg/__init__.py", b"d/" * 1500 + b"x.py"))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _git_file_loop,
+        _git_file_null,
+        _commondir_loop,
+        _worktree_loop,
+        _submodule_loop,
+        _index_null_path,
+        _index_deep_path,
+    ],
+)
+def test_links_that_loop_and_names_no_path_can_have_are_checked_through(tmp_path, damage):
+    """A link loop or a NUL byte where the tree names a path, or an index path nested too deep to
+    follow by recursion, never ends the check with an internal error."""
+    root = repository(tmp_path / "repo", {"pkg/__init__.py": "import torch\n"})
+    damage(root)
+    report = air_check(root, tmp_path)
+    assert report["backend"]["name"]
+
+
+def test_a_huge_file_that_changed_size_is_not_hashed(tmp_path):
+    """git takes a size that changed as a change; hashing a sparse file of terabytes would take hours."""
+    root = repository(tmp_path / "repo", {"pkg/__init__.py": "import torch\n", "weights.bin": "w"})
+    with open(root / "weights.bin", "r+b") as handle:
+        handle.truncate(1 << 40)  # sparse: a terabyte of nothing
+    repository_found = find_repository(root)
+    assert repository_found is not None
+    assert gitindex.worktree_differs(repository_found) is True

@@ -22,6 +22,7 @@ from air.index.vendored import Vendoring, own_use_literals, used_as_own
 from air.pack.conditions import referenced_names
 from air.pack.framework import QuickReference, Route
 from air.pack.load import Pack, Row
+from air.regular_file import resolved
 from air.results import (
     BINARY_DIST,
     Backend,
@@ -316,8 +317,8 @@ def absent_submodules(index: CodeIndex) -> tuple[str, ...]:
     root = index.root.resolve()
     absent = []
     for path in sorted({match.group(1).strip("/") for match in _SUBMODULE_PATH.finditer(declared.text)}):
-        directory = (root / path).resolve()
-        if root not in directory.parents:
+        directory = resolved(root / path)
+        if directory is None or root not in directory.parents:
             continue  # a path that leaves the tree is not the tree's business
         try:
             empty = not directory.is_dir() or next(directory.iterdir(), None) is None

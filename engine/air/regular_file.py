@@ -1,14 +1,25 @@
 """Opening a file that must be a regular one, whoever may have put something else in its place:
 a symbolic link is not followed (unless asked), a FIFO or a device is not waited on, and the
-check is made on what was opened, not on what was looked at before."""
+check is made on what was opened, not on what was looked at before. Following the links of a
+path a tree names never raises either."""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
+from pathlib import Path
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def resolved(path: os.PathLike[str] | str) -> Path | None:
+    """`path` with its links followed, made absolute; None when that cannot be done (a link
+    loop, a NUL byte in a name read from a file, an unreadable directory)."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 class NotRegular(OSError):

@@ -1296,7 +1296,7 @@ def _items(container: yaml.Node, namespace: str, catalog: Catalog) -> Iterator[t
             yield item, {}
             continue
         named = field if field in fields else next(_known_fields(fields, namespace, catalog), None)
-        if named is None and len(fields) == 1:
+        if named is None and len(fields) == 1 and len(item.value) == 1:  # one key, written once
             ((key, value),) = item.value
             yield key, _fields(value)
         else:
@@ -1355,13 +1355,23 @@ def _names_file(value: str) -> bool:
 
 
 def _node_keys(node: yaml.Node) -> list[str]:
-    if isinstance(node, yaml.ScalarNode):
-        return [part.strip() for part in node.value.split(",") if part.strip()]
-    if isinstance(node, yaml.SequenceNode):
-        return [key for item in node.value for key in _node_keys(item)]
-    if isinstance(node, yaml.MappingNode):
-        return [key for field, _ in node.value for key in _node_keys(field)]
-    return []
+    """The keys a key field names: a scalar's comma-separated parts, and those of a list's items
+    or of a mapping's keys. Each node is read once (an alias is not expanded again, so a
+    recursive or exponentially aliased document ends), at most MAX_YAML_NODES of them."""
+    keys: list[str] = []
+    stack, seen = [node], set[int]()
+    while stack and len(seen) < MAX_YAML_NODES:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, yaml.ScalarNode):
+            keys.extend(part.strip() for part in current.value.split(",") if part.strip())
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(reversed(current.value))
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(reversed([field for field, _value in current.value]))
+    return keys
 
 
 class _TreeFiles:

@@ -26,6 +26,7 @@ _INLINE_COMMENT = re.compile(r"(^|\s)#.*")
 _PIP_OPTION = re.compile(r"\s--?[A-Za-z].*")
 _PACKAGE_FINDERS = ("find_packages", "find_namespace_packages")
 _ARCHIVE = re.compile(r"\.(whl|zip|tar\.gz|tgz|tar\.bz2)$", re.IGNORECASE)
+MAX_VALUE_SIZE = 1 << 20  # characters of a string, items of a list: setup.py means nothing larger
 
 
 def extract_setup_py(text: str) -> BuildFacts:
@@ -218,6 +219,8 @@ class _Evaluator:
 
     def __init__(self, tree: ast.Module) -> None:
         self._bindings: dict[str, list[tuple[int, ast.expr]]] = {}
+        self._values: dict[tuple[str, int], object] = {}
+        self._paths: dict[tuple[str, int], str | None] = {}
         for statement in tree.body:
             if isinstance(statement, ast.Assign):
                 for target in statement.targets:
@@ -292,7 +295,14 @@ class _Evaluator:
             if node.id == "__file__":
                 return _SETUP_FILE
             earlier = [(line, value) for line, value in self._bindings.get(node.id, ()) if line < before]
-            return self._path(earlier[-1][1], earlier[-1][0]) if earlier else None
+            if not earlier:
+                return None
+            line, value = earlier[-1]
+            if (node.id, line) not in self._paths:  # once per binding, as `_lookup` does
+                self._paths[(node.id, line)] = None
+                found = self._path(value, line)
+                self._paths[(node.id, line)] = found if found is None or len(found) <= MAX_VALUE_SIZE else None
+            return self._paths[(node.id, line)]
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
@@ -323,11 +333,16 @@ class _Evaluator:
         return patterns if isinstance(patterns, list) and patterns else None
 
     def _lookup(self, name: str, before: int) -> object:
+        """The value of `name`'s last binding before `before`, worked out once per binding: a
+        chain that names each binding twice (`a2 = a1 + a1`) costs one evaluation per link."""
         earlier = [(line, value) for line, value in self._bindings.get(name, ()) if line < before]
         if not earlier:
             return None
         line, value = earlier[-1]
-        return self.evaluate(value, line)
+        if (name, line) not in self._values:
+            self._values[(name, line)] = None  # a binding read while it is worked out is unknown
+            self._values[(name, line)] = self.evaluate(value, line)
+        return self._values[(name, line)]
 
     def _sequence(self, elements: list[ast.expr], before: int) -> list[object]:
         items: list[object] = []
@@ -387,10 +402,13 @@ def _joined(left: str | None, right: str | None) -> str | None:
 
 
 def _concatenate(left: object, right: object) -> object:
+    """`left + right` of two lists or two strings; None for another pair, or for a value larger
+    than setup.py could mean (doubled again and again)."""
     if isinstance(left, list) and isinstance(right, list):
-        return left + right
+        return left + right if len(left) + len(right) <= MAX_VALUE_SIZE else None
     if isinstance(left, _Literal) and isinstance(right, _Literal):
-        return _Literal(left.value + right.value, left.line)
+        joined = len(left.value) + len(right.value) <= MAX_VALUE_SIZE
+        return _Literal(left.value + right.value, left.line) if joined else None
     return None
 
 

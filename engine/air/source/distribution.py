@@ -12,6 +12,7 @@ decided.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,10 @@ class Distribution:
         return self.compiled_share > BINARY_SHARE
 
 
+# PEP 508's names: the tree is named after one, so one that is a path would put it anywhere
+DISTRIBUTION_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
 def candidate_names(name: str, prefixes: Sequence[str]) -> list[str]:
     """`name`, then `name` after each of the framework's package prefixes."""
     return list(dict.fromkeys([name, *(prefix + name for prefix in prefixes)]))
@@ -84,8 +89,12 @@ def installed_distribution(name: str, prefixes: Sequence[str], python: str | Non
     for candidate in candidate_names(name, prefixes):
         found = next(iter(metadata.distributions(name=candidate, path=directories)), None)
         if found is not None:
+            named = found.metadata["Name"]
+            if not isinstance(named, str) or not DISTRIBUTION_NAME.fullmatch(named):
+                where = found.locate_file("")
+                raise InputError(f"{candidate}: its metadata in {where} names no valid distribution: {named!r}")
             return Distribution(
-                found.metadata["Name"],
+                named,
                 found.version,
                 Path(str(found.locate_file(""))),
                 tuple(str(file) for file in found.files or ()),

@@ -14,7 +14,9 @@ which a hostile tree can ship, so every call:
   which run commands; `GIT_PROXY_COMMAND` is set empty, which makes git ignore
   `core.gitProxy`), and lets every other command use none, so that a partial clone cannot make
   git fetch a missing object through a remote of the tree's choosing;
-- never prompts, takes no optional locks, and runs ssh in batch mode with a timeout.
+- never prompts, takes no optional locks, and runs ssh in batch mode with a timeout;
+- runs the git that the absolute directories of PATH hold: git runs in the tree, so a relative
+  or empty entry of PATH (`PATH=.:$PATH`) would run a `git` the tree ships.
 
 `uploadpack.packObjectsHook` is honoured only from the system and global configuration, which
 are not read. air never asks git for anything that reads attributes on a tree it did not fetch
@@ -24,14 +26,14 @@ itself (no `status`, `diff` or `describe --dirty`), so no filter or textconv dri
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 GIT_TIMEOUT = 20
 FETCH_TRANSPORTS = "file:git:http:https:ssh"
 SSH_COMMAND = "ssh -o BatchMode=yes -o ConnectTimeout=20"
-SAFE_GIT = (
-    "git",
+SAFE_OPTIONS = (
     "--no-pager",
     "-c",
     "core.fsmonitor=",
@@ -70,9 +72,12 @@ def run_git(
 ) -> subprocess.CompletedProcess[bytes] | None:
     """A safe git command on the repository at `gitdir` with its work tree `worktree`, run in the
     work tree; `fetching` allows the network transports. None when git cannot be run or times out."""
+    executable = git_executable()
+    if executable is None:
+        return None
     try:
         return subprocess.run(
-            [*SAFE_GIT, *args],
+            [executable, *SAFE_OPTIONS, *args],
             cwd=worktree,
             capture_output=True,
             timeout=timeout,
@@ -81,6 +86,12 @@ def run_git(
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
+
+
+def git_executable() -> str | None:
+    """git as the absolute directories of PATH hold it; None when none does."""
+    absolute = [entry for entry in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(entry)]
+    return shutil.which("git", path=os.pathsep.join(absolute))
 
 
 def git(worktree: Path, gitdir: Path, *args: str) -> str | None:

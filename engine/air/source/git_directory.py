@@ -28,7 +28,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from air.regular_file import open_regular
+from air.regular_file import open_regular, resolved
 
 MEMBER_LIMIT = 1 << 20
 PACKED_REFS_LIMIT = 256 << 20
@@ -93,7 +93,9 @@ def read_member(base: Path, relative: str, limit: int = MEMBER_LIMIT) -> bytes |
 
 def find_repository(directory: Path) -> Repository | None:
     """The repository whose work tree holds `directory`, when air accepts it (see above)."""
-    start = directory.resolve()
+    start = resolved(directory)
+    if start is None:
+        return None
     for candidate in (start, *start.parents):
         try:
             entry = os.lstat(candidate / ".git")
@@ -203,15 +205,15 @@ def _gitfile_target(worktree: Path) -> Path | None:
     data = read_member(worktree, ".git", 4096)
     if data is None or not data.startswith(b"gitdir:"):
         return None
-    target = (worktree / os.fsdecode(data[len(b"gitdir:") :].strip())).resolve()
-    return target if target.is_dir() else None
+    target = resolved(worktree / os.fsdecode(data[len(b"gitdir:") :].strip()))
+    return target if target is not None and target.is_dir() else None
 
 
 def _commondir(gitdir: Path) -> Path | None:
     if not os.path.lexists(gitdir / "commondir"):
         return gitdir
     named = read_member(gitdir, "commondir")
-    return (gitdir / os.fsdecode(named.strip())).resolve() if named else None
+    return resolved(gitdir / os.fsdecode(named.strip())) if named else None
 
 
 def _members_are_regular(gitdir: Path, commondir: Path) -> bool:
@@ -238,7 +240,7 @@ def _belongs_to(worktree: Path, gitdir: Path, commondir: Path, config: dict[str,
         return False
     named = config.get("core.worktree")
     if named is not None:
-        return (gitdir / named).resolve() == worktree
+        return resolved(gitdir / named) == worktree
     return gitdir.is_relative_to(worktree) and not config_flag(config, "core.bare", False)
 
 
@@ -246,7 +248,7 @@ def _is_linked_worktree(worktree: Path, gitdir: Path, commondir: Path) -> bool:
     if gitdir.parent.name != "worktrees" or commondir != gitdir.parent.parent:
         return False
     named = read_member(gitdir, "gitdir")
-    return named is not None and (gitdir / os.fsdecode(named.strip())).resolve() == worktree / ".git"
+    return named is not None and resolved(gitdir / os.fsdecode(named.strip())) == worktree / ".git"
 
 
 def _packed_ref(repository: Repository, ref: str) -> str | None:

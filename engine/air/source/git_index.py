@@ -29,6 +29,7 @@ from air.source.git_directory import Repository, open_member
 
 INDEX_LIMIT = 1 << 30
 HASH_CHUNK = 1 << 20
+MAX_HASHED_BYTES = 1 << 28  # a tracked file larger than this whose stat changed is taken as changed, not hashed
 _HEADER = struct.Struct(">4sII")
 _FLAGS = struct.Struct(">H")
 _HASH_SIZES = {"sha1": 20, "sha256": 32}
@@ -118,7 +119,7 @@ def _entry(data: bytes, offset: int, hash_size: int, version: int, previous: byt
     changed = bool(flags & _STAGE or extended & _INTENT_TO_ADD)
     trusted = bool(flags & _ASSUME_VALID or extended & _SKIP_WORKTREE)
     named = path[:-1] if trusted and path.endswith(b"/") else path  # a sparse index's directory entry
-    if following > len(data) or not named or _OUTSIDE_PATH.search(named):
+    if following > len(data) or not named or b"\0" in named or _OUTSIDE_PATH.search(named):
         raise IndexFormatError("a damaged entry or a path leaving the work tree")
     mtime = fields[2] * 1_000_000_000 + fields[3]
     return Entry(path, fields[6], fields[9], mtime, fields[10], changed, trusted), following
@@ -182,18 +183,25 @@ class _Worktree:
             return True
         if self._stat_matches(entry, info):
             return False
+        if entry.size != info.st_size & 0xFFFFFFFF or info.st_size > MAX_HASHED_BYTES:
+            return True  # as git says of a size that changed; a file too large to hash is taken as changed
         return _blob_id(path, info, self.repository.object_format) != entry.object_id
 
     def _is_directory(self, directory: bytes) -> bool:
-        known = self.directories.get(directory)
-        if known is None:
-            parent, _, _ = directory.rpartition(b"/")
-            try:
-                known = self._is_directory(parent) and stat.S_ISDIR(os.lstat(self.root + b"/" + directory).st_mode)
-            except OSError:
-                known = False
-            self.directories[directory] = known
-        return known
+        """Whether each prefix of `directory` is a directory, not a link (known ones kept)."""
+        parts = directory.split(b"/") if directory else []
+        for depth in range(1, len(parts) + 1):
+            prefix = b"/".join(parts[:depth])
+            known = self.directories.get(prefix)
+            if known is None:
+                try:
+                    known = stat.S_ISDIR(os.lstat(self.root + b"/" + prefix).st_mode)
+                except OSError:
+                    known = False
+                self.directories[prefix] = known
+            if not known:
+                return False
+        return True
 
     def _same_kind(self, mode: int, actual: int) -> bool:
         if mode & 0o170000 == _TYPE_SYMLINK:

@@ -24,6 +24,7 @@ from typing import TypeGuard
 
 from air.cache_dirs import cache_dir, private_dir
 from air.errors import InputError
+from air.regular_file import resolved
 from air.results import Source
 from air.source.git_command import run_git
 from air.source.git_directory import find_repository, read_head
@@ -118,7 +119,9 @@ def _narrowed(located: Located, subdir: str | None) -> Located:
     if not subdir:
         return located
     root = located.root.resolve()
-    narrowed = (root / subdir).resolve()
+    narrowed = resolved(root / subdir)
+    if narrowed is None:
+        raise InputError(f"--subdir {subdir}: cannot be followed (a link loop, or a name no path can have)")
     if narrowed != root and root not in narrowed.parents:
         raise InputError(f"--subdir {subdir}: leaves the checked-out tree")
     if not path_exists(str(narrowed)) or not narrowed.is_dir():

@@ -14,17 +14,31 @@ from air.source.git_command import run_git
 from air.source.git_directory import Repository, find_repository
 
 LEAVING_THE_TREE = "symlink leaving the tree"
+NOT_A_TREE_PATH = "listed by git, but not a path inside the tree (absolute, or with an empty, . or .. component)"
 
 
 def list_paths(root: Path, unreadable: list[tuple[str, str]] | None = None) -> list[str]:
     """POSIX paths relative to root: git's list for a checkout, otherwise a walk (which adds
-    the directories it cannot list to `unreadable`, with why)."""
+    the directories it cannot list to `unreadable`, with why). git lists the paths its index
+    holds as written there, and a crafted index may hold any: one that is absolute, or has an
+    empty, `.` or `..` component (`link/../../x`, which climbs out through a link wherever it is
+    followed), is not a path of the tree, and is added to `unreadable`."""
     repository = find_repository(root) if os.path.lexists(root / ".git") else None
     if repository is not None:
         listed = _git_listed(repository)
         if listed is not None:
-            return listed
+            unsafe = [path for path in listed if not is_plain_path(path)]
+            if unreadable is not None:
+                unreadable.extend((shown_path(path), NOT_A_TREE_PATH) for path in unsafe)
+            return [path for path in listed if is_plain_path(path)] if unsafe else listed
     return _walk(root, unreadable)
+
+
+def is_plain_path(path: str) -> bool:
+    """Whether `path` is relative, with no empty, `.` or `..` component and no NUL."""
+    return (
+        "\0" not in path and not path.startswith("/") and all(part not in ("", ".", "..") for part in path.split("/"))
+    )
 
 
 def _git_listed(repository: Repository) -> list[str] | None:
