@@ -216,3 +216,13 @@ def test_strings_that_stand_as_statements_are_blanked_and_other_strings_kept():
         assert blanked not in text
     for kept in ("an argument on its own line", "a continued assignment", '"kept"'):
         assert kept in text
+
+
+def test_strings_after_many_strings_on_one_line_are_told_apart():
+    """A line of many implicitly joined strings, then statements: lines are found from the last
+    string on, not from the text's start for each string (which took seconds on such a line)."""
+    joined = "x = " + " ".join(["'piece'"] * 5000)
+    source = f"{joined}\n    'indented after it'\n'''a statement of its own'''\ny = (\n    'inside brackets'\n)\n"
+    text = LexicalPython(source, None, False).without_comments
+    assert text.startswith(joined) and "inside brackets" in text
+    assert "a statement of its own" not in text and "indented after it" not in text

@@ -8,10 +8,12 @@ import json
 import subprocess
 import sys
 import tarfile
+import zipfile
+from pathlib import Path
 
 import pytest
 from air.errors import InputError
-from air.source.sdist import find_sdist, unpacked_sdist
+from air.source.sdist import _unpack, find_sdist, unpacked_sdist
 
 
 def tar_of(path, members: dict[str, str]) -> None:
@@ -108,3 +110,48 @@ def test_an_archive_that_unpacks_too_large_is_refused(index, monkeypatch):
     with pytest.raises(InputError, match=r"unpacks to [0-9,]+ bytes, over the limit of 10$"):
         with unpacked_sdist("torch_fake"):
             pass
+
+
+def _truncated_tar(archive: Path) -> None:
+    tar_of(archive.with_suffix(".full"), {"torch_fake-1.0/setup.py": "".join(f"x{n} = {n * n}\n" for n in range(9000))})
+    whole = archive.with_suffix(".full").read_bytes()
+    archive.write_bytes(whole[: len(whole) // 2])
+
+
+def _encrypted_zip(archive: Path) -> None:
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("torch_fake-1.0/setup.py", "x = 1\n")
+    data = bytearray(archive.read_bytes())
+    for header in (b"PK\x03\x04", b"PK\x01\x02"):  # mark the member encrypted in both headers
+        at = data.find(header)
+        flags_at = at + (6 if header == b"PK\x03\x04" else 8)
+        data[flags_at] |= 0x01
+    archive.write_bytes(bytes(data))
+
+
+def _unknown_compression_zip(archive: Path) -> None:
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("torch_fake-1.0/setup.py", "x = 1\n")
+    data = bytearray(archive.read_bytes())
+    for header in (b"PK\x03\x04", b"PK\x01\x02"):
+        at = data.find(header)
+        method_at = at + (8 if header == b"PK\x03\x04" else 10)
+        data[method_at : method_at + 2] = (99).to_bytes(2, "little")
+    archive.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("torch_fake-1.0.tar.gz", _truncated_tar),
+        ("torch_fake-1.0.zip", _encrypted_zip),
+        ("torch_fake-1.0.zip", _unknown_compression_zip),
+    ],
+)
+def test_an_archive_that_cannot_be_unpacked_is_one_error(tmp_path, name, damage):
+    archive = tmp_path / name
+    damage(archive)
+    target = tmp_path / "tree"
+    target.mkdir()
+    with pytest.raises(InputError, match="cannot unpack safely"):
+        _unpack(archive, target)

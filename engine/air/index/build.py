@@ -8,6 +8,7 @@ input instead of raising.
 from __future__ import annotations
 
 import ast
+import bisect
 import configparser
 import posixpath
 import re
@@ -15,6 +16,7 @@ import tomllib
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from air.index.model import BuildFacts, EntryPoint, Requirement
 
@@ -26,6 +28,9 @@ _INLINE_COMMENT = re.compile(r"(^|\s)#.*")
 _PIP_OPTION = re.compile(r"\s--?[A-Za-z].*")
 _PACKAGE_FINDERS = ("find_packages", "find_namespace_packages")
 _ARCHIVE = re.compile(r"\.(whl|zip|tar\.gz|tgz|tar\.bz2)$", re.IGNORECASE)
+_NEWLINE = re.compile("\n")
+_QUOTED = re.compile(r"""(["'])([^"'\n]*)\1""")
+_ASSIGNED_KEY = re.compile(r"""(?m)^[ \t]*["']?([^\s"'=]+)["']?[ \t]*=""")
 MAX_VALUE_SIZE = 1 << 20  # characters of a string, items of a list: setup.py means nothing larger
 
 
@@ -181,7 +186,12 @@ def _failure(message: str) -> BuildFacts:
 
 def _line_at(text: str, index: int) -> int:
     """The 1-based line holding `index`, or 1 when the search that gave it failed (-1)."""
-    return text.count("\n", 0, index) + 1 if index >= 0 else 1
+    return bisect.bisect_left(_newlines(text), index) + 1 if index >= 0 else 1
+
+
+@lru_cache(maxsize=4)  # a build file's values are each located in it: its lines are found once
+def _newlines(text: str) -> list[int]:
+    return [match.start() for match in _NEWLINE.finditer(text)]
 
 
 # --- setup.py ---------------------------------------------------------------
@@ -481,13 +491,37 @@ def _first_string(*values: object) -> str | None:
 
 def _line_of_value(text: str, value: str) -> int:
     """The line of the first quoted occurrence of `value`, else of its first occurrence."""
-    match = re.search(f"[\"']{re.escape(value)}[\"']", text)
-    return _line_at(text, match.start() if match else text.find(value))
+    found = _quoted(text).get(value)
+    if found is None:
+        match = re.search(f"[\"']{re.escape(value)}[\"']", text)
+        found = match.start() if match else text.find(value)
+    return _line_at(text, found)
 
 
 def _line_of_key(text: str, key: str) -> int:
-    match = re.search(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text, re.MULTILINE)
-    return _line_at(text, match.start() if match else -1)
+    found = _keys(text).get(key)
+    if found is None:
+        match = re.search(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text, re.MULTILINE)
+        found = match.start() if match else -1
+    return _line_at(text, found)
+
+
+@lru_cache(maxsize=4)  # one pass for all the values of a long dependency list, not one search each
+def _quoted(text: str) -> dict[str, int]:
+    """Where each string written in quotes on one line first occurs."""
+    found: dict[str, int] = {}
+    for match in _QUOTED.finditer(text):
+        found.setdefault(match.group(2), match.start())
+    return found
+
+
+@lru_cache(maxsize=4)
+def _keys(text: str) -> dict[str, int]:
+    """Where each key assigned at the start of a line (`torch = ">=2.4"`) first occurs."""
+    found: dict[str, int] = {}
+    for match in _ASSIGNED_KEY.finditer(text):
+        found.setdefault(match.group(1), match.start())
+    return found
 
 
 def _tool_packages(tool: dict) -> Iterator[str]:
@@ -568,8 +602,18 @@ def _section_start(text: str, section: str) -> int:
     return match.start() if match else 0
 
 
-def _line_after(text: str, start: int, needle: str) -> int:
-    return _line_at(text, text.find(needle, start))
+class _Lines:
+    """The lines of a section's values, found in order: each is looked for after the one before,
+    so a long list is read once, not once per value."""
+
+    def __init__(self, text: str, start: int) -> None:
+        self.text, self.position = text, start
+
+    def line_of(self, value: str) -> int:
+        found = self.text.find(value, self.position)
+        if found >= 0:
+            self.position = found + len(value)
+        return _line_at(self.text, found)
 
 
 def _cfg_packages(parser: configparser.ConfigParser) -> Iterator[str]:
@@ -583,9 +627,9 @@ def _cfg_packages(parser: configparser.ConfigParser) -> Iterator[str]:
 
 
 def _cfg_requirements(parser: configparser.ConfigParser, text: str) -> Iterator[Requirement]:
-    start = _section_start(text, "options")
+    lines = _Lines(text, _section_start(text, "options"))
     for line in _cfg_values(parser, "options", "install_requires"):
-        requirement = _requirement(_INLINE_COMMENT.sub("", line).strip(), _line_after(text, start, line))
+        requirement = _requirement(_INLINE_COMMENT.sub("", line).strip(), lines.line_of(line))
         if requirement is not None:
             yield requirement
 
@@ -594,9 +638,9 @@ def _cfg_entry_points(parser: configparser.ConfigParser, text: str) -> Iterator[
     section = "options.entry_points"
     if not parser.has_section(section):
         return
-    start = _section_start(text, section)
+    lines = _Lines(text, _section_start(text, section))
     for group in parser.options(section):
         for line in _cfg_values(parser, section, group):
-            entry_point = _entry_point(group, line, _line_after(text, start, line))
+            entry_point = _entry_point(group, line, lines.line_of(line))
             if entry_point is not None:
                 yield entry_point

@@ -31,6 +31,7 @@ _FROM_IMPORT = compile_guarded(
     r"(\((?:[^)\n]|\n(?![ \t]*(?:from|import)[ \t]))*\)|[^\n;]+)",
     native=False,
 )
+_NON_SPACE = re.compile(r"\S")
 _STRING_LITERAL = re.compile(r"""^[rRuUfF]{0,2}(['"])(.*)\1$""", re.DOTALL)
 _KEYWORD_ARGUMENT = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)")
 _ARGUMENT_MARKS = re.compile(r"[()\[\]{},]")  # what splits a call's arguments, or nests them
@@ -90,12 +91,13 @@ class LexicalPython:
         follows it on its last line. Brackets are counted in the code view, from one string to
         the next."""
         text, code = self.text, self.code
-        depth = counted = 0
+        depth = counted = line_start = scanned = 0
         for start, end in strings:
             if start and not text[start - 1].isspace():
                 continue  # most strings: something stands before them on their line
-            line_start = text.rfind("\n", 0, start) + 1
-            if text[line_start:start].strip():
+            newline = text.rfind("\n", scanned, start)  # from the last string on: linear on one long line
+            line_start, scanned = (newline + 1 if newline >= 0 else line_start), start
+            if _NON_SPACE.search(text, line_start, start):
                 continue
             depth = max(depth + _opened(code, counted, start), 0)
             counted = start

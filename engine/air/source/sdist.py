@@ -21,6 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -158,6 +159,19 @@ def _sdist_version(filename: str, name: str) -> str | None:
     return None
 
 
+# what a damaged or unusual archive raises: a truncated stream (EOFError, zlib.error), an
+# encrypted zip member (RuntimeError), a compression method the standard library lacks
+UNPACKING_ERRORS = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    OSError,
+    EOFError,
+    zlib.error,
+    RuntimeError,
+    NotImplementedError,
+)
+
+
 def _unpack(archive: Path, target: Path) -> None:
     try:
         if archive.name.endswith(".zip"):
@@ -172,5 +186,5 @@ def _unpack(archive: Path, target: Path) -> None:
             with tarfile.open(archive) as bundle:
                 _check_unpacked_size(archive, sum(member.size for member in bundle.getmembers()))
                 bundle.extractall(target, filter="data")
-    except (tarfile.TarError, zipfile.BadZipFile, OSError) as error:
-        raise InputError(f"{archive.name}: cannot unpack safely ({error})") from None
+    except UNPACKING_ERRORS as error:
+        raise InputError(f"{archive.name}: cannot unpack safely ({error or type(error).__name__})") from None
