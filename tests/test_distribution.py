@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import venv
+from pathlib import Path
 
 import pytest
 from helpers.cli import air
@@ -14,11 +15,8 @@ from helpers.cli import air
 CANARY = "open({marker!r}, 'w').write('imported')\nimport torch\ntorch.utils.rename_privateuse1_backend('fake')\n"
 
 
-@pytest.fixture(scope="module")
-def interpreter(tmp_path_factory):
-    """A venv with an installed, mostly compiled distribution `torch_fake` whose import would
-    leave a marker file."""
-    root = tmp_path_factory.mktemp("dist")
+def bare_environment(root: Path) -> tuple[Path, str]:
+    """The interpreter of a new venv under `root`, without pip, and its site-packages."""
     venv.create(root / "venv", with_pip=False)
     python = root / "venv" / "bin" / "python"
     site = subprocess.run(
@@ -27,6 +25,15 @@ def interpreter(tmp_path_factory):
         text=True,
         check=True,
     ).stdout.strip()
+    return python, site
+
+
+@pytest.fixture(scope="module")
+def interpreter(tmp_path_factory):
+    """A venv with an installed, mostly compiled distribution `torch_fake` whose import would
+    leave a marker file."""
+    root = tmp_path_factory.mktemp("dist")
+    python, site = bare_environment(root)
     package = os.path.join(site, "torch_fake")
     info = os.path.join(site, "torch_fake-1.2.3.dist-info")
     os.makedirs(package)
@@ -129,14 +136,7 @@ def test_an_unknown_bare_name_says_what_was_tried():
 def test_a_distribution_named_like_a_path_or_not_named_is_refused(tmp_path, named):
     """The tree is named after the distribution: a name that is a path would put it, and the
     files copied into it, anywhere."""
-    venv.create(tmp_path / "venv", with_pip=False)
-    python = tmp_path / "venv" / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    python, site = bare_environment(tmp_path)
     outside = tmp_path / "elsewhere"
     info = os.path.join(site, "torch_named-1.0.dist-info")
     os.makedirs(os.path.join(site, "torch_named"))

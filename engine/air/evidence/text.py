@@ -6,7 +6,8 @@ pattern cannot match without); an entry that is a list of literals needs every o
 A match spanning lines is cited at its start, or where its first group named `CITE…` that took
 part begins (`CITE1`, `CITE2`: a group name is used once per pattern), so the line shown is the
 one that proves it. With `same_function`, a match in Python that starts inside a function must
-end inside it: a test's comparison counts for what that test does, not for the test before.
+end inside it (the outermost: a helper a test defines is part of the test), so that a test's
+comparison counts for what that test does, not for the test before.
 """
 
 from __future__ import annotations
