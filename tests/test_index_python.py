@@ -661,5 +661,6 @@ def test_function_end_is_the_outermost_function_holding_the_line(line, end):
     assert function_end(FUNCTIONS, line) == end
 
 
-def test_function_end_of_unparsable_code_is_unknown():
-    assert function_end("def f(:\n    x = 1\n", 2) is None
+def test_function_end_reads_past_brackets_and_continued_lines():
+    code = "def f(\n    a,\n):\n    x = g(\n1)\n    y = 1 + \\\n2\n    return x\nz = 1\n"
+    assert [function_end(code, line) for line in (4, 5, 7, 8, 9)] == [8, 8, 8, 8, None]

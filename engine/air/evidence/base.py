@@ -392,12 +392,13 @@ def _in_matching_files(hits: Iterable[Hit], pattern: str, context: Context) -> l
 
 
 def function_matches(
-    pattern: GuardedPattern, text: str, source: SourceFile
+    pattern: GuardedPattern, text: str, source: SourceFile, code: str
 ) -> Iterator[tuple[int, re.Match[str] | AsciiMatch]]:
     """The matches of `pattern` in `text`, the code of the Python file `source`, that end in the
     function they start in (the outermost: a helper a test defines is part of the test), or
     start outside any, each with the offset in `text` its positions count from: after a match
-    that ends elsewhere, the search resumes on the line after its start."""
+    that ends elsewhere, the search resumes on the line after its start. `code` is the file with
+    its strings and comments blanked, where functions are told apart."""
     offset = 0
     while offset < len(text):
         with searching(source.path):
@@ -405,7 +406,7 @@ def function_matches(
         for match in matches:
             start = offset + match.start()
             first = text.count("\n", 0, start) + 1
-            last = function_end(source.text, first)
+            last = function_end(code, first)
             if last is None or first + text.count("\n", start, offset + match.end()) <= last:
                 yield offset, match
                 continue

@@ -88,7 +88,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             line = code.count("\n", 0, found) + 1
         if regex is not None:
             same_function = spec.get("same_function") and source.language == "python"
-            matched_at = _first_match(regex, code, source.path, source if same_function else None)
+            within = (source, context.index.python_lexical(source).code) if same_function else None
+            matched_at = _first_match(regex, code, source.path, within)
             if matched_at is None:
                 continue
             line = code.count("\n", 0, matched_at) + 1
@@ -115,11 +116,13 @@ def _operator_call(source: SourceFile, operators: frozenset[str], context: Conte
     return _first_match(called, context.index.code_text(source), source.path)
 
 
-def _first_match(pattern: GuardedPattern, code: str, path: str, within: SourceFile | None = None) -> int | None:
-    """Where `pattern` first matches the code of the file at `path`; given the file as `within`,
-    the first match that ends in the function it starts in."""
+def _first_match(
+    pattern: GuardedPattern, code: str, path: str, within: tuple[SourceFile, str] | None = None
+) -> int | None:
+    """Where `pattern` first matches the code of the file at `path`; given the file and its
+    code with strings blanked as `within`, the first match that ends in the function it starts in."""
     if within is not None:
-        offset, match = next(function_matches(pattern, code, within), (0, None))
+        offset, match = next(function_matches(pattern, code, *within), (0, None))
         return None if match is None else offset + match.start()
     with searching(path):
         found = pattern.search(code)

@@ -88,7 +88,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         code_only = spec.get("code_only") and source.language == "python"
         text = context.index.python_lexical(source).code if code_only else context.index.code_text(source)
         if spec.get("same_function") and source.language == "python":
-            found = function_matches(regex, text, source)
+            found = function_matches(regex, text, source, context.index.python_lexical(source).code)
         else:
             with searching(source.path):
                 found = ((0, match) for match in regex.finditer(text))

@@ -144,24 +144,38 @@ def module_name(path: str, package_dirs: Collection[str]) -> str | None:
     return ".".join(parts) or None
 
 
-def function_end(text: str, line: int) -> int | None:
+def function_end(code: str, line: int) -> int | None:
     """The last line of the outermost function whose body holds `line` (a test, not a helper it
-    defines); None outside any function, or when the text does not parse."""
-    ends = [end for start, end in _function_spans(text) if start < line <= end]
+    defines); None outside any function. `code` is the module with its strings and comments
+    blanked (lines kept), read by indentation: no parse, which costs seconds on large tests."""
+    ends = [end for start, end in _function_spans(code) if start < line <= end]
     return max(ends) if ends else None
 
 
+_DEF_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]")
+
+
 @lru_cache(maxsize=16)
-def _function_spans(text: str) -> tuple[tuple[int, int], ...]:
-    """(def line, last line) of every function of the module."""
-    tree = _parse(text)
-    if isinstance(tree, str):
-        return ()
-    return tuple(
-        (node.lineno, node.end_lineno or node.lineno)
-        for _name, node in _collect(tree).defs
-        if not isinstance(node, ast.ClassDef)
-    )
+def _function_spans(code: str) -> tuple[tuple[int, int], ...]:
+    """(def line, last line of code) of every function: a function ends before the next line of
+    code indented no deeper than its `def`, lines inside brackets or after a `\\` continuing."""
+    spans: list[tuple[int, int]] = []
+    open_defs: list[tuple[int, int]] = []  # (indentation, def line)
+    depth, continued, last_code = 0, False, 0
+    for number, line in enumerate(code.split("\n"), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if depth == 0 and not continued:
+            indent = len(line) - len(line.lstrip(" \t"))
+            while open_defs and open_defs[-1][0] >= indent:
+                spans.append((open_defs.pop()[1], last_code))
+            if _DEF_LINE.match(line):
+                open_defs.append((indent, number))
+        depth = max(depth + sum(map(line.count, "([{")) - sum(map(line.count, ")]}")), 0)
+        continued, last_code = stripped.endswith("\\"), number
+    spans.extend((start, last_code) for _indent, start in open_defs)
+    return tuple(spans)
 
 
 # --- Parsing ----------------------------------------------------------------
