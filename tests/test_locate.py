@@ -54,6 +54,15 @@ def test_ref_option_and_a_bare_path(bare):
     assert (located.root / "marker.txt").read_text() == "first\n"
 
 
+@pytest.mark.parametrize("head", ["see the refs folder\n", "ref: heads/main\n", ""])
+def test_a_source_tree_that_only_looks_like_a_git_directory_is_analysed_where_it_is(tmp_path, head):
+    (tmp_path / "objects").mkdir()
+    (tmp_path / "refs").mkdir()
+    (tmp_path / "HEAD").write_text(head)
+    located = locate(str(tmp_path))
+    assert located.root == tmp_path and located.source.kind == "local"
+
+
 def test_second_run_reuses_the_fetched_copy(bare):
     first = locate(f"file://{bare}@v1")
     messages = []

@@ -91,6 +91,15 @@ def read_member(base: Path, relative: str, limit: int = MEMBER_LIMIT) -> bytes |
     return data if len(data) <= limit else None
 
 
+def is_git_directory(path: Path) -> bool:
+    """Whether git would take `path` itself for a git directory, by git's own test: `objects`
+    and `refs` directories, and a HEAD that names a ref under `refs/` or holds an object id."""
+    if not ((path / "objects").is_dir() and (path / "refs").is_dir()):
+        return False
+    head = (read_member(path, "HEAD", limit=4096) or b"").decode("ascii", "replace").strip()
+    return OBJECT_ID.fullmatch(head) is not None or re.fullmatch(r"ref:\s*refs/\S+", head) is not None
+
+
 def find_repository(directory: Path) -> Repository | None:
     """The repository whose work tree holds `directory`, when air accepts it (see above)."""
     start = resolved(directory)

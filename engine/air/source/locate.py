@@ -27,7 +27,7 @@ from air.errors import InputError
 from air.regular_file import resolved
 from air.results import Source
 from air.source.git_command import run_git
-from air.source.git_directory import find_repository, read_head
+from air.source.git_directory import find_repository, is_git_directory, read_head
 from air.source.provenance import local_source_later
 
 FETCH_TIMEOUT = 600
@@ -149,13 +149,7 @@ def _split_ref(target: str) -> tuple[str, str | None]:
 
 
 def _is_bare_repository(path: Path) -> bool:
-    return (
-        path_exists(str(path))
-        and path.is_dir()
-        and (path / "HEAD").is_file()
-        and (path / "objects").is_dir()
-        and (path / "refs").is_dir()
-    )
+    return path_exists(str(path)) and path.is_dir() and is_git_directory(path)
 
 
 def _fetch(url: str, ref: str | None, say: Callable[[str], None]) -> Located:
