@@ -23,6 +23,11 @@ one that always leaves never run, and are not read.
   (`return getDefaultStream(d);`), or a call of a stub member function of the same class
   (`return getStream(d);` of a `getStream` that always gives stream 0); a local bound to one
   is one too, and binding it is inert;
+- queried: a local bound to what a query returns (a function named `get...`, `current...`,
+  `is...`, `has...`, `query...`, `find...` or `lookup...`, given plain names), or to a value
+  type made of such locals and constants. Binding it is inert, and a placeholder built from it
+  is still one (`auto d = Device(kPrivateUse1, current_index()); return Stream(DEFAULT, d);`),
+  but returning it, or anything computed from it, is not constant: the body answers a query;
 - itself: a member function that only calls itself again with its own arguments
   (`return hasPrimaryContext(index);`, unqualified: the member, not the free function it hides),
   which never returns;
@@ -97,6 +102,9 @@ _CONSTANT_NAME = re.compile(r"k[A-Z]\w*")
 _THIS = re.compile(r"^\s*this ?-> ?")
 _CALLED_NEXT = re.compile(rf" ?(?:{_TEMPLATE_ARGUMENTS} ?)?\(")  # after a name: a call of it
 _LITERAL_OR_NUMBER = re.compile(rf"{_LITERAL}|{_NUMBER}")
+_QUERY = re.compile(
+    r"(?:[Gg]et|[Cc]urrent|[Qq]uery|[Ii]s|[Hh]as|[Ff]ind|[Ll]ookup)(?:[A-Z_]|$)|(?:GET|CURRENT|QUERY|IS|HAS|FIND|LOOKUP)(?:_|$)"
+)
 
 
 @dataclass(frozen=True)
@@ -120,6 +128,7 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
     those after one that always leaves never run."""
     *leading, last = reached(statements) or [""]
     metadata: set[str] = set()
+    queried: set[str] = set()
     for statement in leading:
         declaration = _DECLARATION.fullmatch(statement)
         name, init = (declaration["name"], declaration["init"] or "") if declaration is not None else ("", "")
@@ -128,20 +137,57 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
             rules = replace(rules, unchanged=rules.unchanged | {name})  # returned, as good as a constant
         elif assigned is not None and rules.metadata_calls and _tells_metadata(assigned, rules, metadata):
             metadata.add(name)
-        elif init.startswith(("=", "{")) and _is_placeholder(assigned or init, rules):
+        elif init.startswith(("=", "{")) and _is_placeholder(assigned or init, rules, queried):
             rules = replace(rules, placeholders=rules.placeholders | {name})
+        elif assigned is not None and _is_query(assigned, rules.value_types, queried):
+            queried.add(name)
         elif not _inert(statement, rules):
             return False
-    return _inert(last, rules) or _leaves(last, rules, metadata)
+    return _inert(last, rules) or _leaves(last, rules, metadata, queried)
 
 
-def _is_placeholder(value: str, rules: StubRules) -> bool:
+def _is_placeholder(value: str, rules: StubRules, queried: Collection[str] = ()) -> bool:
     """Whether `value` names one of the clause's placeholders (`c10::Stream(DEFAULT, d)`) or is
-    a call of a stub member (`getStream(d)`)."""
-    if set(_IDENTIFIER.findall(value)) & rules.placeholders:
+    a call of a stub member (`getStream(d)`). Naming a queried local too, it must make a value
+    of the framework's types (the default stream of the device found): an expression that
+    combines a placeholder with what a query answered (`built && found`) computes something."""
+    names = set(_IDENTIFIER.findall(value))
+    if names & set(queried) and not _makes_value(value, rules.value_types):
+        return False
+    if names & rules.placeholders:
         return True
     call = _member_call(value) if rules.stub_members else None
     return call is not None and call[0] in rules.stub_members
+
+
+def _is_query(value: str, value_types: Collection[str], queried: Collection[str]) -> bool:
+    """`get_device_index()`, `c10::Device(kPrivateUse1, index)`: a call of a query (a function
+    named get..., current..., is..., has..., query..., find... or lookup...) or a value of
+    one of `value_types`, given constants, plain names and such locals. Binding a local to it
+    changes nothing; the local is no constant, so a body returning it (or what it computes)
+    implements something, but one that only builds a placeholder from it does not."""
+    call = _CALL_OR_METHOD.match(value)
+    closing = _closing(value, call.end()) if call is not None else None
+    if call is None or closing != len(value) - 1:
+        return False
+    callee = call["callee"]
+    if not (_QUERY.match(last_component(callee.replace(" ", ""))) or _names_a_type(callee, value_types)):
+        return False
+    arguments = _split_arguments(value[call.end() + 1 : closing])
+    return all(
+        argument in queried or _PLAIN_ARGUMENT.fullmatch(argument) or is_constant(argument, value_types)
+        for argument in arguments
+    )
+
+
+def _makes_value(value: str, value_types: Collection[str]) -> bool:
+    """`c10::Stream(...)`: the whole of `value` is a value of one of `value_types`."""
+    call = _CALL_OR_METHOD.match(value)
+    return (
+        call is not None
+        and _closing(value, call.end()) == len(value) - 1
+        and _names_a_type(call["callee"], value_types)
+    )
 
 
 def _tells_metadata(value: str, rules: StubRules, metadata: Collection[str]) -> bool:
@@ -188,7 +234,7 @@ def _is_unchanged(value: str, rules: StubRules) -> bool:
     )
 
 
-def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = ()) -> bool:
+def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = (), queried: Collection[str] = ()) -> bool:
     """Whether `statement` ends the function without doing anything."""
     if always_fails(statement) or (rules.own_name and _calls_itself(statement, rules.own_name)):
         return True
@@ -200,7 +246,7 @@ def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = ()) ->
         return True
     if _is_unchanged(value, rules) or (rules.unchanged and _unchanged_tuple(value, rules, metadata)):
         return True
-    if _is_placeholder(value, rules):
+    if _is_placeholder(value, rules, queried):
         return True
     return not rules.constant_is_real and is_constant(value, rules.value_types, rules.unchanged)
 
