@@ -13,7 +13,8 @@ A finding in a test file earns credit only when it lies in a test that exercises
 - it is not in a block under `if False:` (or `while False:`), which never runs, nor in a
   parameter set whose marks skip it or expect it to fail (`pytest.param(..., marks=xfail)`);
 - it is not in a test whose every check expects an error (`error_checks`, and none of
-  `result_checks`: `with pytest.raises(...)` and no `assert`), which shows what fails;
+  `result_checks`: `with pytest.raises(...)` and no `assert`), which shows what fails, nor in a
+  block or call that expects one (`with pytest.raises(...):` and its body, `assertRaises(E, f)`);
 - no enclosing function or class is skipped: by a decorator that skips unconditionally (one of
   `unconditional_skips` given no condition, or any skip given a literal `True`), by a skip that
   names the backend's device (`device_skip`), by a filter that keeps the test to another device
@@ -220,7 +221,9 @@ class LiveTests:
         outline = _Outline(code)
         dead = never + _uncalled(outline, unused)
         if expects_errors:
-            dead += self._expecting_errors_only(outline)
+            dead += self._expecting_errors_only(outline) + _expected_failures(
+                code, outline.lines, self.live.error_checks
+            )
         for number in skips:
             line = outline.lines[number - 1]
             indentation = len(line) - len(line.lstrip())
@@ -473,6 +476,39 @@ def _never_run(code: str) -> list[tuple[int, int]]:
         after = code_at_most(len(match["indent"])).search(code, body)
         blocks.append((line, code.count("\n", 0, after.start()) if after else code.count("\n") + 1))
     return blocks
+
+
+def _expected_failures(code: str, lines: list[str], error_checks: GuardedPattern | None) -> list[tuple[int, int]]:
+    """The lines of the blocks and calls that expect an error (`with pytest.raises(...):` and its
+    body, `assertRaises(E, f, x)`): what they run is expected to fail."""
+    if error_checks is None:
+        return []
+    blocks = []
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    for number, line in enumerate(lines, 1):
+        if error_checks.search(line) is None:
+            continue
+        stripped = line.lstrip()
+        last = _statement_end(lines, number)
+        if not stripped.startswith("with") or not lines[last - 1].rstrip().endswith(":"):
+            blocks.append((number, last))  # a call, or a `with` whose body follows on its line
+            continue
+        after = code_at_most(len(line) - len(stripped)).search(code, offsets[last])
+        blocks.append((number, code.count("\n", 0, after.start()) if after else len(lines)))
+    return blocks
+
+
+def _statement_end(lines: list[str], number: int) -> int:
+    """The last line of the statement that starts on line `number`: where its brackets close."""
+    depth = 0
+    for last in range(number, len(lines) + 1):
+        line = lines[last - 1]
+        depth += sum(map(line.count, "([{")) - sum(map(line.count, ")]}"))
+        if depth <= 0:
+            return last
+    return len(lines)
 
 
 def _uncalled(outline: _Outline, unused: set[str]) -> list[tuple[int, int]]:
