@@ -74,6 +74,21 @@ def test_import_records_match_the_parser():
     assert ("pkg.tests", "sibling", "sibling") in {(i.module, i.name, i.alias) for i in read}
 
 
+def test_imports_continued_with_a_backslash_match_the_parser():
+    source = (
+        "from torch.testing._internal.common_device_type import \\\n"
+        "    (instantiate_device_type_tests, ops)\n"
+        "from torch.testing._internal \\\n    import common_utils as cu, \\\n    common_dtype\n"
+        "import torch.distributed as dist, \\\n    os.path\n"
+        "ops(op_db)\n"
+    )
+    parsed = extract_python(source, "pkg.tests.test_thing", False).imports
+    read = LexicalPython(source, "pkg.tests.test_thing", False).imports
+    assert {(i.module, i.name, i.alias) for i in read} == {(i.module, i.name, i.alias) for i in parsed}
+    assert len(read) == 6
+    assert LexicalPython(source, None, False).calls_of("ops")[0].qualname == "torch.testing._internal.common_device_type.ops"
+
+
 def test_the_first_binding_of_a_name_wins_as_in_the_parser():
     source = "from a import x\nimport b as x\nx()\n"
     parsed = extract_python(source, None).calls[0].qualname

@@ -24,11 +24,12 @@ from air.index.python import absolute_module, binding, literal_spans
 from air.regex import compile_guarded
 
 MAX_RENDERED = 200
-_IMPORT = compile_guarded(r"^[ \t]*import[ \t]+([^\n;]+)", native=False)
+# A line ending in `\` goes on on the next one.
+_IMPORT = compile_guarded(r"^(?<!\\\n)[ \t]*import(?:[ \t]|\\\n)+((?:[^\n;\\]|\\\n)+)", native=False)
 # A parenthesized list ends at its `)`, and never reaches a line that starts another statement of its kind.
 _FROM_IMPORT = compile_guarded(
-    r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+"
-    r"(\((?:[^)\n]|\n(?![ \t]*(?:from|import)[ \t]))*\)|[^\n;]+)",
+    r"^(?<!\\\n)[ \t]*from(?:[ \t]|\\\n)+([\w.]+)(?:[ \t]|\\\n)+import(?:[ \t]|\\\n)+"
+    r"(\((?:[^)\n]|\n(?![ \t]*(?:from|import)[ \t]))*\)|(?:[^\n;\\]|\\\n)+)",
     native=False,
 )
 _NON_SPACE = re.compile(r"\S")
@@ -132,7 +133,7 @@ class LexicalPython:
         found = []
         for match in _IMPORT.finditer(self.code):
             line = self.line_of(match.start())
-            for part in match.group(1).split(","):
+            for part in match.group(1).replace("\\\n", " ").split(","):
                 name, _, alias = (piece.strip() for piece in part.partition(" as "))
                 if _DOTTED.match(name):
                     found.append(PyImport(line, name, None, alias or name.partition(".")[0]))
