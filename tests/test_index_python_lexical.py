@@ -86,7 +86,10 @@ def test_imports_continued_with_a_backslash_match_the_parser():
     read = LexicalPython(source, "pkg.tests.test_thing", False).imports
     assert {(i.module, i.name, i.alias) for i in read} == {(i.module, i.name, i.alias) for i in parsed}
     assert len(read) == 6
-    assert LexicalPython(source, None, False).calls_of("ops")[0].qualname == "torch.testing._internal.common_device_type.ops"
+    assert (
+        LexicalPython(source, None, False).calls_of("ops")[0].qualname
+        == "torch.testing._internal.common_device_type.ops"
+    )
 
 
 def test_the_first_binding_of_a_name_wins_as_in_the_parser():
