@@ -24,7 +24,9 @@ A finding in a test file earns credit only when it lies in a test that exercises
   file), or, in C/C++, by a test name the pack marks as disabled (`disabled_cpp_tests`).
 
 A skip whose condition is decided when the tests run (`skipIf(not available, ...)`) leaves the
-test counted: statically it may run. Everything that names a framework's test machinery is pack
+test counted: statically it may run. A skip or filter the test file defines itself is read by its
+body, not by its name: `def onlyOnCPU(fn): return skipIf(<setting>, ...)(fn)` may run the test,
+while one whose body skips unconditionally keeps it off. Everything that names a framework's test machinery is pack
 data (`test_inventory.live`, see `air.scoring.test_inventory.LiveSyntax`). Files are read lexically,
 once each, and only those holding a finding.
 """
@@ -35,7 +37,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from air.graph.test_syntax import (
@@ -57,6 +59,8 @@ from air.regex import GuardedPattern, compile_guarded, required_literals, search
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")  # a mark or skip, maybe called
 _DECORATOR = re.compile(r"@[ \t]*" + _DECORATOR_NAME.pattern)
+_CALLED = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*\(")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
 _TEST_NAME = re.compile(r"def[ \t]+(test\w*)")
@@ -307,6 +311,10 @@ class LiveTests:
         """Whether the skip or filter `name` (its arguments read from the line at `start` on) keeps
         the test off the backend's device whatever the run."""
         last = name.rsplit(".", 1)[-1]
+        own = _own_definition(text, last)
+        if own is not None:  # the file's own skip or filter: its body says what it does
+            parameters = set(_IDENTIFIER.findall(own[own.find("(") : own.find(")")]))
+            return any(self._unconditional(call, parameters) for call in _CALLED.finditer(own))
         if last not in self._named_verdicts:
             self._named_verdicts[last] = self._named_verdict(last)
         verdict = self._named_verdicts[last]
@@ -319,6 +327,23 @@ class LiveTests:
         if first["true"]:
             return True
         return unconditional and first.lastgroup in ("none", "string", "keyword")
+
+    def _unconditional(self, call: re.Match[str], parameters: set[str]) -> bool:
+        """Whether `call`, in the body of a skip the file defines, skips whatever the run:
+        one of `unconditional_skips` given no condition (or, first, one of the definition's
+        `parameters`: the reason its callers give), or any skip given a literal `True`."""
+        last = call["name"].rsplit(".", 1)[-1]
+        if not self.syntax.is_skip(last):
+            return False
+        first = _first_argument(call.string, call.start(), last)
+        forwarded = _IDENTIFIER.match(first.string, first.end())
+        return bool(first["true"]) or (
+            matches_glob(last, self.live.unconditional_skips)
+            and (
+                first.lastgroup in ("none", "string", "keyword")
+                or (forwarded is not None and forwarded.group() in parameters)
+            )
+        )
 
     def _named_verdict(self, last: str) -> bool | None:
         """Whether a skip or filter whose name ends in `last` keeps the test off the device by
@@ -465,6 +490,18 @@ def _named_only_in_def(code: str) -> set[str]:
 
 
 _CONSTANT_FALSE = re.compile(r"^(?P<indent>[ \t]*)(?:if|while)[ \t]+(?:False|0)[ \t]*:[ \t]*$", re.MULTILINE)
+
+
+@lru_cache(maxsize=256)
+def _own_definition(text: str, name: str) -> str | None:
+    """The function `name` that `text` defines (a decorator of the file's own), or None when it
+    defines none."""
+    header = re.search(rf"^(?P<indent>[ \t]*)def[ \t]+{re.escape(name)}[ \t]*\(", text, re.M)
+    if header is None:
+        return None
+    body = text.find("\n", header.end()) + 1 or len(text)
+    after = code_at_most(len(header["indent"])).search(text, body)
+    return text[header.start() : after.start() if after else len(text)]
 
 
 def _never_run(code: str) -> list[tuple[int, int]]:
