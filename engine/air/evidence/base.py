@@ -105,6 +105,7 @@ class Coverage:
     missing: tuple[str, ...]
     composite: tuple[str, ...] = ()  # listed, but needing no implementation of their own
     overridden: tuple[str, ...] = ()  # of the composite ones, those found implemented all the same
+    differentiated: tuple[str, ...] = ()  # listed backward operators whose forward a differentiating key serves
     fallback: tuple[str, ...] = ()  # not covered, but served by a stand-in (a CPU fallback, say)
     stub: tuple[str, ...] = ()  # not covered: what stands for them implements nothing (a stub kernel)
     unresolved: tuple[str, ...] = ()  # whether covered cannot be told

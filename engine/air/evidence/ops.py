@@ -63,6 +63,7 @@ from air.graph.operators import (
     Registration,
     Registrations,
     Served,
+    family,
     find_registrations,
     op_list_names,
     python_registration_files,
@@ -258,7 +259,8 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     unresolved = _kept(_of_listed(found, clause, UNRESOLVED, context), clause, context)
     listed = list(dict.fromkeys(clause.spec["of"]))
     composite = tuple(member for member in listed if all(map(catalog.is_composite, alternatives(member))))
-    needed = [member for member in listed if member not in composite]
+    differentiated = [m for m in _differentiated(listed, found, context) if not _covers(m, native, catalog)]
+    needed = [member for member in listed if member not in composite and member not in differentiated]
     covered = [member for member in needed if _covers(member, native, catalog)]
     uncertain = [
         member for member in needed if member not in covered and _covers(member, _served(unresolved, catalog), catalog)
@@ -275,6 +277,7 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         missing=tuple(_missing_of(needed, covered + uncertain + served + stubs)),
         composite=composite,
         overridden=tuple(member for member in composite if _covers(member, native, catalog)),
+        differentiated=tuple(differentiated),
         fallback=tuple(served),
         stub=tuple(stubs),
         unresolved=tuple(uncertain),
@@ -284,6 +287,24 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         sources=_op_lists(hits) + _bound_by_the_framework(covered, hits, catalog),
         ignored=_unused_lists(_missing_of(needed, covered + uncertain + served + stubs), found, clause, context),
     )
+
+
+def _differentiated(listed: list[str], found: Registrations, context: Context) -> list[str]:
+    """The listed backward operators (named as their forward with the pack's `backward_suffix`:
+    `native_layer_norm_backward`) whose forward is registered on one of the pack's
+    `differentiating_keys`: that kernel differentiates it, so the backward is never dispatched
+    to the device."""
+    syntax = _operator_syntax(context)
+    keys, suffix = syntax.differentiating_keys, syntax.backward_suffix
+    if not keys or not suffix:
+        return []
+    forwards = {family(r.op) for r in found.ops if constraint_holds(r.key, {"symbol": keys}, context, r.source.path)}
+    differentiated = []
+    for member in listed:
+        names = [family(name) for name in alternatives(member)]
+        if all(name.endswith(suffix) and name.removesuffix(suffix) in forwards for name in names):
+            differentiated.append(member)
+    return differentiated
 
 
 def _capturing_fallback(found: Registrations, context: Context) -> Registration | None:

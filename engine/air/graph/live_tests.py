@@ -59,7 +59,7 @@ from air.regex import GuardedPattern, compile_guarded, required_literals, search
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")  # a mark or skip, maybe called
 _DECORATOR = re.compile(r"@[ \t]*" + _DECORATOR_NAME.pattern)
-_CALLED = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*\(")
+_CALLED = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_][\w.]*)[ \t]*\(")  # from a name's start only: linear
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast

@@ -184,6 +184,9 @@ class OperatorSyntax:
     op_list_header_keys: str = ""  # a regex: the values of an op list's header key field that name keys
     op_list_key_fields: str = ""  # a regex found in the names of an op list's fields that give keys
     op_list_template_fields: str = ""  # a regex found in the names of an op-list entry's fields that name a template
+    op_list_sections: tuple[tuple[str, str], ...] = ()  # (section name, key prefix): `autograd:` lists -> Autograd<key>
+    differentiating_keys: str = ""  # the symbol set of keys whose kernels differentiate their operators themselves
+    backward_suffix: str = ""  # what a backward operator's name adds to its forward's (`_backward`)
     def_blocks: tuple[str, ...] = ()  # blocks `BLOCK(namespace, m)` that register only what names its own key
     registrars: tuple[Registrar, ...] = ()  # the objects block macros expand to, constructed by hand
     python_fake: tuple[str, ...] = ()  # Python functions that register a fake kernel, on `fake_key`
@@ -218,6 +221,9 @@ class OperatorSyntax:
             op_list_header_keys=data.get("op_list_header_keys", ""),
             op_list_key_fields=data.get("op_list_key_fields", ""),
             op_list_template_fields=data.get("op_list_template_fields", ""),
+            op_list_sections=tuple(sorted(data.get("op_list_sections", {}).items())),
+            differentiating_keys=data.get("differentiating_keys", ""),
+            backward_suffix=data.get("backward_suffix", ""),
             def_blocks=tuple(data.get("def_blocks", ())),
             registrars=tuple(Registrar.from_data(registrar) for registrar in data.get("registrars", ())),
             python_fake=tuple(data.get("python_fake", ())),
@@ -1168,7 +1174,8 @@ def _keys(value: str) -> list[str]:
 # is found: a key, a list or a mapping keyed by keys), else those the document's own key field gives
 # when they match the pack's `op_list_header_keys` (a header `backend: QuantizedKey` beside the
 # lists; a header naming the backend itself, `backend: NPU`, does not), else the pack's default
-# key. A list counts only when the build or a codegen script names it: a file of BUILD_LANGUAGES
+# key; a list under a section of the pack's `op_list_sections` registers its entries on that key
+# with the section's prefix (`autograd:` of a codegen list for XLA: on AutogradXLA). A list counts only when the build or a codegen script names it: a file of BUILD_LANGUAGES
 # of the product holding its file name (its entries are kept apart, as unused, otherwise). A
 # field in whose name `op_list_template_fields` is found names a template; a path with the
 # extension of code the index reads names a file. When one is not in the tree, the entry's
@@ -1188,6 +1195,7 @@ class _Entry:
     line: int
     keys: tuple[str, ...]
     names: tuple[tuple[str, str], ...]  # (template or file, "template" | "file")
+    key_prefix: str = ""  # of the section the entry's list stands under (`autograd:`: Autograd)
 
 
 def _op_list_registrations(
@@ -1203,6 +1211,7 @@ def _op_list_registrations(
         for entry in entries:
             kind, via = files.kernel_of(entry.names, fallbacks)
             for key in entry.keys or header_keys or (syntax.op_list_default_key,):
+                key = key if key.startswith(entry.key_prefix) else entry.key_prefix + key
                 yield Registration(entry.name, syntax.namespace, key, source, entry.line, "op list", kind, via)
 
 
@@ -1239,7 +1248,8 @@ def _op_list(text: str, syntax: OperatorSyntax) -> tuple[list[_Entry], tuple[str
     except (yaml.YAMLError, RecursionError):
         return [], ()
     entries: list[_Entry] = []
-    for container in _containers(root):
+    prefixes = {section.lower(): prefix for section, prefix in syntax.op_list_sections}
+    for container, section in _containers(root):
         # Keys of a mapping name operators less surely than items of a list (`max: 10`):
         # a mapping must hold enough of them itself.
         is_mapping = isinstance(container, yaml.MappingNode)
@@ -1252,7 +1262,8 @@ def _op_list(text: str, syntax: OperatorSyntax) -> tuple[list[_Entry], tuple[str
         ]
         known = [(name, node, fields) for name, node, fields in named if catalog.knows(name)]
         if (not is_mapping or len(known) >= MIN_OP_LIST_ENTRIES) and len(known) >= MIN_OP_LIST_SHARE * len(named):
-            entries.extend(_entry(name, node, fields, syntax) for name, node, fields in known)
+            prefix = prefixes.get(section.lower(), "")
+            entries.extend(_entry(name, node, fields, syntax, prefix) for name, node, fields in known)
     return entries, _header_keys(root, syntax)
 
 
@@ -1267,19 +1278,23 @@ def _header_keys(root: yaml.Node | None, syntax: OperatorSyntax) -> tuple[str, .
     )
 
 
-def _containers(root: yaml.Node | None) -> Iterator[yaml.Node]:
-    """Every sequence and mapping of the document, a bounded number of nodes visited (an
-    alias is visited once, so a recursive document ends)."""
-    stack = [root] if isinstance(root, _CONTAINERS) else []
+def _containers(root: yaml.Node | None) -> Iterator[tuple[yaml.Node, str]]:
+    """Every sequence and mapping of the document, with the key it stands under in its mapping
+    ("" for others), a bounded number of nodes visited (an alias is visited once, so a
+    recursive document ends)."""
+    stack: list[tuple[yaml.Node, str]] = [(root, "")] if isinstance(root, _CONTAINERS) else []
     seen: set[int] = set()
     while stack and len(seen) < MAX_YAML_NODES:
-        node = stack.pop()
+        node, section = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        yield node
-        children = node.value if isinstance(node, yaml.SequenceNode) else [value for _key, value in node.value]
-        stack.extend(child for child in reversed(children) if isinstance(child, _CONTAINERS))
+        yield node, section
+        if isinstance(node, yaml.SequenceNode):
+            children = [(child, "") for child in node.value]
+        else:
+            children = [(value, key.value if isinstance(key, yaml.ScalarNode) else "") for key, value in node.value]
+        stack.extend((child, name) for child, name in reversed(children) if isinstance(child, _CONTAINERS))
 
 
 def _items(container: yaml.Node, namespace: str, catalog: Catalog) -> Iterator[tuple[yaml.Node | None, dict]]:
@@ -1332,7 +1347,9 @@ def _name_in(node: yaml.Node | None, namespace: str) -> str | None:
     return _op_name(node.value, namespace)
 
 
-def _entry(name: str, name_node: yaml.Node, fields: dict[str, yaml.Node], syntax: OperatorSyntax) -> _Entry:
+def _entry(
+    name: str, name_node: yaml.Node, fields: dict[str, yaml.Node], syntax: OperatorSyntax, key_prefix: str
+) -> _Entry:
     keys = tuple(
         key for field, value in fields.items() if _found_in(syntax.key_field, field) for key in _node_keys(value)
     )
@@ -1346,7 +1363,7 @@ def _entry(name: str, name_node: yaml.Node, fields: dict[str, yaml.Node], syntax
             and (_found_in(syntax.template_field, field) or _names_file(value.value))
         )
     )
-    return _Entry(name, name_node.start_mark.line + 1, keys, names)
+    return _Entry(name, name_node.start_mark.line + 1, keys, names, key_prefix)
 
 
 def _names_file(value: str) -> bool:

@@ -470,6 +470,10 @@ def _operators(header: YamlDocument, directory: Path, symbols: dict) -> Operator
         raise header.error(("operators", "kernel_keys"), f"unknown symbol set {syntax.kernel_keys!r}")
     if syntax.python_fake and "fake" not in syntax.python_arguments:
         raise header.error(("operators", "python_arguments"), "python_fake needs the arguments of `fake` calls")
+    for name in ("fallback_keys", "differentiating_keys"):
+        keys = header.data["operators"].get(name)
+        if keys is not None and keys not in symbols:
+            raise header.error(("operators", name), f"unknown symbol set {keys!r}")
     in_tree_keys = header.data["operators"].get("in_tree_kernels", {}).get("keys")
     if in_tree_keys is not None and in_tree_keys not in symbols:
         raise header.error(("operators", "in_tree_kernels", "keys"), f"unknown symbol set {in_tree_keys!r}")

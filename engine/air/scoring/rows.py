@@ -146,6 +146,11 @@ def _coverage_text(name: str, coverage: Coverage) -> str:
     if coverage.composite:
         overridden = f" (registered all the same: {', '.join(coverage.overridden)})" if coverage.overridden else ""
         parts.append(f"composite, needing no kernel: {', '.join(coverage.composite)}{overridden}")
+    if coverage.differentiated:
+        parts.append(
+            "needing no kernel, their forward being registered on a key that differentiates it: "
+            + ", ".join(coverage.differentiated)
+        )
     parts.extend(f"not counted: {why}" for why in coverage.ignored)
     return "; ".join(parts)
 
