@@ -756,3 +756,15 @@ def test_a_clause_whose_files_cannot_be_chosen_in_time_is_undecided(tmp_path, mo
     result = evaluator.result(slow)
     assert not result.decided
     assert result.undecided_reason == "pattern timed out on pkg/slow.py"
+
+
+def test_a_requirement_admits_a_release_range_by_its_pins(tmp_path):
+    pins = {
+        "a/requirements.txt": "torch==2.7.1+cpu\n",
+        "b/requirements.txt": "torch>=2.1,<2.5\n",
+        "c/requirements.txt": "torch\n",
+        "d/requirements.txt": "torch~=2.3.0\n",
+    }
+    root = write_tree(tmp_path, pins)
+    found = hits(root, {"build": {"requirement": "torch"}, "where": {"SPEC": {"admits_release": ">=2.5"}}})
+    assert sorted(h.path for h in found) == ["a/requirements.txt", "c/requirements.txt"]

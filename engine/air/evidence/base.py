@@ -21,6 +21,7 @@ from air.index.python_lexical import LexicalPython
 from air.index.python_values import bound_values
 from air.regex import GuardedPattern, compile_guarded, searching
 from air.regex.native import AsciiMatch
+from air.versions import admits
 
 if TYPE_CHECKING:
     from air.graph.live_tests import LiveTests
@@ -298,7 +299,9 @@ def constraint_holds(
     and matches (see `air.index.python_values`), and `not_bound_matches` when not;
     `defined_matches` when a C/C++ function or macro of the product by that name has a body
     that matches (`check` in `check(rt::Malloc(...))`, defined to fail a TORCH_CHECK);
-    `device_name: true` when the value is a device name the backend registers."""
+    `device_name: true` when the value is a device name the backend registers;
+    `admits_release` when the value, a requirement's version range (`==2.7.1`, `>=2.4,<2.6`,
+    none at all), admits a release in the given range: a range air cannot read admits it too."""
     resolved = context.resolve(value, path)
     normal = normalise_value(resolved)
     for operator, operand in constraint.items():
@@ -312,6 +315,8 @@ def constraint_holds(
             holds = _definition_matches(value, operand, context)
         elif operator == "device_name":
             holds = (value.strip().strip("\"'") in context.device_names) == operand
+        elif operator == "admits_release":
+            holds = _admits_release(value.strip().strip("\"'"), operand)
         elif operator in ("bound_matches", "not_bound_matches"):
             bound = context.bound_values(value, path, line)
             every = bound is not None and all(compile_guarded(operand).search(text) for text in bound)
@@ -322,6 +327,13 @@ def constraint_holds(
         if not holds:
             return False
     return True
+
+
+def _admits_release(requirement: str, wanted: str) -> bool:
+    try:
+        return admits(wanted, requirement)
+    except ValueError:
+        return True
 
 
 def _definition_matches(value: str, pattern: str, context: Context) -> bool:
