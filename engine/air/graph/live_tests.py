@@ -61,12 +61,14 @@ _DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")  #
 _DECORATOR = re.compile(r"@[ \t]*" + _DECORATOR_NAME.pattern)
 _CALLED = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_][\w.]*)[ \t]*\(")  # from a name's start only: linear
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DEF_HEADER = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*\(", re.M)
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
 _TEST_NAME = re.compile(r"def[ \t]+(test\w*)")
 _PARAM = re.compile(r"(?<![\w])param[ \t]*\(")  # a parameter set, `pytest.param(...)`
 _MARKS = re.compile(r"\bmarks[ \t]*=")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DEF_HEADER = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*\(", re.M)
 # `skip(...)`, `raise SkipTest(...)`, `<mark> = skip(...)`: a statement that may be a skip
 _SKIP_STATEMENT = re.compile(
     r"(?:raise[ \t]+|(?P<target>[A-Za-z_]\w*)[ \t]*=[ \t]*\[?[ \t]*)?(?P<name>[A-Za-z_][\w.]*)[ \t]*(?:(?P<call>\()|$)"
@@ -492,16 +494,29 @@ def _named_only_in_def(code: str) -> set[str]:
 _CONSTANT_FALSE = re.compile(r"^(?P<indent>[ \t]*)(?:if|while)[ \t]+(?:False|0)[ \t]*:[ \t]*$", re.MULTILINE)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def _own_definition(text: str, name: str) -> str | None:
     """The function `name` that `text` defines (a decorator of the file's own), or None when it
     defines none."""
-    header = re.search(rf"^(?P<indent>[ \t]*)def[ \t]+{re.escape(name)}[ \t]*\(", text, re.M)
-    if header is None:
+    if f"def {name}" not in text and f"def\t{name}" not in text:  # most skips are not the file's own
         return None
+    start = _defined_functions(text).get(name)
+    if start is None:
+        return None
+    header = _DEF_HEADER.match(text, start)
+    assert header is not None  # found by the same pattern
     body = text.find("\n", header.end()) + 1 or len(text)
     after = code_at_most(len(header["indent"])).search(text, body)
-    return text[header.start() : after.start() if after else len(text)]
+    return text[start : after.start() if after else len(text)]
+
+
+@lru_cache(maxsize=8)
+def _defined_functions(text: str) -> dict[str, int]:
+    """Where `text` defines each function name (its first definition's line start)."""
+    found: dict[str, int] = {}
+    for match in _DEF_HEADER.finditer(text):
+        found.setdefault(match["name"], match.start())
+    return found
 
 
 def _never_run(code: str) -> list[tuple[int, int]]:
@@ -520,21 +535,33 @@ def _expected_failures(code: str, lines: list[str], error_checks: GuardedPattern
     body, `assertRaises(E, f, x)`): what they run is expected to fail."""
     if error_checks is None:
         return []
-    blocks = []
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    for number, line in enumerate(lines, 1):
-        if error_checks.search(line) is None:
+    blocks: list[tuple[int, int]] = []
+    number, counted = 1, 0
+    for match in error_checks.finditer(code):
+        start = match.start()
+        number += code.count("\n", counted, start)
+        counted = start
+        if blocks and blocks[-1][0] == number:
             continue
+        line = lines[number - 1]
         stripped = line.lstrip()
         last = _statement_end(lines, number)
         if not stripped.startswith("with") or not lines[last - 1].rstrip().endswith(":"):
             blocks.append((number, last))  # a call, or a `with` whose body follows on its line
             continue
-        after = code_at_most(len(line) - len(stripped)).search(code, offsets[last])
-        blocks.append((number, code.count("\n", 0, after.start()) if after else len(lines)))
+        body = _line_start(code, counted, last - number + 1)
+        after = code_at_most(len(line) - len(stripped)).search(code, body)
+        blocks.append((number, number + code.count("\n", counted, after.start()) - 1 if after else len(lines)))
     return blocks
+
+
+def _line_start(code: str, position: int, ahead: int) -> int:
+    """Where the line `ahead` lines after the one holding `position` starts (the text's end past it)."""
+    for _ in range(ahead):
+        position = code.find("\n", position) + 1
+        if not position:
+            return len(code)
+    return position
 
 
 def _statement_end(lines: list[str], number: int) -> int:
