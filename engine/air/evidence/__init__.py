@@ -16,10 +16,11 @@ Adding a kind is one module and one line in `KINDS`.
 Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
 on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
 `file_matches` (a pattern a file's code must also match for its findings to count), `describe`,
-`any_test_file` and `tests_fallback`. A clause that reads tests counts a finding in
+`any_test_file`, `expected_errors` and `tests_fallback`. A clause that reads tests counts a finding in
 a test-role file only where a test that runs on the device holds it (see `air.graph.live_tests`), once
 the check knows the backend's names; with `any_test_file: true` it counts one in any test-role
-file: examples, benchmarks, test requirements. A product clause that finds nothing in product
+file: examples, benchmarks, test requirements; with `expected_errors: true` it counts one
+where a test or block expects an error too (a row about that error). A product clause that finds nothing in product
 code is searched in the tests as well, to say where else it was found (which never counts);
 `tests_fallback: false` leaves that out, for evidence that says nothing when found in tests.
 """
@@ -104,6 +105,7 @@ def clause_from_data(name: str, data: dict) -> Clause:
         exclude=tuple(data.get("exclude", ())),
         describe=data.get("describe", ""),
         any_test_file=data.get("any_test_file", False),
+        expected_errors=data.get("expected_errors", False),
         tests_fallback=data.get("tests_fallback", True),
         file_matches=data.get("file_matches", ""),
     )

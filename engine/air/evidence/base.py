@@ -65,6 +65,7 @@ class Clause:
     exclude: tuple[str, ...] = ()
     describe: str = ""
     any_test_file: bool = False  # findings in tests count from any test-role file, run or not
+    expected_errors: bool = False  # findings in tests count where a test or block expects an error too
     file_matches: str = ""  # a pattern a file's code must also match for its findings to count
     tests_fallback: bool = True  # a product clause that finds nothing says where in tests it is found
 
@@ -80,6 +81,7 @@ class Clause:
             self.files,
             self.exclude,
             self.any_test_file,
+            self.expected_errors,
             self.tests_fallback,
             self.file_matches,
         )
@@ -554,7 +556,7 @@ def counts_in_tests(hit: Hit, clause: Clause, context: Context) -> bool:
     only a test that runs on the device does, unless the clause takes any test-role file."""
     if hit.role != "tests" or clause.any_test_file or context.live_tests is None:
         return True
-    return context.live_tests.runs(hit.path, hit.line)
+    return context.live_tests.runs(hit.path, hit.line, clause.expected_errors)
 
 
 def in_running_tests(hits: list[Hit], clause: Clause, context: Context) -> tuple[list[Hit], list[Hit]]:

@@ -104,6 +104,7 @@ class LiveTests:
         self._generic = compile_guarded(rf"\b(?:{generic})\b") if generic else None
         self._runnable: dict[str, bool] = {}
         self._dead: dict[str, list[tuple[int, int]]] = {}  # per file that may run: its skipped line ranges
+        self._erring: dict[str, list[tuple[int, int]]] = {}  # and its line ranges that expect an error
         self._named_verdicts: dict[str, bool | None] = {}  # per skip's last name: see _named_verdict
 
     def _resolved(self) -> bool:
@@ -142,14 +143,21 @@ class LiveTests:
                 self._runnable[path] = source is not None and self._runnable_file(source)
         return self._runnable[path]
 
-    def runs(self, path: str, line: int) -> bool:
+    def runs(self, path: str, line: int, expecting_errors: bool = False) -> bool:
+        """Whether line `line` of the test file `path` runs on the device; with
+        `expecting_errors`, also where a test or block expects an error (what it runs fails,
+        as a row about that error wants)."""
         if not self.may_run(path):
             return False
         if path not in self._dead:
             source = self.index.by_path[path]
             with searching(path):
-                self._dead[path] = self._cpp_dead(source) if source.language == "cpp" else self._python_dead(source)
-        return not any(start <= line <= end for start, end in self._dead[path])
+                if source.language == "cpp":
+                    self._dead[path], self._erring[path] = self._cpp_dead(source), []
+                else:
+                    self._dead[path], self._erring[path] = self._python_dead(source)
+        ranges = self._dead[path] if expecting_errors else self._dead[path] + self._erring[path]
+        return not any(start <= line <= end for start, end in ranges)
 
     def _runnable_file(self, source: SourceFile) -> bool:
         if source.language not in ("python", "cpp") or self._helper(source.path):
@@ -214,7 +222,7 @@ class LiveTests:
             if matches_glob(match["suite"], disabled) or matches_glob(match["name"], disabled)
         ]
 
-    def _python_dead(self, source: SourceFile) -> list[tuple[int, int]]:
+    def _python_dead(self, source: SourceFile) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         lexical = self.index.python_lexical(source)
         code, text = lexical.code, lexical.without_comments  # the same lines, at the same offsets
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
@@ -223,11 +231,12 @@ class LiveTests:
         never = _never_run(code) + self._skipped_params(code, text)
         expects_errors = self.live.error_checks is not None and self.live.error_checks.search(code) is not None
         if not skips and not listed and not unused and not expects_errors:
-            return never  # most files: no outline needed
+            return never, []  # most files: no outline needed
         outline = _Outline(code)
         dead = never + _uncalled(outline, unused)
+        erring: list[tuple[int, int]] = []
         if expects_errors:
-            dead += self._expecting_errors_only(outline) + _expected_failures(
+            erring = self._expecting_errors_only(outline) + _expected_failures(
                 code, outline.lines, self.live.error_checks
             )
         for number in skips:
@@ -238,10 +247,10 @@ class LiveTests:
                 continue
             owner = outline.enclosing(number, indentation)
             if owner is None and indentation == 0:
-                return [(1, len(outline.lines))]  # the module skips itself
+                return [(1, len(outline.lines))], erring  # the module skips itself
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
-        return dead + self._listed(outline, listed)
+        return dead + self._listed(outline, listed), erring
 
     def _skipped_params(self, code: str, text: str) -> list[tuple[int, int]]:
         """The lines of the parameter sets (`pytest.param(..., marks=pytest.mark.xfail)`) whose
