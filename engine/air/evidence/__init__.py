@@ -16,13 +16,14 @@ Adding a kind is one module and one line in `KINDS`.
 Every clause also takes the common options `scope` (product, tests or all), `where` (constraints
 on captures; one marked `optional` holds when its capture is absent), `files`, `exclude`,
 `file_matches` (a pattern a file's code must also match for its findings to count), `describe`,
-`any_test_file`, `expected_errors` and `tests_fallback`. A clause that reads tests counts a finding in
-a test-role file only where a test that runs on the device holds it (see `air.graph.live_tests`), once
-the check knows the backend's names; with `any_test_file: true` it counts one in any test-role
-file: examples, benchmarks, test requirements; with `expected_errors: true` it counts one
-where a test or block expects an error too (a row about that error). A product clause that finds nothing in product
-code is searched in the tests as well, to say where else it was found (which never counts);
-`tests_fallback: false` leaves that out, for evidence that says nothing when found in tests.
+`any_test_file`, `expected_errors` and `tests_fallback`. A clause that reads tests counts a
+finding in a test-role file only where a test that runs on the device holds it (see
+`air.graph.live_tests`), once the check knows the backend's names; with `any_test_file: true` it
+counts one in any test-role file: examples, benchmarks, test requirements; with
+`expected_errors: true` one where a test or block expects an error too (for a row about that
+error). A product clause that finds nothing in product code is searched in the tests as well,
+to say where else it was found (which never counts); `tests_fallback: false` leaves that out,
+for evidence that says nothing when found in tests.
 """
 
 from __future__ import annotations

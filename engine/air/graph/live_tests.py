@@ -26,8 +26,8 @@ A finding in a test file earns credit only when it lies in a test that exercises
 A skip whose condition is decided when the tests run (`skipIf(not available, ...)`) leaves the
 test counted: statically it may run. A skip or filter the test file defines itself is read by its
 body, not by its name: `def onlyOnCPU(fn): return skipIf(<setting>, ...)(fn)` may run the test,
-while one whose body skips unconditionally keeps it off. Everything that names a framework's test machinery is pack
-data (`test_inventory.live`, see `air.scoring.test_inventory.LiveSyntax`). Files are read lexically,
+while one whose body skips unconditionally keeps it off. Everything that names a framework's
+test machinery is pack data (`test_inventory.live`, see `air.scoring.test_inventory.LiveSyntax`). Files are read lexically,
 once each, and only those holding a finding.
 """
 
@@ -60,8 +60,6 @@ CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")  # a mark or skip, maybe called
 _DECORATOR = re.compile(r"@[ \t]*" + _DECORATOR_NAME.pattern)
 _CALLED = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_][\w.]*)[ \t]*\(")  # from a name's start only: linear
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_DEF_HEADER = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*\(", re.M)
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
 _TEST_NAME = re.compile(r"def[ \t]+(test\w*)")

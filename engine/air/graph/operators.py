@@ -1175,8 +1175,9 @@ def _keys(value: str) -> list[str]:
 # when they match the pack's `op_list_header_keys` (a header `backend: QuantizedKey` beside the
 # lists; a header naming the backend itself, `backend: NPU`, does not), else the pack's default
 # key; a list under a section of the pack's `op_list_sections` registers its entries on that key
-# with the section's prefix (`autograd:` of a codegen list for XLA: on AutogradXLA). A list counts only when the build or a codegen script names it: a file of BUILD_LANGUAGES
-# of the product holding its file name (its entries are kept apart, as unused, otherwise). A
+# with the section's prefix (`autograd:` of a codegen list for XLA: on AutogradXLA). A list
+# counts only when the build or a codegen script names it: a file of BUILD_LANGUAGES of the
+# product holding its file name (its entries are kept apart, as unused, otherwise). A
 # field in whose name `op_list_template_fields` is found names a template; a path with the
 # extension of code the index reads names a file. When one is not in the tree, the entry's
 # kernel is unresolved; a template that names a CPU fallback function makes the entry's kernel
