@@ -166,14 +166,13 @@ def _is_query(value: str, value_types: Collection[str], queried: Collection[str]
     one of `value_types`, given constants, plain names and such locals. Binding a local to it
     changes nothing; the local is no constant, so a body returning it (or what it computes)
     implements something, but one that only builds a placeholder from it does not."""
-    call = _CALL_OR_METHOD.match(value)
-    closing = _closing(value, call.end()) if call is not None else None
-    if call is None or closing != len(value) - 1:
+    call = _whole_call(value)
+    if call is None:
         return False
     callee = call["callee"]
     if not (_QUERY.match(last_component(callee.replace(" ", ""))) or _names_a_type(callee, value_types)):
         return False
-    arguments = _split_arguments(value[call.end() + 1 : closing])
+    arguments = _split_arguments(value[call.end() + 1 : -1])
     return all(
         argument in queried or _PLAIN_ARGUMENT.fullmatch(argument) or is_constant(argument, value_types)
         for argument in arguments
@@ -182,12 +181,14 @@ def _is_query(value: str, value_types: Collection[str], queried: Collection[str]
 
 def _makes_value(value: str, value_types: Collection[str]) -> bool:
     """`c10::Stream(...)`: the whole of `value` is a value of one of `value_types`."""
+    call = _whole_call(value)
+    return call is not None and _names_a_type(call["callee"], value_types)
+
+
+def _whole_call(value: str) -> re.Match[str] | None:
+    """The call that `value` is, all of it (`f(a, b)`, not `f(a) + 1`): its callee's match."""
     call = _CALL_OR_METHOD.match(value)
-    return (
-        call is not None
-        and _closing(value, call.end()) == len(value) - 1
-        and _names_a_type(call["callee"], value_types)
-    )
+    return call if call is not None and _closing(value, call.end()) == len(value) - 1 else None
 
 
 def _tells_metadata(value: str, rules: StubRules, metadata: Collection[str]) -> bool:
@@ -225,12 +226,9 @@ def _unchanged_tuple(value: str, rules: StubRules, metadata: Collection[str]) ->
 def _is_unchanged(value: str, rules: StubRules) -> bool:
     if value in rules.unchanged:
         return True
-    call = _CALL_OR_METHOD.match(value)
-    closing = _closing(value, call.end()) if call is not None else None
-    return (
-        call is not None
-        and closing == len(value) - 1
-        and any(fnmatchcase(last_component(call["callee"]), pattern) for pattern in rules.allocations)
+    call = _whole_call(value)
+    return call is not None and any(
+        fnmatchcase(last_component(call["callee"]), pattern) for pattern in rules.allocations
     )
 
 

@@ -27,8 +27,8 @@ A skip whose condition is decided when the tests run (`skipIf(not available, ...
 test counted: statically it may run. A skip or filter the test file defines itself is read by its
 body, not by its name: `def onlyOnCPU(fn): return skipIf(<setting>, ...)(fn)` may run the test,
 while one whose body skips unconditionally keeps it off. Everything that names a framework's
-test machinery is pack data (`test_inventory.live`, see `air.scoring.test_inventory.LiveSyntax`). Files are read lexically,
-once each, and only those holding a finding.
+test machinery is pack data (`test_inventory.live`, see `air.scoring.test_inventory.LiveSyntax`).
+Files are read lexically, once each, and only those holding a finding.
 """
 
 from __future__ import annotations
@@ -329,13 +329,9 @@ class LiveTests:
         verdict = self._named_verdicts[last]
         if verdict is not None:
             return verdict
-        unconditional = matches_glob(last, self.live.unconditional_skips)
         if not called:
-            return unconditional
-        first = _first_argument(text, start, last)
-        if first["true"]:
-            return True
-        return unconditional and first.lastgroup in ("none", "string", "keyword")
+            return matches_glob(last, self.live.unconditional_skips)
+        return self._skips_whatever_run(last, _first_argument(text, start, last))
 
     def _unconditional(self, call: re.Match[str], parameters: set[str]) -> bool:
         """Whether `call`, in the body of a skip the file defines, skips whatever the run:
@@ -346,13 +342,16 @@ class LiveTests:
             return False
         first = _first_argument(call.string, call.start(), last)
         forwarded = _IDENTIFIER.match(first.string, first.end())
-        return bool(first["true"]) or (
-            matches_glob(last, self.live.unconditional_skips)
-            and (
-                first.lastgroup in ("none", "string", "keyword")
-                or (forwarded is not None and forwarded.group() in parameters)
-            )
-        )
+        return self._skips_whatever_run(last, first, forwarded is not None and forwarded.group() in parameters)
+
+    def _skips_whatever_run(self, last: str, first: re.Match[str], reason_given: bool = False) -> bool:
+        """Whether a skip named `last`, its arguments beginning as `first` says, skips whatever
+        the run: given a literal `True`, or one of `unconditional_skips` given no condition (no
+        argument, a string, a keyword, or what `reason_given` says is the reason)."""
+        if first["true"]:
+            return True
+        given_no_condition = first.lastgroup in ("none", "string", "keyword") or reason_given
+        return matches_glob(last, self.live.unconditional_skips) and given_no_condition
 
     def _named_verdict(self, last: str) -> bool | None:
         """Whether a skip or filter whose name ends in `last` keeps the test off the device by
