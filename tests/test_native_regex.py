@@ -194,3 +194,16 @@ def test_every_shipped_pattern_finds_what_re_finds_beyond_ascii(monkeypatch):
             assert found == expected_matches(pattern, text), pattern
         checked += 1
     assert checked > 100
+
+
+def test_every_shipped_pattern_that_matches_text_runs_on_pcre2():
+    """A pack pattern left to `re` is searched several times slower: a bounded repeat of a
+    group (`(?:(?!x)[\\s\\S]){0,3000}?`) is copied that often into PCRE2's code and overflows it.
+    Windows are written in lines instead. Only patterns that can match empty text (tests of
+    short captured values) stay with `re`."""
+    on_re = [
+        pattern
+        for pattern, (compiled, _how) in shipped_patterns().items()
+        if compiled._on_pcre2 and parsed(pattern).getwidth()[0] > 0 and compile_native(parsed(pattern)) is None
+    ]
+    assert on_re == []
