@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-LINTED := engine tests benchmarks $(wildcard rulepacks/*/data/*.py frameworks/*/*.py)
+LINTED := engine tests benchmarks $(wildcard rulepacks/*/data/*.py rulepacks/*/probes/*.py frameworks/*/*.py)
 
 .PHONY: run test lint semgrep bench bench-layers clean
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "engine" / "air"
-FLOW = ("source", "index", "graph", "evidence", "pack", "scoring", "report")
+FLOW = ("source", "index", "graph", "evidence", "pack", "runtime", "scoring", "report")
 COMMANDS = frozenset({"cli", "run", "evaluation", "cache", "packtest", "__main__"})
 
 

@@ -13,6 +13,7 @@ import gc
 import json
 import os
 import re
+import shutil
 import sys
 import traceback
 from collections.abc import Iterator
@@ -49,6 +50,7 @@ from air.report.output import is_standard_output, write_atomic
 from air.resources import SCHEMA_FILES
 from air.results import Backend, Report, Source
 from air.run import check_tree
+from air.runtime import DEFAULT_BUDGET, RuntimeOptions
 from air.source.locate import KnownBackend, Located, is_bare_name, locate, path_exists
 from air.versions import is_release
 
@@ -75,7 +77,12 @@ def cli() -> None:
     default=None,
     help="Analyse an installed distribution instead (NAME, or NAME after a package prefix of the framework).",
 )
-@click.option("--python", "python", default=None, help="With --dist: the interpreter whose distributions to search.")
+@click.option(
+    "--python",
+    "python",
+    default=None,
+    help="The interpreter whose distributions --dist searches, and where --runtime runs its probes (default: air's own).",
+)
 @click.option(
     "--sdist",
     "sdist_name",
@@ -115,6 +122,23 @@ def cli() -> None:
     help="The framework release the backend targets (overrides its pins); rows for other releases are N/A.",
 )
 @click.option("--no-cache", is_flag=True, help="Check afresh, without reading or writing the result cache.")
+@click.option(
+    "--runtime", is_flag=True, help="Also run the pack's probes against the installed backend (runs its code)."
+)
+@click.option("--device", default=None, help="With --runtime: the device to probe (default: the one the source names).")
+@click.option(
+    "--import",
+    "module",
+    default=None,
+    help="With --runtime: the module that loads the backend (default: its package, when it imports).",
+)
+@click.option(
+    "--runtime-timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    help="With --runtime: seconds for the whole probe suite; probes left when it runs out are skipped.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 def check_command(
     target: str | None,
@@ -131,14 +155,20 @@ def check_command(
     subdir: str | None,
     framework_version: str | None,
     no_cache: bool,
+    runtime: bool,
+    device: str | None,
+    module: str | None,
+    runtime_timeout: float,
     quiet: bool,
 ) -> None:
     """Evaluate the backend at TARGET (a directory, a git URL with an optional @REF, or the name of
     a known backend) against a rule pack and write its readiness report."""
     if sum(given is not None for given in (target, dist_name, sdist_name)) != 1:
         raise click.UsageError("give one of TARGET, --dist NAME or --sdist NAME")
-    if python is not None and dist_name is None:
-        raise click.UsageError("--python applies only with --dist")
+    if python is not None and dist_name is None and not runtime:
+        raise click.UsageError("--python applies only with --dist or --runtime")
+    if not runtime and (device is not None or module is not None):
+        raise click.UsageError("--device and --import apply only with --runtime")
     if target is not None and path_exists(target) and not Path(target).is_dir():
         raise InputError(f"{target}: not a directory")
     if outputs and len(outputs) != len(formats):
@@ -154,8 +184,9 @@ def check_command(
     gc.disable()
     if framework_version is not None and not is_release(framework_version):
         raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint=VERSION_OPTION)
+    probing = RuntimeOptions(_interpreter(python), device, module, runtime_timeout) if runtime else None
     with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
-        report = _checked(located, pack_name, options, progress, framework_version, no_cache)
+        report = _checked(located, pack_name, options, progress, framework_version, no_cache, probing)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend)
     for fmt, destination in targets:
         render, _suffix = RENDERERS[fmt]
@@ -219,11 +250,34 @@ def _known_backends(framework: str) -> tuple[KnownBackend, ...]:
 
 
 def _checked(
-    located: Located, pack_name: str, options: IndexOptions, progress, framework_version: str | None, no_cache: bool
+    located: Located,
+    pack_name: str,
+    options: IndexOptions,
+    progress,
+    framework_version: str | None,
+    no_cache: bool,
+    runtime: RuntimeOptions | None,
 ) -> Report:
     return check_tree(
-        located.root, pack_name, options, progress, located.provenance, framework_version, use_cache=not no_cache
+        located.root,
+        pack_name,
+        options,
+        progress,
+        located.provenance,
+        framework_version,
+        use_cache=not no_cache,
+        runtime=runtime,
     )
+
+
+def _interpreter(python: str | None) -> str:
+    """The interpreter --runtime probes: `python` as a path or a command on PATH, else this one."""
+    if python is None:
+        return sys.executable
+    found = shutil.which(python)
+    if found is None:
+        raise InputError(f"--python {python}: no such interpreter")
+    return found
 
 
 def _default_targets(formats: tuple[str, ...], backend: Backend) -> list[tuple[str, Path]]:

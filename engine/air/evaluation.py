@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 
 from air import __version__
+from air.errors import InputError
 from air.evidence import Evaluator
 from air.evidence.base import Clause, Context
 from air.graph.live_tests import LiveTests
@@ -34,15 +35,19 @@ from air.results import (
     QuickReferenceEntry,
     Report,
     RowResult,
+    RuntimeRun,
     Source,
     Usage,
     report_date,
 )
 from air.run import Progress
+from air.runtime import RuntimeOptions
+from air.runtime.supervisor import ProbeRequest, run_probes
 from air.scoring.backend import describe_backend, extended_packages
 from air.scoring.formula import score
 from air.scoring.operators import operator_coverage
 from air.scoring.paths import detect_path
+from air.scoring.probes import with_probes
 from air.scoring.rows import Setting, evaluate_row
 from air.scoring.test_inventory import test_inventory
 from air.scoring.upstream import backend_names, find_candidates
@@ -66,7 +71,13 @@ class Evaluation:
         self.absent = AbsentCode.of(index, pack.framework.vendoring)
 
     def report(
-        self, root: Path, say: Progress, source: Source | None, started: float, framework_version: str | None
+        self,
+        root: Path,
+        say: Progress,
+        source: Source | None,
+        started: float,
+        framework_version: str | None,
+        runtime: RuntimeOptions | None = None,
     ) -> Report:
         pack, index, evaluator = self.pack, self.index, self.evaluator
         test_syntax = pack.test_syntax
@@ -86,8 +97,10 @@ class Evaluation:
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
-        result = score(pack.framework.sections, rows)
         say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
+        probed = _probed(pack, evaluator, runtime, rows, backend.name, say) if runtime else None
+        rows = with_probes(rows, probed.probes) if probed else rows
+        result = score(pack.framework.sections, rows)
         return Report(
             tool_version=__version__,
             date=report_date(),
@@ -112,6 +125,7 @@ class Evaluation:
             operators=operators,
             tests=tests,
             upstream=upstream,
+            runtime=probed,
         )
 
     def _identified(self, identified: Callable[[], Identity]) -> Identity:
@@ -127,6 +141,25 @@ class Evaluation:
             identity = identified()
             self.evaluator.context.device_names = device_names(self.pack, self.evaluator)
             return identity
+
+
+def _probed(
+    pack: Pack, evaluator: Evaluator, runtime: RuntimeOptions, rows: tuple[RowResult, ...], package: str, say: Progress
+) -> RuntimeRun:
+    """Run the pack's probes for the rows that apply, on the device `runtime` names or else the
+    one the source registers."""
+    session = pack.framework.probe_session
+    if pack.probes is None or session is None:
+        raise InputError(f"--runtime: pack {pack.id} has no probes")
+    applying = {row.id for row in rows if row.outcome != "not_applicable"}
+    probes = [probe for probe in pack.probes.probes if set(probe.rows) & applying]
+    device = runtime.device or next(iter(device_names(pack, evaluator)), None)
+    if device is None:
+        raise InputError("--runtime: the source names no device; give --device NAME")
+    say(f"runtime: {len(probes)} probes on device {device!r} in {runtime.python}")
+    options = {"device": device, "import": runtime.module, "package": package}
+    environment, results = run_probes(ProbeRequest(runtime.python, session, options, runtime.budget), probes, say)
+    return RuntimeRun(runtime.python, device, tuple(sorted(environment.items())), tuple(results))
 
 
 def _clauses(pack: Pack) -> list[Clause]:

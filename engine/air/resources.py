@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture", "backends")  # schemas/<name>.schema.json
+SCHEMA_FILES = ("row", "pack", "framework", "report", "fixture", "backends", "probes")  # schemas/<name>.schema.json
 
 
 @cache

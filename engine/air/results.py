@@ -10,7 +10,8 @@ from typing import Literal
 SCHEMA_VERSION = "1.0"
 
 Outcome = Literal["scored", "not_applicable", "unknown"]
-Trust = Literal["verified", "source", "tests", "declared"]
+Trust = Literal["verified", "refuted", "source", "tests", "declared"]  # verified/refuted: by a runtime probe
+ProbeOutcome = Literal["verified", "refuted", "error", "skipped"]
 Usage = Literal["used", "unused", "not_applicable", "unknown"]
 
 
@@ -37,6 +38,7 @@ class RowResult:
     evidence: tuple[Finding, ...]
     remediation: str
     docs: tuple[str, ...]
+    runtime: ProbeOutcome | None = None  # what the probes that decide the row showed, when any ran
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,30 @@ class UpstreamCandidate:
 
 
 @dataclass(frozen=True)
+class ProbeResult:
+    """What one runtime probe showed: `verified` (it passed), `refuted` (it failed), `error` (it
+    hung or ended the interpreter), or `skipped` (it could not run; never credit)."""
+
+    id: str
+    title: str
+    rows: tuple[str, ...]
+    outcome: ProbeOutcome
+    detail: str  # what it returned, why it failed or was skipped
+    path: str  # its module, as <pack id>/<path in the pack>
+    line: int  # where it failed; else its definition
+
+
+@dataclass(frozen=True)
+class RuntimeRun:
+    """The probes `--runtime` ran, and the environment they ran in."""
+
+    python: str  # the probed interpreter
+    device: str
+    environment: tuple[tuple[str, str], ...]  # (fact, value): versions of Python, the framework, the backend
+    probes: tuple[ProbeResult, ...]
+
+
+@dataclass(frozen=True)
 class Report:
     tool_version: str
     date: str  # ISO date, pinned by SOURCE_DATE_EPOCH
@@ -238,6 +264,7 @@ class Report:
     operators: OperatorCoverage | None = None
     tests: TestInventory | None = None
     upstream: tuple[UpstreamCandidate, ...] | None = None  # None when the pack declares no detectors
+    runtime: RuntimeRun | None = None  # None unless the check ran its probes (--runtime)
     schema_version: str = SCHEMA_VERSION
 
 

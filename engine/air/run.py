@@ -23,6 +23,7 @@ from air.source.provenance import local_source
 if TYPE_CHECKING:
     from air.evaluation import Evaluation
     from air.pack.load import Pack
+    from air.runtime import RuntimeOptions
 
 Progress = Callable[[str], None]
 FROM_THE_CACHE = "unchanged since it was last checked with this pack: report from the cache"
@@ -54,16 +55,18 @@ def check_tree(
     provenance: Callable[[], Source] | None = None,
     framework_version: str | None = None,
     use_cache: bool = True,
+    runtime: RuntimeOptions | None = None,
 ) -> Report:
     """`check` with the pack named `pack_name`, answered from the result cache when the tree
     and the pack are unchanged since they were last checked together (see `air.cache`; the
-    pack is then not even loaded), unless `use_cache` is off. The check's worker processes
+    pack is then not even loaded), unless `use_cache` is off or the check runs probes
+    (`runtime`: what they show depends on the environment, not the tree). The check's worker processes
     start reading the tree's code while the pack loads. `provenance` says where the code came
     from (by default, its git facts); it is asked once, when the cache is first looked up. A tree
     that looks as it did when last read (see `air.source.snapshot`) is not read again."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
-    fingerprint = pack_fingerprint(pack_dir) if use_cache else None
+    fingerprint = pack_fingerprint(pack_dir) if use_cache and runtime is None else None
     # part of the key: the same files at another commit report it
     source = functools.cache(provenance or functools.partial(local_source, root))
     tree = snapshot.snapshot_name(root, repr((fingerprint, options))) if fingerprint else None
@@ -92,7 +95,7 @@ def check_tree(
     )  # a broken pack fails here
     for line in lines:
         say(line)
-    report = evaluation.report(root, say, source(), started, framework_version)
+    report = evaluation.report(root, say, source(), started, framework_version, runtime)
     note = cache.store(key, report) if key and not _cut_short(report) else None
     if note:
         say(note)

@@ -122,6 +122,7 @@ class Framework:
     terms: Terms = Terms()
     release_declarations: tuple[ReleaseDeclaration, ...] = ()  # strongest first
     native_modules: tuple[str, ...] = ()  # globs of the last component of a compiled extension module's name
+    probe_session: Path | None = None  # the module that starts a probe run (see `air.runtime`)
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -150,7 +151,7 @@ def load_framework(name: str) -> Framework:
             merged[key], origins[key] = value, part
     combined = _Combined(document.source, merged, origins)
     validate_document(combined, "framework")
-    return _build(combined)
+    return _build(combined, directory)
 
 
 class _Combined(YamlDocument):
@@ -165,8 +166,11 @@ class _Combined(YamlDocument):
         return (origin or YamlDocument(self.source, self.data, {})).error(path, message)
 
 
-def _build(document: _Combined) -> Framework:
+def _build(document: _Combined, directory: Path) -> Framework:
     data = document.data
+    session = directory / data["probe_session"] if "probe_session" in data else None
+    if session is not None and not session.is_file():
+        raise document.error(("probe_session",), f"no module {data['probe_session']!r} in {directory}")
     for name, clause in data.get("signals", {}).items():
         check_clause(document, ("signals", name), clause, operators=None)
     signals = {name: clause_from_data(name, clause) for name, clause in data.get("signals", {}).items()}
@@ -217,6 +221,7 @@ def _build(document: _Combined) -> Framework:
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
         release_declarations=_release_declarations(document),
         native_modules=tuple(data.get("native_modules", ())),
+        probe_session=session,
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
             virtuals={

@@ -30,6 +30,7 @@ from air.graph.test_syntax import TestSyntax
 from air.pack.conditions import Node, measured_names
 from air.pack.families import expand_families
 from air.pack.framework import Framework, load_framework
+from air.pack.probes import ProbeSuite, load_probes
 from air.pack.schemas import defined_properties, validate_document
 from air.pack.shipped import DEFAULT_FIXTURES, Refused, extended_pack, is_within, resolve_pack
 from air.pack.validation import check_clause, checked_condition, checked_pattern
@@ -130,6 +131,7 @@ class Pack:
     overridden: dict[str, frozenset[str]] = field(default_factory=dict)  # row id: the fields `overrides` changes
     row_data: dict[str, dict] = field(default_factory=dict, repr=False)  # every row as written, families expanded
     redirects: dict[str, str] = field(default_factory=dict)  # an id rows no longer have: the row that has it now
+    probes: ProbeSuite | None = None  # run by `air check --runtime`
 
     def resolved(self, row_id: str) -> str:
         """The id of the row `row_id` names: itself, or the id it was renamed to."""
@@ -198,7 +200,11 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     built = {**own, **{row_id: (row, data) for row_id, (row, data, _) in overridden.items()}}
     rows = {**({row.id: row for row in parent.rows} if parent else {}), **{i: row for i, (row, _) in built.items()}}
     _check_quick_reference(framework, rows)
+    redirects = _redirects(header, parent, set(rows))
+    probes = _probes(header, directory, meta["id"], framework, set(rows), redirects) if "probes" in meta else None
+    probes = probes or (parent.probes if parent else None)
     digest_parts = [meta, framework.data, *(document.data for document in documents)]
+    digest_parts += [probes.digest] if probes else []
     return Pack(
         id=meta["id"],
         version=meta["version"],
@@ -222,8 +228,20 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         own_rows=frozenset(own),
         overridden={row_id: frozenset(fields) for row_id, (_, _, fields) in overridden.items()},
         row_data={**(parent.row_data if parent else {}), **{i: data for i, (_, data) in built.items()}},
-        redirects=_redirects(header, parent, set(rows)),
+        redirects=redirects,
+        probes=probes,
     )
+
+
+def _probes(
+    header: YamlDocument, directory: Path, pack_id: str, framework: Framework, rows: set[str], redirects: dict[str, str]
+) -> ProbeSuite:
+    if framework.probe_session is None:
+        raise header.error(("probes",), f"framework {framework.id!r} names no probe session to run probes in")
+    file = _path_in_pack(header, ("probes",), directory, header.data["probes"])
+    if not file.is_file():
+        raise header.error(("probes",), f"{header.data['probes']!r}: no such file in the pack")
+    return load_probes(file, directory, pack_id, rows, redirects)
 
 
 def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names) -> dict[str, tuple[Row, dict]]:

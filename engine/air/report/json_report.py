@@ -44,7 +44,14 @@ def to_dict(report: Report) -> dict[str, Any]:
         "operators": _plain(report.operators),
         "tests": _plain(report.tests),
         "upstream": _plain(report.upstream),
+        "runtime": _runtime_to_dict(report),
     }
+
+
+def _runtime_to_dict(report: Report) -> dict[str, Any] | None:
+    if report.runtime is None:
+        return None
+    return {**_plain(report.runtime), "environment": dict(report.runtime.environment)}
 
 
 def from_dict(data: dict[str, Any]) -> Report:
@@ -57,6 +64,8 @@ def from_dict(data: dict[str, Any]) -> Report:
         "skipped_files": [[item["path"], item["reason"]] for item in data["index"]["skipped_files"]],
         **{key: [[item["path"], item["reason"]] for item in data["index"][key]] for key in _DIRECTORY_LISTS},
     }
+    if data.get("runtime"):
+        fields_data["runtime"] = {**data["runtime"], "environment": sorted(data["runtime"]["environment"].items())}
     return _converter(Report)(fields_data)
 
 

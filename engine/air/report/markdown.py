@@ -8,6 +8,7 @@ the report (see `air.printable`). Numbers are shown with one decimal.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from air.printable import printable
@@ -20,9 +21,11 @@ from air.results import (
     Outcome,
     PackInfo,
     PathSignal,
+    ProbeOutcome,
     QuickReferenceEntry,
     Report,
     RowResult,
+    RuntimeRun,
     SectionResult,
     Source,
     TestInventory,
@@ -43,6 +46,8 @@ _EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _BACKTICK_RUNS = re.compile(r"`+")
 _POINTS = {2: "2", 1: "1", 0: "0"}
 _STATUS = {2: "✅ 2", 1: "◐ 1", 0: "❌ 0"}
+_PROBE_OUTCOMES: tuple[ProbeOutcome, ...] = ("verified", "refuted", "error", "skipped")
+_PROBE_STATUS = {"verified": "✅ verified", "refuted": "❌ refuted", "error": "💥 error", "skipped": "skipped"}
 _USAGE = {"used": "✅ used", "unused": "❌ not used", "not_applicable": "N/A", "unknown": "unknown"}
 
 
@@ -54,6 +59,7 @@ def render_markdown(report: Report) -> str:
         *_section_scores(report),
         *_upstream_candidates(report.upstream),
         *_source_discovery(report),
+        *_runtime(report.runtime),
         *_checklist(report),
         *_operators(report.operators, report.pack),
         *_test_inventory(report.tests),
@@ -63,7 +69,7 @@ def render_markdown(report: Report) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-# --- the eight parts, in order ------------------------------------------------
+# --- the parts, in order ------------------------------------------------
 
 
 def _title(report: Report) -> list[str]:
@@ -168,6 +174,26 @@ def _source_discovery(report: Report) -> list[str]:
     else:
         blocks.append("No path signal fired.")
     return blocks
+
+
+def _runtime(run: RuntimeRun | None) -> list[str]:
+    if run is None:
+        return []
+    counts = Counter(probe.outcome for probe in run.probes)
+    facts = [f"Probed interpreter: {_code(run.python)}", f"Device: {_code(run.device)}"]
+    facts += [f"{_capitalized(fact)}: {_text(value)}" for fact, value in run.environment if fact != "device"]
+    facts.append(", ".join(f"{counts[outcome]} {outcome}" for outcome in _PROBE_OUTCOMES if counts[outcome]))
+    rows = [
+        (
+            _code(probe.id),
+            _text(probe.title),
+            _PROBE_STATUS[probe.outcome],
+            _code(f"{probe.path}:{probe.line}"),
+            _text(probe.detail) or NONE,
+        )
+        for probe in run.probes
+    ]
+    return ["## Runtime probes", _bullets(facts), _table(("Probe", "Shows", "Outcome", "Where", "Detail"), rows)]
 
 
 def _checklist(report: Report) -> list[str]:
@@ -369,7 +395,7 @@ def _finding(finding: Finding) -> str:
     snippet = _truncate(_one_line(finding.snippet))
     if snippet:
         shown += f" {_code(snippet)}"
-    return f"{shown} (tests)" if finding.trust == "tests" else shown
+    return f"{shown} ({finding.trust})" if finding.trust in ("tests", "verified", "refuted") else shown
 
 
 def _location(finding: Finding) -> str:
