@@ -1,0 +1,197 @@
+"""`air check --runtime`: the shipped pack's probes run against a real installation of the
+framework (the test environment's, on its built-in `cpu` device, which needs no build), and
+the rows they decide score by what happened. A plain check runs nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from air.report.json_report import from_dict
+from air.results import Finding, ProbeResult, RowResult
+from air.scoring.probes import with_probes
+from helpers.cli import air
+from helpers.packs import TINY_HEADER, TINY_ROWS, write_pack
+from helpers.paths import REPO_ROOT
+from helpers.reports import REPORT_VALIDATOR
+
+TOY = REPO_ROOT / "examples" / "torch_toy"
+PROBES = REPO_ROOT / "rulepacks" / "pytorch-2.x" / "probes"
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    """The toy backend checked with its probes on the CPU, and checked statically."""
+    work = tmp_path_factory.mktemp("runtime")
+    done = air(
+        "check",
+        "--runtime",
+        "--device",
+        "cpu",
+        "--format",
+        "json",
+        "--output",
+        "probed.json",
+        "--format",
+        "markdown",
+        "--output",
+        "probed.md",
+        str(TOY),
+        cwd=work,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    static = air("check", "--no-cache", "--format", "json", "--output", "static.json", str(TOY), cwd=work)
+    assert static.returncode == 0, static.stderr
+    return work, json.loads((work / "probed.json").read_text()), json.loads((work / "static.json").read_text())
+
+
+def row(report: dict, row_id: str) -> dict:
+    return next(row for row in report["rows"] if row["id"] == row_id)
+
+
+def definition_line(module: str, function: str) -> int:
+    return (PROBES / module).read_text().splitlines().index(f"def {function}(ctx):") + 1
+
+
+def test_the_report_names_the_probed_environment(probed):
+    _work, report, _static = probed
+    runtime = report["runtime"]
+    assert runtime["python"] == sys.executable and runtime["device"] == "cpu"
+    assert runtime["environment"]["torch"].startswith("2.13.0")
+    assert runtime["environment"]["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert len(runtime["probes"]) == len(
+        [line for line in (PROBES / "probes.yaml").read_text().splitlines() if "- {id:" in line]
+    )
+    REPORT_VALIDATOR.validate(report)
+
+
+def test_a_passing_probe_proves_a_runtime_row(probed):
+    _work, report, static = probed
+    assert row(static, "autograd-accumulate")["points"] == 0  # the toy's source shows no kernels it could run on
+    accumulated = row(report, "autograd-accumulate")
+    assert (accumulated["points"], accumulated["runtime"]) == (2, "verified")
+    proof = accumulated["evidence"][0]
+    assert (proof["path"], proof["line"], proof["trust"]) == (
+        "pytorch-2.x/probes/autograd.py",
+        definition_line("autograd.py", "accumulate"),
+        "verified",
+    )
+    assert "x.grad == 4" in proof["snippet"]
+
+
+def test_a_failing_probe_refutes_what_the_source_claims(probed):
+    _work, report, static = probed
+    assert row(static, "mem-allocated-api")["points"] == 2  # the toy's module defines memory_allocated
+    refuted = row(report, "mem-allocated-api")
+    assert (refuted["points"], refuted["runtime"]) == (0, "refuted")
+    assert refuted["reason"].startswith("registered but fails at runtime: probe memory-allocated: AssertionError")
+    assert refuted["evidence"][0]["trust"] == "refuted"
+
+
+def test_a_skipped_probe_gives_nothing(probed):
+    _work, report, static = probed
+    skipped = row(report, "device-multi-index")
+    assert skipped["runtime"] == "skipped"
+    assert (skipped["outcome"], skipped["points"]) == (
+        row(static, "device-multi-index")["outcome"],
+        row(static, "device-multi-index")["points"],
+    )
+    assert "probe multi-index skipped (torch.cpu.device_count() == 1: needs two devices)" in skipped["reason"]
+
+
+def test_the_markdown_report_lists_every_probe(probed):
+    work, report, _static = probed
+    markdown = (work / "probed.md").read_text()
+    assert "## Runtime probes" in markdown
+    assert all(f"| `{probe['id']}` |" in markdown for probe in report["runtime"]["probes"])
+
+
+def test_the_runtime_report_reads_back(probed):
+    _work, report, _static = probed
+    assert from_dict(report).runtime.device == "cpu"
+
+
+def test_probes_leave_nothing_in_the_working_directory(probed):
+    work, _report, _static = probed
+    assert sorted(path.name for path in work.iterdir()) == ["probed.json", "probed.md", "static.json"]
+
+
+def test_a_plain_check_runs_no_probe(probed):
+    _work, _report, static = probed
+    assert static["runtime"] is None
+    assert all(row["runtime"] is None for row in static["rows"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--device", "cpu"], "--device and --import apply only with --runtime"),
+        (
+            ["--runtime", "--device", "cpu", "--python", "/no/such/python"],
+            "--python /no/such/python: no such interpreter",
+        ),
+        (["--runtime", "--device", "cpu", "--import", "no_such_backend_module"], "ModuleNotFoundError"),
+        (["--runtime", "--device", "no_such_device"], "failed: RuntimeError"),
+    ],
+)
+def test_runtime_errors_are_one_line_with_exit_code_2(tmp_path, arguments, message):
+    done = air("check", *arguments, str(TOY), cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr.strip().splitlines()[-1]
+
+
+def test_runtime_with_a_pack_without_probes_is_an_error(tmp_path):
+    pack = write_pack(tmp_path, TINY_HEADER, TINY_ROWS)
+    done = air("check", "--runtime", "--device", "cpu", "--pack", str(pack), str(TOY), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--runtime: pack tiny has no probes" in done.stderr
+
+
+ROW = RowResult(
+    "r", "1.1", "s", "t", 1, (), "scored", 1, "static reason", (Finding("a.py", 3, "x", "source"),), "fix", ()
+)
+
+
+def probe_result(outcome, rows=("r",)) -> ProbeResult:
+    return ProbeResult("p", "it works", rows, outcome, "detail", "pack/probes/m.py", 7)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "points", "reason"),
+    [
+        ("verified", 2, "verified at runtime: probe p: it works"),
+        ("refuted", 0, "registered but fails at runtime: probe p: detail"),
+        ("error", 0, "registered but hangs or crashes at runtime: probe p: detail"),
+        ("skipped", 1, "static reason; probe p skipped (detail)"),
+    ],
+)
+def test_a_row_scores_by_its_probes(outcome, points, reason):
+    [merged] = with_probes([ROW], [probe_result(outcome)])
+    assert (merged.points, merged.reason, merged.runtime) == (points, reason, outcome)
+    proofs = [finding for finding in merged.evidence if finding.path == "pack/probes/m.py"]
+    assert proofs == (
+        []
+        if outcome == "skipped"
+        else [
+            Finding(
+                "pack/probes/m.py", 7, "it works: detail", "verified" if outcome == "verified" else "refuted", "probe p"
+            )
+        ]
+    )
+
+
+def test_a_row_the_source_did_not_claim_just_fails_and_one_that_does_not_apply_stays_n_a():
+    unclaimed = RowResult("r", "1.1", "s", "t", 1, (), "unknown", None, "", (), "fix", ())
+    [failed] = with_probes([unclaimed], [probe_result("refuted")])
+    assert (failed.outcome, failed.points, failed.reason) == ("scored", 0, "fails at runtime: probe p: detail")
+    off = RowResult("r", "1.1", "s", "t", 1, ("fork",), "not_applicable", None, "off route", (), "fix", ())
+    assert with_probes([off], [probe_result("verified")]) == (off,)
+
+
+def test_one_failing_probe_of_a_row_outweighs_one_that_passes():
+    [merged] = with_probes(
+        [ROW], [probe_result("verified"), ProbeResult("q", "other", ("r",), "refuted", "broke", "m.py", 2)]
+    )
+    assert (merged.points, merged.runtime) == (0, "refuted")
