@@ -1,7 +1,7 @@
 """`air check --runtime` against a real PrivateUse1 backend: the toy device of
 tests/runtime_backend, built here with torch.utils.cpp_extension (and kept between runs, keyed
 by its source and the torch release). It works in part, lacks features and is broken on
-purpose, so that every runtime outcome shows: verified, refuted (a sum off by 1e-3), error (a
+purpose, so that every runtime outcome shows: verified, refuted (a sum off by 1e-2), error (a
 function that aborts the process, one that never returns) and skipped."""
 
 from __future__ import annotations
@@ -72,7 +72,18 @@ def checked(extension, tmp_path_factory):
         "probes: probes/probes.yaml\n"
     )
     environment = {"TOY_DEVICE_EXTENSION": str(extension), "PYTHONPATH": str(BACKEND)}
-    arguments = ["--pack", str(pack), "--import", "toy_device", "--format", "json", "--output", "toy.json"]
+    arguments = [
+        "--pack",
+        str(pack),
+        "--import",
+        "toy_device",
+        "--ops",
+        "add",
+        "--format",
+        "json",
+        "--output",
+        "toy.json",
+    ]
     done = air("check", "--runtime", *arguments, str(BACKEND), cwd=work, env=environment, timeout=900)
     assert done.returncode == 0, done.stderr
     report = json.loads((work / "toy.json").read_text())
@@ -104,6 +115,14 @@ def test_a_wrong_result_is_refuted_at_the_line_that_checks_it(checked):
     source = (SHIPPED_PROBES / "numerics.py").read_text().splitlines()
     assert "raise AssertionError" in source[wrong["line"] - 1]
     assert row(report, "numerics-fp32-atol")["points"] == 0
+
+
+def test_the_operator_sweep_finds_the_wrong_sum_in_every_float_dtype(checked):
+    report, probes = checked
+    sweep = probes["opinfo-sweep"]
+    outcomes = {dtype: outcome for _name, dtype, outcome, _detail in sweep["matrix"]}
+    assert outcomes["float32"] == outcomes["float64"] == "mismatch"
+    assert sweep["outcome"] == "refuted" and row(report, "test-opinfo")["points"] == 0
 
 
 def test_a_function_that_aborts_is_an_error_and_the_suite_goes_on(checked):

@@ -18,6 +18,7 @@ from helpers.reports import REPORT_VALIDATOR
 
 TOY = REPO_ROOT / "examples" / "torch_toy"
 PROBES = REPO_ROOT / "rulepacks" / "pytorch-2.x" / "probes"
+SWEPT = "[ab]*"  # the operators swept: those whose names start with a or b
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +30,8 @@ def probed(tmp_path_factory):
         "--runtime",
         "--device",
         "cpu",
+        "--ops",
+        SWEPT,
         "--format",
         "json",
         "--output",
@@ -101,11 +104,25 @@ def test_a_skipped_probe_gives_nothing(probed):
     assert "probe multi-index skipped (torch.cpu.device_count() == 1: needs two devices)" in skipped["reason"]
 
 
+def test_the_operator_sweep_measures_each_op_and_dtype_the_opinfo_declares(probed):
+    _work, report, _static = probed
+    sweep = next(probe for probe in report["runtime"]["probes"] if probe["id"] == "opinfo-sweep")
+    names = {name for name, _dtype, _outcome, _detail in sweep["matrix"]}
+    assert {"abs", "add", "addmm", "bmm"} <= names and all(name[0] in "ab" for name in names)
+    assert ["add", "float32", "pass", ""] in sweep["matrix"]
+    outcomes = {outcome for _name, _dtype, outcome, _detail in sweep["matrix"]}
+    assert outcomes == {"pass", "skipped"}  # the CPU against itself, random outputs aside
+    assert ["bernoulli", "float32", "skipped", "the OpInfo skips its comparison with the CPU"] in sweep["matrix"]
+    assert sweep["outcome"] == "verified" and row(report, "test-opinfo")["points"] == 2
+    assert sweep["detail"].startswith(f"{len(sweep['matrix'])} (op, dtype) pairs: ")
+
+
 def test_the_markdown_report_lists_every_probe(probed):
     work, report, _static = probed
     markdown = (work / "probed.md").read_text()
     assert "## Runtime probes" in markdown
     assert all(f"| `{probe['id']}` |" in markdown for probe in report["runtime"]["probes"])
+    assert "### `opinfo-sweep`: " in markdown and "| `float32` | " in markdown
 
 
 def test_the_runtime_report_reads_back(probed):
@@ -127,7 +144,7 @@ def test_a_plain_check_runs_no_probe(probed):
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--device", "cpu"], "--device and --import apply only with --runtime"),
+        (["--device", "cpu"], "--device, --import and --ops apply only with --runtime"),
         (
             ["--runtime", "--device", "cpu", "--python", "/no/such/python"],
             "--python /no/such/python: no such interpreter",

@@ -60,6 +60,10 @@ def prints(ctx):
     os.write(1, b"written straight to descriptor 1\\n")
     return "printed"
 
+def measures(ctx):
+    matrix = [["add", "float32", "pass", ""], ["mul", "float32", "mismatch", "largest difference 0.1"], ["bad"], "worse"]
+    return {"detail": "1 of 2 pass", "matrix": matrix, "passed": False}
+
 def writes(ctx):
     with open("left-behind.txt", "w") as handle:
         handle.write("x")
@@ -148,6 +152,13 @@ def test_what_a_probe_prints_is_not_taken_for_an_event(suite):
     _environment, results, _said = run(suite, ["prints", "fails"])
     assert (results["prints"].outcome, results["prints"].detail) == ("verified", "printed")
     assert results["fails"].outcome == "refuted"
+
+
+def test_a_probe_that_measures_many_things_sends_its_matrix(suite):
+    _environment, results, _said = run(suite, ["measures"])
+    measured = results["measures"]
+    assert (measured.outcome, measured.detail) == ("refuted", "1 of 2 pass")
+    assert measured.matrix == (("add", "float32", "pass", ""), ("mul", "float32", "mismatch", "largest difference 0.1"))
 
 
 def test_nothing_a_probe_writes_is_left_behind(suite, tmp_path_factory, monkeypatch):

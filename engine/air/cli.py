@@ -50,7 +50,7 @@ from air.report.output import is_standard_output, write_atomic
 from air.resources import SCHEMA_FILES
 from air.results import Backend, Report, Source
 from air.run import check_tree
-from air.runtime import DEFAULT_BUDGET, RuntimeOptions
+from air.runtime import DEFAULT_BUDGET, DEFAULT_OPS_BUDGET, MAX_OPS_BUDGET, RuntimeOptions
 from air.source.locate import KnownBackend, Located, is_bare_name, locate, path_exists
 from air.versions import is_release
 
@@ -139,6 +139,14 @@ def cli() -> None:
     show_default=True,
     help="With --runtime: seconds for the whole probe suite; probes left when it runs out are skipped.",
 )
+@click.option("--ops", "ops", default=None, help="With --runtime: the operators to sweep (a glob of their names).")
+@click.option(
+    "--ops-budget",
+    type=click.FloatRange(min=1, max=MAX_OPS_BUDGET),
+    default=DEFAULT_OPS_BUDGET,
+    show_default=True,
+    help="With --runtime: seconds for the sweep of the operators; those left are reported as not run.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 def check_command(
     target: str | None,
@@ -159,6 +167,8 @@ def check_command(
     device: str | None,
     module: str | None,
     runtime_timeout: float,
+    ops: str | None,
+    ops_budget: float,
     quiet: bool,
 ) -> None:
     """Evaluate the backend at TARGET (a directory, a git URL with an optional @REF, or the name of
@@ -167,8 +177,8 @@ def check_command(
         raise click.UsageError("give one of TARGET, --dist NAME or --sdist NAME")
     if python is not None and dist_name is None and not runtime:
         raise click.UsageError("--python applies only with --dist or --runtime")
-    if not runtime and (device is not None or module is not None):
-        raise click.UsageError("--device and --import apply only with --runtime")
+    if not runtime and (device is not None or module is not None or ops is not None):
+        raise click.UsageError("--device, --import and --ops apply only with --runtime")
     if target is not None and path_exists(target) and not Path(target).is_dir():
         raise InputError(f"{target}: not a directory")
     if outputs and len(outputs) != len(formats):
@@ -184,7 +194,9 @@ def check_command(
     gc.disable()
     if framework_version is not None and not is_release(framework_version):
         raise click.BadParameter(f"not a release number: {framework_version!r}", param_hint=VERSION_OPTION)
-    probing = RuntimeOptions(_interpreter(python), device, module, runtime_timeout) if runtime else None
+    probing = (
+        RuntimeOptions(_interpreter(python), device, module, runtime_timeout, ops, ops_budget) if runtime else None
+    )
     with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
         report = _checked(located, pack_name, options, progress, framework_version, no_cache, probing)
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend)

@@ -157,7 +157,13 @@ def _probed(
     if device is None:
         raise InputError("--runtime: the source names no device; give --device NAME")
     say(f"runtime: {len(probes)} probes on device {device!r} in {runtime.python}")
-    options = {"device": device, "import": runtime.module, "package": package}
+    options = {
+        "device": device,
+        "import": runtime.module,
+        "package": package,
+        "ops": runtime.ops,
+        "ops_budget": str(runtime.ops_budget),
+    }
     environment, results = run_probes(ProbeRequest(runtime.python, session, options, runtime.budget), probes, say)
     return RuntimeRun(runtime.python, device, tuple(sorted(environment.items())), tuple(results))
 

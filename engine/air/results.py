@@ -235,6 +235,7 @@ class ProbeResult:
     detail: str  # what it returned, why it failed or was skipped
     path: str  # its module, as <pack id>/<path in the pack>
     line: int  # where it failed; else its definition
+    matrix: tuple[tuple[str, str, str, str], ...] = ()  # what a sweep measured: (name, variant, outcome, detail)
 
 
 @dataclass(frozen=True)

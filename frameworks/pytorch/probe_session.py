@@ -19,12 +19,14 @@ from typing import Any
 @dataclass
 class Context:
     """What a probe is given: torch, the device to probe (`device`, e.g. "npu" or "npu:0"), its
-    type, and the module torch binds for that type (`torch.npu`), None when there is none."""
+    type, the module torch binds for that type (`torch.npu`, None when there is none), and the
+    options the check was given (`ops`, `ops_budget`)."""
 
     torch: Any
     device: str
     type: str
     module: ModuleType | None
+    options: dict[str, str | None]
 
 
 def start(options: dict[str, str | None]) -> tuple[Context, dict[str, str]]:
@@ -45,7 +47,7 @@ def start(options: dict[str, str | None]) -> tuple[Context, dict[str, str]]:
     }
     if backend is not None:
         environment["backend"] = f"{backend.__name__} {_version(backend)}"
-    return Context(torch, device, kind, getattr(torch, kind, None)), environment
+    return Context(torch, device, kind, getattr(torch, kind, None), options), environment
 
 
 def _imported(package: str | None) -> ModuleType | None:

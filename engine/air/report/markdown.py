@@ -22,6 +22,7 @@ from air.results import (
     PackInfo,
     PathSignal,
     ProbeOutcome,
+    ProbeResult,
     QuickReferenceEntry,
     Report,
     RowResult,
@@ -33,6 +34,7 @@ from air.results import (
 )
 
 MAX_GAPS = 10
+MAX_MATRIX_FAILURES = 30
 MAX_SKIP_REASONS = 25
 MAX_FINDINGS = 3
 MAX_SNIPPET = 80
@@ -193,7 +195,39 @@ def _runtime(run: RuntimeRun | None) -> list[str]:
         )
         for probe in run.probes
     ]
-    return ["## Runtime probes", _bullets(facts), _table(("Probe", "Shows", "Outcome", "Where", "Detail"), rows)]
+    blocks = ["## Runtime probes", _bullets(facts), _table(("Probe", "Shows", "Outcome", "Where", "Detail"), rows)]
+    for probe in run.probes:
+        if probe.matrix:
+            blocks += _matrix(probe)
+    return blocks
+
+
+def _matrix(probe: ProbeResult) -> list[str]:
+    """A sweep's matrix in brief: each variant (a dtype) with how many names (operators) had
+    each outcome, then the first entries that did not pass; the JSON report has them all."""
+    outcomes = sorted({outcome for _name, _variant, outcome, _detail in probe.matrix})
+    by_variant: dict[str, Counter[str]] = {}
+    for _name, variant, outcome, _detail in probe.matrix:
+        by_variant.setdefault(variant, Counter())[outcome] += 1
+    counts = [
+        (_code(variant), *(str(tally[outcome]) for outcome in outcomes))
+        for variant, tally in sorted(by_variant.items())
+    ]
+    failing = [entry for entry in probe.matrix if entry[2] not in ("pass", "not run")]
+    shown = [
+        (_code(name), _code(variant), _text(outcome), _text(detail) or NONE)
+        for name, variant, outcome, detail in failing[:MAX_MATRIX_FAILURES]
+    ]
+    blocks = [
+        f"### {_code(probe.id)}: {len(probe.matrix)} measured",
+        _table(("Variant", *map(_text, outcomes)), counts),
+    ]
+    if shown:
+        more = len(failing) - len(shown)
+        blocks += [_table(("Name", "Variant", "Outcome", "Detail"), shown)] + (
+            [f"… and {more} more (JSON report)."] if more > 0 else []
+        )
+    return blocks
 
 
 def _checklist(report: Report) -> list[str]:

@@ -101,6 +101,7 @@ class _Worker:
             )
         except OSError as error:
             os.close(reading)
+            self.stderr.close()
             raise InputError(f"--python {request.python}: cannot run it: {error.strerror or error}") from None
         finally:
             os.close(writing)
@@ -157,7 +158,7 @@ class _Worker:
             elif kind == "result" and running is not None and event.get("id") == running.id:
                 outcome = REPORTED.get(event.get("outcome"), "error")
                 line = event.get("line") if isinstance(event.get("line"), int) else running.line
-                results[running.id] = _result(running, outcome, str(event.get("detail", "")), line)
+                results[running.id] = _result(running, outcome, str(event.get("detail", "")), line, _matrix(event))
                 say(f"probe {running.id}: {outcome}")
                 running, until = None, deadline
                 if len(results.keys() & self.by_id.keys()) == len(self.probes):
@@ -204,5 +205,19 @@ class _Worker:
         self.stderr.close()
 
 
-def _result(probe: Probe, outcome: ProbeOutcome, detail: str, line: int | None = None) -> ProbeResult:
-    return ProbeResult(probe.id, probe.title, probe.rows, outcome, detail, probe.shown, line or probe.line)
+def _result(
+    probe: Probe, outcome: ProbeOutcome, detail: str, line: int | None = None, matrix: tuple = ()
+) -> ProbeResult:
+    return ProbeResult(probe.id, probe.title, probe.rows, outcome, detail, probe.shown, line or probe.line, matrix)
+
+
+def _matrix(event: dict) -> tuple[tuple[str, str, str, str], ...]:
+    """The matrix a sweep sent: entries of four strings, anything else left out."""
+    entries = event.get("matrix")
+    if not isinstance(entries, list):
+        return ()
+    return tuple(
+        (entry[0], entry[1], entry[2], entry[3])
+        for entry in entries
+        if isinstance(entry, list) and len(entry) == 4 and all(isinstance(cell, str) for cell in entry)
+    )

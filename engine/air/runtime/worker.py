@@ -15,7 +15,9 @@ output by then goes to standard error, so that what probes print cannot be taken
 
 A probe passes by returning (what it returns, as text, is its detail), is skipped by raising
 `unittest.SkipTest`, and fails by raising anything else; `line` is then the line of the probe's
-file where it failed. A probe that never ends, or ends the interpreter, sends no result: air
+file where it failed. A probe that measures many things returns a mapping instead: its
+`detail`, a `matrix` of [name, variant, outcome, detail] entries (sent along as "matrix"), and
+whether it `passed`. A probe that never ends, or ends the interpreter, sends no result: air
 sees that, and starts another worker for the probes left.
 """
 
@@ -54,17 +56,30 @@ def main() -> None:
     for probe in request["probes"]:
         say("start", id=probe["id"])
         path = probe["path"]
-        line = None
+        line, matrix = None, None
         try:
             if path not in modules:
                 modules[path] = _module(path, f"air_probe_{len(modules)}")
             detail = getattr(modules[path], probe["function"])(context)
             outcome = "verified"
+            if isinstance(detail, dict):
+                outcome = "verified" if detail.get("passed", True) else "refuted"
+                detail, matrix = detail.get("detail", ""), _matrix(detail.get("matrix"))
         except unittest.SkipTest as skip:
             outcome, detail = "skipped", str(skip)
         except Exception as error:
             outcome, detail, line = "refuted", _described(error), _line_in(error, path)
-        say("result", id=probe["id"], outcome=outcome, detail=_short(str(detail or "")), line=line)
+        say("result", id=probe["id"], outcome=outcome, detail=_short(str(detail or "")), line=line, matrix=matrix)
+
+
+def _matrix(entries: Any) -> list[list[str]] | None:
+    if not isinstance(entries, list):
+        return None
+    return [
+        [_short(str(cell)) for cell in entry[:4]]
+        for entry in entries
+        if isinstance(entry, (list, tuple)) and len(entry) >= 4
+    ]
 
 
 def _module(path: str, name: str) -> ModuleType:
