@@ -1,6 +1,6 @@
 """The engine's packages follow the data flow, and imports point one way along it.
 
-A check flows source → index → graph → evidence → pack → scoring → report; the commands on top
+A check flows source → index → graph → evidence → pack → runtime → scoring → report; the commands on top
 (`cli`, `run`, `cache`, `packtest`) drive the stages, and every stage may use the foundation
 modules at the top of `air` (errors, results, regex, yamldoc, ...). A module may import from
 its own layer and from the layers before it, never from one after it: an import that points

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 from air.pack.load import load_pack
+from air.pack.probes import Measure
 from helpers.packs import TINY_HEADER, load_error, write_pack
 
 PROBES_FILE = """\
 probes:
   - {id: first, title: it works, run: "checks.py:works", rows: [tiny-row], timeout: 5}
   - {id: second, title: it also works, run: "more/checks.py:also", rows: [old-name]}
+  - {id: third, title: it measures, run: "checks.py:works", measures: [{rows: [old-name], names: [add], variants: [float*]}, {rows: [tiny-row]}]}
 """
 MODULE = "import os\n\n\ndef works(ctx):\n    return 'yes'\n"
 
@@ -28,7 +30,7 @@ def probed(tmp_path):
 def test_probes_load_with_their_rows_modules_and_definition_lines(probed):
     suite = load_pack(str(probed)).probes
     assert suite is not None
-    first, second = suite.probes
+    first, second, third = suite.probes
     assert (first.id, first.rows, first.function, first.line, first.timeout) == (
         "first",
         ("tiny-row",),
@@ -38,6 +40,10 @@ def test_probes_load_with_their_rows_modules_and_definition_lines(probed):
     )
     assert first.module == probed / "probes" / "checks.py" and first.shown == "tiny/probes/checks.py"
     assert (second.rows, second.timeout, second.shown) == (("tiny-row",), 120.0, "tiny/probes/more/checks.py")
+    assert third.rows == () and third.measures == (
+        Measure(("tiny-row",), ("add",), ("float*",)),
+        Measure(("tiny-row",), ("*",), ("*",)),
+    )
 
 
 def test_the_probes_are_part_of_the_pack_digest(probed):
@@ -48,7 +54,7 @@ def test_the_probes_are_part_of_the_pack_digest(probed):
 
 def test_a_pack_that_extends_another_inherits_its_probes(probed, tmp_path):
     child = write_pack(tmp_path, TINY_HEADER.replace("id: tiny", "id: child") + "extends: ../tiny\n", None, "child")
-    assert [probe.id for probe in load_pack(str(child)).probes.probes] == ["first", "second"]
+    assert [probe.id for probe in load_pack(str(child)).probes.probes] == ["first", "second", "third"]
 
 
 @pytest.mark.parametrize(
@@ -56,6 +62,8 @@ def test_a_pack_that_extends_another_inherits_its_probes(probed, tmp_path):
     [
         (("probes.yaml", "checks.py:works", "checks.py:missing"), "defines no function 'missing' at its top level"),
         (("probes.yaml", "[tiny-row]", "[no-such-row]"), "no row 'no-such-row' in the pack"),
+        (("probes.yaml", "{rows: [tiny-row]}", "{rows: [gone-row]}"), "no row 'gone-row' in the pack"),
+        (("probes.yaml", ", rows: [old-name]}", "}"), "decides no row: give it `rows`, or `measures`"),
         (("probes.yaml", "checks.py:works", "../checks.py:works"), "the module beside the probes file or below it"),
         (("probes.yaml", "checks.py:works", "absent.py:works"), "'absent.py': no such module beside the probes file"),
         (("probes.yaml", "id: second", "id: first"), "duplicate probe id 'first'"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,19 +55,13 @@ def extension() -> Path:
 
 @pytest.fixture(scope="module")
 def checked(extension, tmp_path_factory):
-    """The toy backend checked with the shipped probes, each stopped after PROBE_TIMEOUT
-    seconds: a pack that extends the shipped one with its probes so bounded."""
+    """The toy backend checked with the shipped probes, each (the sweep aside) stopped after
+    PROBE_TIMEOUT seconds: a pack that extends the shipped one with its probes so bounded."""
     work = tmp_path_factory.mktemp("toy")
     pack = work / "bounded"
     shutil.copytree(SHIPPED_PROBES, pack / "probes")
     listing = pack / "probes" / "probes.yaml"
-    listing.write_text(
-        "\n".join(
-            line.replace(line[line.index("timeout:") :], f"timeout: {PROBE_TIMEOUT}}}") if "timeout:" in line else line
-            for line in listing.read_text().splitlines()
-        )
-        + "\n"
-    )
+    listing.write_text(re.sub(r"(- \{id: .*timeout: )\d+", rf"\g<1>{PROBE_TIMEOUT}", listing.read_text()))
     (pack / "pack.yaml").write_text(
         "id: bounded\nversion: 1.0.0\nframework: pytorch\nrequires_air: '>=0.1'\nextends: pytorch-2.x\n"
         "probes: probes/probes.yaml\n"
@@ -123,6 +118,9 @@ def test_the_operator_sweep_finds_the_wrong_sum_in_every_float_dtype(checked):
     outcomes = {dtype: outcome for _name, dtype, outcome, _detail in sweep["matrix"]}
     assert outcomes["float32"] == outcomes["float64"] == "mismatch"
     assert sweep["outcome"] == "refuted" and row(report, "test-opinfo")["points"] == 0
+    binary = row(report, "operators-binary")  # measured by add alone: the only operator swept
+    assert (binary["points"], binary["runtime"]) == (0, "refuted")
+    assert "measured by probe opinfo-sweep: 0 of 1 pass; not passing: add (float32): mismatch" in binary["reason"]
 
 
 def test_a_function_that_aborts_is_an_error_and_the_suite_goes_on(checked):

@@ -8,9 +8,10 @@ import json
 import sys
 
 import pytest
+from air.pack.probes import Measure
 from air.report.json_report import from_dict
 from air.results import Finding, ProbeResult, RowResult
-from air.scoring.probes import with_probes
+from air.scoring.probes import with_measures, with_probes
 from helpers.cli import air
 from helpers.packs import TINY_HEADER, TINY_ROWS, write_pack
 from helpers.paths import REPO_ROOT
@@ -212,3 +213,64 @@ def test_one_failing_probe_of_a_row_outweighs_one_that_passes():
         [ROW], [probe_result("verified"), ProbeResult("q", "other", ("r",), "refuted", "broke", "m.py", 2)]
     )
     assert (merged.points, merged.runtime) == (0, "refuted")
+
+
+def sweep_result(*entries) -> ProbeResult:
+    return ProbeResult("sweep", "ops work", (), "refuted", "", "pack/probes/ops.py", 3, tuple(entries))
+
+
+PART = {"sweep": (Measure(("r",), names=("add", "nn.functional.*"), variants=("float32",)),)}
+
+
+@pytest.mark.parametrize(
+    ("static_points", "entries", "points", "reason"),
+    [
+        (
+            2,
+            [("add", "float32", "pass", ""), ("nn.functional.gelu", "float32", "pass", "")],
+            2,
+            "measured by probe sweep: 2 of 2 pass",
+        ),
+        (
+            2,
+            [("add", "float32", "mismatch", "largest difference 0.01"), ("nn.functional.gelu", "float32", "pass", "")],
+            1,
+            "registered but fails at runtime: measured by probe sweep: 1 of 2 pass; not passing: add (float32): mismatch",
+        ),
+        (
+            1,
+            [("add", "float32", "pass", "")],
+            1,
+            "measured by probe sweep: 1 of 1 pass; capped at 1 by the static evidence (static reason)",
+        ),
+        (
+            0,
+            [("add", "float32", "error", "RuntimeError")],
+            0,
+            "measured by probe sweep: 0 of 1 pass; not passing: add (float32): error",
+        ),
+    ],
+)
+def test_a_row_a_matrix_measures_scores_by_its_part_capped_by_the_static_evidence(
+    static_points, entries, points, reason
+):
+    row = RowResult("r", "1.1", "s", "t", 1, (), "scored", static_points, "static reason", (), "fix", ())
+    noise = [("add", "float16", "mismatch", "x"), ("mul", "float32", "error", "x"), ("add", "float32", "not run", "")]
+    [merged] = with_measures([row], [sweep_result(*entries, *noise)], PART)
+    assert (merged.points, merged.reason) == (points, reason)
+    assert merged.evidence[0] == Finding(
+        "pack/probes/ops.py",
+        3,
+        f"ops work: {sum(e[2] == 'pass' for e in entries)} of {len(entries)} pass",
+        "verified" if all(entry[2] == "pass" for entry in entries) else "refuted",
+        "probe sweep",
+    )
+
+
+def test_a_row_whose_part_was_not_measured_keeps_its_static_outcome():
+    row = RowResult("r", "1.1", "s", "t", 1, (), "unknown", None, "static reason", (), "fix", ())
+    [merged] = with_measures(
+        [row], [sweep_result(("add", "float32", "skipped", "random"), ("abs", "float32", "pass", ""))], PART
+    )
+    assert (merged.outcome, merged.points, merged.runtime) == ("unknown", None, "skipped")
+    assert merged.reason == "static reason; probe sweep measured nothing of it (none of its part was measured)"

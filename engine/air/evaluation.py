@@ -47,7 +47,7 @@ from air.scoring.backend import describe_backend, extended_packages
 from air.scoring.formula import score
 from air.scoring.operators import operator_coverage
 from air.scoring.paths import detect_path
-from air.scoring.probes import with_probes
+from air.scoring.probes import with_measures, with_probes
 from air.scoring.rows import Setting, evaluate_row
 from air.scoring.test_inventory import test_inventory
 from air.scoring.upstream import backend_names, find_candidates
@@ -99,7 +99,9 @@ class Evaluation:
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
         say(f"evaluated {len(rows)} rows in {time.perf_counter() - started:.2f}s")
         probed = _probed(pack, evaluator, runtime, rows, backend.name, say) if runtime else None
-        rows = with_probes(rows, probed.probes) if probed else rows
+        if probed and pack.probes:
+            measures = {probe.id: probe.measures for probe in pack.probes.probes if probe.measures}
+            rows = with_measures(with_probes(rows, probed.probes), probed.probes, measures)
         result = score(pack.framework.sections, rows)
         return Report(
             tool_version=__version__,
@@ -152,7 +154,11 @@ def _probed(
     if pack.probes is None or session is None:
         raise InputError(f"--runtime: pack {pack.id} has no probes")
     applying = {row.id for row in rows if row.outcome != "not_applicable"}
-    probes = [probe for probe in pack.probes.probes if set(probe.rows) & applying]
+    probes = [
+        probe
+        for probe in pack.probes.probes
+        if (set(probe.rows) | {row for measure in probe.measures for row in measure.rows}) & applying
+    ]
     device = runtime.device or next(iter(device_names(pack, evaluator)), None)
     if device is None:
         raise InputError("--runtime: the source names no device; give --device NAME")

@@ -21,6 +21,15 @@ DEFAULT_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
+class Measure:
+    """Rows a probe's matrix decides: by its entries whose name and variant match these globs."""
+
+    rows: tuple[str, ...]
+    names: tuple[str, ...] = ("*",)
+    variants: tuple[str, ...] = ("*",)
+
+
+@dataclass(frozen=True)
 class Probe:
     id: str
     title: str
@@ -30,6 +39,7 @@ class Probe:
     line: int  # of the function's definition in its module
     timeout: float  # seconds
     shown: str  # the module as reports name it: <pack id>/<path in the pack>
+    measures: tuple[Measure, ...] = ()  # rows its matrix decides
 
 
 @dataclass(frozen=True)
@@ -56,25 +66,43 @@ def load_probes(
         module, function = _runnable(document, at + ("run",), file.parent, data["run"])
         source = read_bounded(module, str(module))
         digest.update(source)
-        rows = []
-        for index, written in enumerate(data["rows"]):
-            row_id = redirects.get(written, written)
-            if row_id not in row_ids:
-                raise document.error(at + ("rows", index), f"no row {written!r} in the pack")
-            rows.append(row_id)
+        rows = _rows(document, at + ("rows",), data.get("rows", []), row_ids, redirects)
+        measures = tuple(
+            Measure(
+                _rows(document, at + ("measures", number, "rows"), measure["rows"], row_ids, redirects),
+                tuple(measure.get("names", ("*",))),
+                tuple(measure.get("variants", ("*",))),
+            )
+            for number, measure in enumerate(data.get("measures", []))
+        )
+        if not rows and not measures:
+            raise document.error(at, "decides no row: give it `rows`, or `measures` for the matrix it returns")
         probes.append(
             Probe(
                 id=data["id"],
                 title=data["title"],
-                rows=tuple(rows),
+                rows=rows,
                 module=module,
                 function=function,
                 line=_definition_line(document, at + ("run",), module, source, function),
                 timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
                 shown=f"{pack_id}/{module.relative_to(pack_directory).as_posix()}",
+                measures=measures,
             )
         )
     return ProbeSuite(tuple(probes), "sha256:" + digest.hexdigest())
+
+
+def _rows(
+    document: YamlDocument, at: tuple, written: list[str], row_ids: set[str], redirects: dict[str, str]
+) -> tuple[str, ...]:
+    rows = []
+    for index, name in enumerate(written):
+        row_id = redirects.get(name, name)
+        if row_id not in row_ids:
+            raise document.error(at + (index,), f"no row {name!r} in the pack")
+        rows.append(row_id)
+    return tuple(rows)
 
 
 def _runnable(document: YamlDocument, at: tuple, directory: Path, written: str) -> tuple[Path, str]:

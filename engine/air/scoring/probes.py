@@ -4,19 +4,28 @@ A row the probes decide scores by them: 2 when every probe of it passed, 0 when 
 ended the interpreter ("registered but fails at runtime" when its static evidence earned
 points). A probe that was skipped gives nothing: the row keeps its static outcome, and its
 reason says why the probe did not run. Rows that do not apply stay N/A.
+
+A row a probe's matrix decides (`measures`: the operators of a category, a dtype) scores by the
+entries of its part that were measured: 2 when all pass, 1 when some do, 0 when none does, and
+never more than its static evidence earned (a kernel that runs through a CPU fallback is not
+a native one).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from fnmatch import fnmatchcase
 
-from air.results import Finding, ProbeResult, RowResult
+from air.pack.probes import Measure
+from air.results import Finding, ProbeOutcome, ProbeResult, RowResult
 from air.scoring.formula import MAX_POINTS
 from air.scoring.rows import MAX_FINDINGS_PER_ROW
 
 FAILURES = {"refuted": "fails", "error": "hangs or crashes"}
+UNMEASURED = ("skipped", "not run")  # matrix outcomes that measured nothing
+SHOWN_FAILURES = 5
 
 
 def with_probes(rows: Sequence[RowResult], probes: Sequence[ProbeResult]) -> tuple[RowResult, ...]:
@@ -56,4 +65,55 @@ def _finding(probe: ProbeResult) -> Finding:
     snippet = f"{probe.title}: {probe.detail}" if probe.detail else probe.title
     return Finding(
         probe.path, probe.line, snippet, "verified" if probe.outcome == "verified" else "refuted", f"probe {probe.id}"
+    )
+
+
+def with_measures(
+    rows: Sequence[RowResult], probes: Sequence[ProbeResult], measures: Mapping[str, tuple[Measure, ...]]
+) -> tuple[RowResult, ...]:
+    """`rows`, those that a probe's matrix decides (its `measures`) scored by it."""
+    parts: dict[str, list[tuple[ProbeResult, Measure]]] = defaultdict(list)
+    for probe in probes:
+        for measure in measures.get(probe.id, ()):
+            for row_id in measure.rows:
+                parts[row_id].append((probe, measure))
+    return tuple(_measured(row, parts[row.id]) if row.id in parts else row for row in rows)
+
+
+def _measured(row: RowResult, parts: list[tuple[ProbeResult, Measure]]) -> RowResult:
+    if row.outcome == "not_applicable":
+        return row
+    probe = parts[0][0]
+    entries = [entry for result, measure in parts for entry in result.matrix if _in_part(entry, measure)]
+    measured = [entry for entry in entries if entry[2] not in UNMEASURED]
+    if not measured:
+        why = probe.detail if probe.outcome in ("skipped", "error") else "none of its part was measured"
+        note = f"probe {probe.id} measured nothing of it ({why})"
+        return replace(row, reason=f"{row.reason}; {note}" if row.reason else note, runtime="skipped")
+    passed = sum(1 for entry in measured if entry[2] == "pass")
+    points = MAX_POINTS if passed == len(measured) else (1 if passed else 0)
+    static = row.points if row.outcome == "scored" and row.points is not None else None
+    final = min(points, static) if static is not None else points
+    failing = [f"{name} ({variant}): {outcome}" for name, variant, outcome, _detail in measured if outcome != "pass"]
+    reason = f"measured by probe {probe.id}: {passed} of {len(measured)} pass"
+    if failing:
+        more = len(failing) - SHOWN_FAILURES
+        reason += "; not passing: " + ", ".join(failing[:SHOWN_FAILURES]) + (f" and {more} more" if more > 0 else "")
+    if final < points:
+        reason += f"; capped at {final} by the static evidence ({row.reason})"
+    if static is not None and static > points:
+        reason = f"registered but fails at runtime: {reason}"
+    outcome: ProbeOutcome = "verified" if points == MAX_POINTS else "refuted"
+    shown = f"{probe.title}: {passed} of {len(measured)} pass"
+    proof = Finding(
+        probe.path, probe.line, shown, "verified" if outcome == "verified" else "refuted", f"probe {probe.id}"
+    )
+    evidence = ((proof,) + row.evidence)[:MAX_FINDINGS_PER_ROW]
+    return replace(row, outcome="scored", points=final, reason=reason, evidence=evidence, runtime=outcome)
+
+
+def _in_part(entry: tuple[str, str, str, str], measure: Measure) -> bool:
+    name, variant = entry[0], entry[1]
+    return any(fnmatchcase(name, glob) for glob in measure.names) and any(
+        fnmatchcase(variant, glob) for glob in measure.variants
     )
