@@ -38,11 +38,17 @@ def device_count(ctx):
     return f"torch.{ctx.type}.device_count() == {count}"
 
 
+def _set_back(read, write, what):
+    """What `read` gives, written back with `write`, which must leave it as it was."""
+    value = read()
+    write(value)
+    assert read() == value, f"setting the {what} it reported changed the {what}"
+    return value
+
+
 def current_device(ctx):
     module = _module(ctx)
-    current = module.current_device()
-    module.set_device(current)
-    assert module.current_device() == current, "set_device(current_device()) changed the current device"
+    current = _set_back(module.current_device, module.set_device, "current device")
     return f"torch.{ctx.type}.current_device() == {current!r}, and set_device takes it back"
 
 
@@ -119,9 +125,7 @@ def accelerator_synchronize(ctx):
 
 def accelerator_stream(ctx):
     accelerator = _accelerator(ctx)
-    stream = accelerator.current_stream()
-    accelerator.set_stream(stream)
-    assert accelerator.current_stream() == stream, "set_stream(current_stream()) changed the stream"
+    stream = _set_back(accelerator.current_stream, accelerator.set_stream, "current stream")
     return f"torch.accelerator.current_stream() is {stream}, and set_stream takes it back"
 
 

@@ -34,21 +34,21 @@ def empty_cache(ctx):
 
 
 def max_memory_allocated(ctx):
-    peak = _query(ctx, "max_memory_allocated")
-    block = ctx.torch.empty(8 * MIB, dtype=ctx.torch.uint8, device=ctx.device)
-    highest = peak()
-    del block
-    assert highest >= 8 * MIB, f"max_memory_allocated() is {highest} with an 8 MiB tensor alive"
-    return f"torch.{ctx.type}.max_memory_allocated() == {highest} with an 8 MiB tensor alive"
+    return _covers_a_live_block(ctx, "max_memory_allocated")
 
 
 def memory_reserved(ctx):
-    reserved = _query(ctx, "memory_reserved")
+    return _covers_a_live_block(ctx, "memory_reserved")
+
+
+def _covers_a_live_block(ctx, name):
+    """torch.<device>.`name`() counts at least the 8 MiB of a tensor alive."""
+    query = _query(ctx, name)
     block = ctx.torch.empty(8 * MIB, dtype=ctx.torch.uint8, device=ctx.device)
-    held = reserved()
+    counted = query()
     del block
-    assert held >= 8 * MIB, f"memory_reserved() is {held} with an 8 MiB tensor alive"
-    return f"torch.{ctx.type}.memory_reserved() == {held} with an 8 MiB tensor alive"
+    assert counted >= 8 * MIB, f"{name}() is {counted} with an 8 MiB tensor alive"
+    return f"torch.{ctx.type}.{name}() == {counted} with an 8 MiB tensor alive"
 
 
 def memory_summary(ctx):
