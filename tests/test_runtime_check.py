@@ -13,7 +13,7 @@ from air.report.json_report import from_dict
 from air.results import Finding, ProbeResult, RowResult
 from air.scoring.probes import with_measures, with_probes
 from helpers.cli import air
-from helpers.packs import TINY_HEADER, TINY_ROWS, write_pack
+from helpers.packs import TINY_HEADER, TINY_ROWS, shipped_pack, write_pack
 from helpers.paths import REPO_ROOT
 from helpers.reports import REPORT_VALIDATOR
 
@@ -65,9 +65,7 @@ def test_the_report_names_the_probed_environment(probed):
     assert runtime["python"] == sys.executable and runtime["device"] == "cpu"
     assert runtime["environment"]["torch"].startswith("2.13.0")
     assert runtime["environment"]["python"] == ".".join(map(str, sys.version_info[:3]))
-    assert len(runtime["probes"]) == len(
-        [line for line in (PROBES / "probes.yaml").read_text().splitlines() if "- {id:" in line]
-    )
+    assert [probe["id"] for probe in runtime["probes"]] == [probe.id for probe in shipped_pack().probes.probes]
     REPORT_VALIDATOR.validate(report)
 
 
