@@ -38,7 +38,7 @@ def rng_state(ctx):
 
 def initial_seed(ctx):
     module = _module(ctx)
-    module.manual_seed(4321)
+    ctx.torch.manual_seed(4321)  # seeds every device
     seed = module.initial_seed()
-    assert seed == 4321, f"initial_seed() == {seed} after manual_seed(4321)"
-    return f"torch.{ctx.type}.initial_seed() == 4321 after manual_seed(4321)"
+    assert seed == 4321, f"torch.{ctx.type}.initial_seed() == {seed} after torch.manual_seed(4321)"
+    return f"torch.{ctx.type}.initial_seed() == 4321 after torch.manual_seed(4321)"
