@@ -73,7 +73,7 @@ def checked(extension, tmp_path_factory):
         "--import",
         "toy_device",
         "--ops",
-        "add",
+        "add,mul",
         "--format",
         "json",
         "--output",
@@ -112,15 +112,19 @@ def test_a_wrong_result_is_refuted_at_the_line_that_checks_it(checked):
     assert row(report, "numerics-fp32-atol")["points"] == 0
 
 
-def test_the_operator_sweep_finds_the_wrong_sum_in_every_float_dtype(checked):
+def test_the_operator_sweep_finds_the_wrong_sum_and_the_product_that_falls_back(checked):
     report, probes = checked
     sweep = probes["opinfo-sweep"]
-    outcomes = {dtype: outcome for _name, dtype, outcome, _detail in sweep["matrix"]}
+    outcomes = {dtype: outcome for name, dtype, outcome, _detail in sweep["matrix"] if name == "add"}
     assert outcomes["float32"] == outcomes["float64"] == "mismatch"
     assert sweep["outcome"] == "refuted" and row(report, "test-opinfo")["points"] == 0
-    binary = row(report, "operators-binary")  # measured by add alone: the only operator swept
+    assert ["mul", "float32", "fallback", "no kernel of its own for aten::mul.Tensor"] in sweep["matrix"]
+    binary = row(report, "operators-binary")  # measured by add and mul, the operators swept
     assert (binary["points"], binary["runtime"]) == (0, "refuted")
-    assert "measured by probe opinfo-sweep: 0 of 1 pass; not passing: add (float32): mismatch" in binary["reason"]
+    assert (
+        "measured by probe opinfo-sweep: 0 of 2 pass; not passing: add (float32): mismatch, mul (float32): fallback"
+        in binary["reason"]
+    )
 
 
 def test_a_function_that_aborts_is_an_error_and_the_suite_goes_on(checked):
