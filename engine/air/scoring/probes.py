@@ -21,7 +21,7 @@ from fnmatch import fnmatchcase
 from air.pack.probes import Measure
 from air.results import Finding, ProbeOutcome, ProbeResult, RowResult
 from air.scoring.formula import MAX_POINTS
-from air.scoring.rows import MAX_FINDINGS_PER_ROW
+from air.scoring.rows import MAX_FINDINGS_PER_ROW, join_reasons
 
 FAILURES = {"refuted": "fails", "error": "hangs or crashes"}
 UNMEASURED = ("skipped", "not run")  # matrix outcomes that measured nothing
@@ -48,8 +48,7 @@ def _merged(row: RowResult, probes: list[ProbeResult]) -> RowResult:
         return replace(row, outcome="scored", points=0, reason=reason, evidence=evidence, runtime=failed.outcome)
     skipped = [probe for probe in probes if probe.outcome == "skipped"]
     if skipped:
-        said = "; ".join(f"probe {probe.id} skipped ({probe.detail})" for probe in skipped)
-        return replace(row, reason=f"{row.reason}; {said}" if row.reason else said, runtime="skipped")
+        return _unproven(row, [f"probe {probe.id} skipped ({probe.detail})" for probe in skipped])
     shown = "; ".join(f"probe {probe.id}: {probe.title}" for probe in probes)
     return replace(
         row,
@@ -59,6 +58,11 @@ def _merged(row: RowResult, probes: list[ProbeResult]) -> RowResult:
         evidence=evidence,
         runtime="verified",
     )
+
+
+def _unproven(row: RowResult, notes: list[str]) -> RowResult:
+    """`row` as the static pass decided it, with why its probes gave nothing."""
+    return replace(row, reason=join_reasons([row.reason, *notes]), runtime="skipped")
 
 
 def _finding(probe: ProbeResult) -> Finding:
@@ -88,8 +92,7 @@ def _measured(row: RowResult, parts: list[tuple[ProbeResult, Measure]]) -> RowRe
     measured = [entry for entry in entries if entry[2] not in UNMEASURED]
     if not measured:
         why = probe.detail if probe.outcome in ("skipped", "error") else "none of its part was measured"
-        note = f"probe {probe.id} measured nothing of it ({why})"
-        return replace(row, reason=f"{row.reason}; {note}" if row.reason else note, runtime="skipped")
+        return _unproven(row, [f"probe {probe.id} measured nothing of it ({why})"])
     passed = sum(1 for entry in measured if entry[2] == "pass")
     points = MAX_POINTS if passed == len(measured) else (1 if passed else 0)
     static = row.points if row.outcome == "scored" and row.points is not None else None

@@ -68,23 +68,25 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     hidden = _absent_text(row.depends_on, setting.absent) if row.depends_on and setting.absent else ""
     prerequisite = row.requires.evaluate(results) if row.requires is not None else True
     if prerequisite is False:
-        reason = _join([hidden, *notes, _without_prerequisite(row, results)])
+        reason = join_reasons([hidden, *notes, _without_prerequisite(row, results)])
         return _result(row, "unknown" if hidden else "scored", None if hidden else 0, reason, findings, fix)
     if undecided or prerequisite is None:
         reasons = sorted({r.undecided_reason for r in results.values() if not r.decided})
         return _result(
-            row, "unknown", None, _join(["could not be decided: " + "; ".join(reasons)] + notes), findings, fix
+            row, "unknown", None, join_reasons(["could not be decided: " + "; ".join(reasons)] + notes), findings, fix
         )
     if points == 0 and row.runtime_command:
         reason = f"needs a runtime check (`{row.runtime_command}`); no static evidence"
         reasons = [reason, _only_in_tests(results), _only_where_tests_do_not_run(results)] + notes
-        return _result(row, "unknown", None, _join(reasons), findings, fix)
+        return _result(row, "unknown", None, join_reasons(reasons), findings, fix)
     coverage = [_coverage_text(r.clause.name, r.coverage) for r in results.values() if r.coverage is not None]
-    reason = _join([*coverage, *notes, _explain(row, points, results)])  # before what was not found, not in its list
+    reason = join_reasons(
+        [*coverage, *notes, _explain(row, points, results)]
+    )  # before what was not found, not in its list
     if hidden and points < max(row.score):
-        return _result(row, "unknown", None, _join([hidden, reason]), findings, fix)
+        return _result(row, "unknown", None, join_reasons([hidden, reason]), findings, fix)
     if setting.compiled and points < max(row.score) and any(_reads_only_cpp(c) for c in row.evidence.values()):
-        return _result(row, "unknown", None, _join([unseen, reason]), findings, fix)
+        return _result(row, "unknown", None, join_reasons([unseen, reason]), findings, fix)
     return _result(row, "scored", points, reason, findings, fix)
 
 
@@ -191,7 +193,7 @@ def _explain(row: Row, points: int, results: Mapping[str, ClauseResult]) -> str:
         parts.append("not found: " + "; ".join(missing))
     parts.append(_only_in_tests(results))
     parts.append(_only_where_tests_do_not_run(results))
-    return _join(parts)
+    return join_reasons(parts)
 
 
 def _only_where_tests_do_not_run(results: Mapping[str, ClauseResult]) -> str:
@@ -252,7 +254,8 @@ def finding_of(hit: Hit, evidence: str) -> Finding:
     return Finding(hit.path, hit.line, hit.snippet, "tests" if hit.role == "tests" else "source", evidence)
 
 
-def _join(parts: list[str]) -> str:
+def join_reasons(parts: list[str]) -> str:
+    """The reasons given, in order, the empty ones left out."""
     return "; ".join(part for part in parts if part)
 
 
