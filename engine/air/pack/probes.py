@@ -58,22 +58,25 @@ def load_probes(
     seen: set[str] = set()
     probes = []
     digest = hashlib.sha256(json.dumps(document.data, sort_keys=True).encode())
+    functions: dict[Path, dict[str, int] | str] = {}  # each module read once: its functions' lines, or why none
     for number, data in enumerate(document.data["probes"]):
         at = ("probes", number)
         if data["id"] in seen:
             raise document.error(at + ("id",), f"duplicate probe id {data['id']!r}")
         seen.add(data["id"])
         module, function = _runnable(document, at + ("run",), file.parent, data["run"])
-        source = read_bounded(module, str(module))
-        digest.update(source)
+        if module not in functions:
+            source = read_bounded(module, str(module))
+            digest.update(source)
+            functions[module] = _top_functions(module, source)
         rows = _rows(document, at + ("rows",), data.get("rows", []), row_ids, redirects)
         measures = tuple(
             Measure(
-                _rows(document, at + ("measures", number, "rows"), measure["rows"], row_ids, redirects),
+                _rows(document, at + ("measures", index, "rows"), measure["rows"], row_ids, redirects),
                 tuple(measure.get("names", ("*",))),
                 tuple(measure.get("variants", ("*",))),
             )
-            for number, measure in enumerate(data.get("measures", []))
+            for index, measure in enumerate(data.get("measures", []))
         )
         if not rows and not measures:
             raise document.error(at, "decides no row: give it `rows`, or `measures` for the matrix it returns")
@@ -84,7 +87,7 @@ def load_probes(
                 rows=rows,
                 module=module,
                 function=function,
-                line=_definition_line(document, at + ("run",), module, source, function),
+                line=_definition_line(document, at + ("run",), module, functions[module], function),
                 timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
                 shown=f"{pack_id}/{module.relative_to(pack_directory).as_posix()}",
                 measures=measures,
@@ -117,12 +120,20 @@ def _runnable(document: YamlDocument, at: tuple, directory: Path, written: str) 
     return module, function
 
 
-def _definition_line(document: YamlDocument, at: tuple, module: Path, source: bytes, function: str) -> int:
+def _top_functions(module: Path, source: bytes) -> dict[str, int] | str:
+    """The line of each function `source` defines at its top level, or why it does not parse."""
     try:
         tree = ast.parse(source, str(module))
     except (SyntaxError, ValueError) as error:
-        raise document.error(at, f"{module.name} does not parse: {error}") from None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == function:
-            return node.lineno
-    raise document.error(at, f"{module.name} defines no function {function!r} at its top level")
+        return f"{module.name} does not parse: {error}"
+    return {node.name: node.lineno for node in reversed(tree.body) if isinstance(node, ast.FunctionDef)}
+
+
+def _definition_line(
+    document: YamlDocument, at: tuple, module: Path, functions: dict[str, int] | str, function: str
+) -> int:
+    if isinstance(functions, str):
+        raise document.error(at, functions)
+    if function not in functions:
+        raise document.error(at, f"{module.name} defines no function {function!r} at its top level")
+    return functions[function]
