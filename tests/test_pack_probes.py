@@ -12,7 +12,7 @@ PROBES_FILE = """\
 probes:
   - {id: first, title: it works, run: "checks.py:works", rows: [tiny-row], timeout: 5}
   - {id: second, title: it also works, run: "more/checks.py:also", rows: [old-name]}
-  - {id: third, title: it measures, run: "checks.py:works", measures: [{rows: [old-name], names: [add], variants: [float*]}, {rows: [tiny-row]}]}
+  - {id: third, title: it measures, run: "checks.py:works", measures: [{rows: [old-name], names: [add], variants: [float*], passing: [pass, fallback]}, {rows: [tiny-row]}]}
 """
 MODULE = "import os\n\n\ndef works(ctx):\n    return 'yes'\n"
 
@@ -41,8 +41,8 @@ def test_probes_load_with_their_rows_modules_and_definition_lines(probed):
     assert first.module == probed / "probes" / "checks.py" and first.shown == "tiny/probes/checks.py"
     assert (second.rows, second.timeout, second.shown) == (("tiny-row",), 120.0, "tiny/probes/more/checks.py")
     assert third.rows == () and third.measures == (
-        Measure(("tiny-row",), ("add",), ("float*",)),
-        Measure(("tiny-row",), ("*",), ("*",)),
+        Measure(("tiny-row",), ("add",), ("float*",), ("pass", "fallback")),
+        Measure(("tiny-row",), ("*",), ("*",), ("pass",)),
     )
 
 

@@ -1,8 +1,8 @@
 """`air check --runtime` against a real PrivateUse1 backend: the toy device of
 tests/runtime_backend, built here with torch.utils.cpp_extension (and kept between runs, keyed
 by its source and the torch release). It works in part, lacks features and is broken on
-purpose, so that every runtime outcome shows: verified, refuted (a sum off by 1e-2), error (a
-function that aborts the process, one that never returns) and skipped."""
+purpose, so that every runtime outcome shows: verified, refuted (a sum and a gradient off by
+1e-2), error (a function that aborts the process, one that never returns) and skipped."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def checked(extension, tmp_path_factory):
         "--import",
         "toy_device",
         "--ops",
-        "add,mul",
+        "add,mul,abs,sigmoid",
         "--format",
         "json",
         "--output",
@@ -118,13 +118,40 @@ def test_the_operator_sweep_finds_the_wrong_sum_and_the_product_that_falls_back(
     outcomes = {dtype: outcome for name, dtype, outcome, _detail in sweep["matrix"] if name == "add"}
     assert outcomes["float32"] == outcomes["float64"] == "mismatch"
     assert sweep["outcome"] == "refuted" and row(report, "test-opinfo")["points"] == 0
-    assert ["mul", "float32", "fallback", "no kernel of its own for aten::mul.Tensor"] in sweep["matrix"]
+    assert ["mul", "float32", "fallback", "no kernel of its own for aten::mul.out"] in sweep["matrix"]
     binary = row(report, "operators-binary")  # measured by add and mul, the operators swept
     assert (binary["points"], binary["runtime"]) == (0, "refuted")
     assert (
         "measured by probe opinfo-sweep: 0 of 2 pass; not passing: add (float32): mismatch, mul (float32): fallback"
         in binary["reason"]
     )
+
+
+def test_a_fallback_reached_through_a_composite_kernel_is_a_fallback(checked):
+    """abs has a kernel for every device, which calls abs.out: the toy has none, so the
+    fallback ran it."""
+    _report, probes = checked
+    assert ["abs", "float32", "fallback", "no kernel of its own for aten::abs.out"] in probes["opinfo-sweep"]["matrix"]
+
+
+def test_the_gradient_sweep_finds_the_wrong_gradient_of_a_right_forward(checked):
+    report, probes = checked
+    gradients = {
+        name: entry for name, variant, *entry in probes["opinfo-sweep"]["matrix"] if variant == "float32 backward"
+    }
+    assert gradients == {
+        "add": ["pass", ""],
+        "mul": ["pass", ""],
+        "abs": ["pass", ""],
+        "sigmoid": ["mismatch", "largest difference 0.01"],
+    }
+    parity = row(report, "autograd-grad-parity")  # the grad-parity probe passed: its ops are right
+    assert (parity["points"], parity["runtime"]) == (1, "refuted")
+    assert parity["reason"].endswith(
+        "; measured by probe opinfo-sweep: 3 of 4 pass; not passing: sigmoid (float32 backward): mismatch"
+    )
+    finishing = row(report, "autograd-backward-runs")  # a wrong gradient is still a backward that finished
+    assert (finishing["points"], finishing["runtime"]) == (2, "verified")
 
 
 def test_a_function_that_aborts_is_an_error_and_the_suite_goes_on(checked):

@@ -69,6 +69,13 @@ def test_the_report_names_the_probed_environment(probed):
     REPORT_VALIDATOR.validate(report)
 
 
+def test_a_probe_title_names_the_probed_device(probed):
+    _work, report, _static = probed
+    titles = {probe["id"]: probe["title"] for probe in report["runtime"]["probes"]}
+    assert titles["is-available"] == "torch.cpu.is_available() is True"
+    assert not any("<name>" in title for title in titles.values())
+
+
 def test_a_passing_probe_proves_a_runtime_row(probed):
     _work, report, static = probed
     assert row(static, "autograd-accumulate")["points"] == 0  # the toy's source shows no kernels it could run on
@@ -113,7 +120,7 @@ def test_the_operator_sweep_measures_each_op_and_dtype_the_opinfo_declares(probe
     assert outcomes == {"pass", "skipped"}  # the CPU against itself, random outputs aside
     assert ["bernoulli", "float32", "skipped", "the OpInfo skips its comparison with the CPU"] in sweep["matrix"]
     assert sweep["outcome"] == "verified" and row(report, "test-opinfo")["points"] == 2
-    assert sweep["detail"].startswith(f"{len(sweep['matrix'])} (op, dtype) pairs: ")
+    assert sweep["detail"].startswith(f"{len(sweep['matrix'])} entries: ")
 
 
 def test_the_markdown_report_lists_every_probe(probed):
@@ -272,3 +279,36 @@ def test_a_row_whose_part_was_not_measured_keeps_its_static_outcome():
     )
     assert (merged.outcome, merged.points, merged.runtime) == ("unknown", None, "skipped")
     assert merged.reason == "static reason; probe sweep measured nothing of it (none of its part was measured)"
+
+
+def test_a_part_can_count_other_outcomes_as_passing():
+    """A gradient that is off still shows that backward finished."""
+    finishing = {"sweep": (Measure(("r",), variants=("float32 backward",), passing=("pass", "mismatch")),)}
+    entries = [
+        ("add", "float32 backward", "mismatch", "largest difference 0.01"),
+        ("mul", "float32 backward", "unsupported", "NotImplementedError"),
+        ("mul", "float32", "error", "ignored: another variant"),
+    ]
+    row = RowResult("r", "1.1", "s", "t", 1, (), "unknown", None, "", (), "fix", ())
+    [merged] = with_measures([row], [sweep_result(*entries)], finishing)
+    assert (merged.points, merged.runtime) == (1, "refuted")
+    assert merged.reason == "measured by probe sweep: 1 of 2 pass; not passing: mul (float32 backward): unsupported"
+
+
+@pytest.mark.parametrize(
+    ("probe", "matrix", "points", "runtime"),
+    [("verified", "pass", 2, "verified"), ("verified", "mismatch", 0, "refuted"), ("refuted", "pass", 0, "refuted")],
+)
+def test_a_row_its_probes_and_a_matrix_decide_takes_the_lower_score_with_both_reasons(probe, matrix, points, runtime):
+    [probed] = with_probes([ROW], [probe_result(probe)])
+    [merged] = with_measures([probed], [sweep_result(("add", "float32", matrix, ""))], PART)
+    assert (merged.points, merged.runtime) == (points, runtime)
+    assert merged.reason.startswith(probed.reason + "; measured by probe sweep: ")
+    assert "capped" not in merged.reason and merged.reason.count("registered but") == (probe == "refuted")
+
+
+def test_a_matrix_that_measured_nothing_leaves_what_the_probes_decided():
+    [probed] = with_probes([ROW], [probe_result("verified")])
+    [merged] = with_measures([probed], [sweep_result(("add", "float32", "not run", ""))], PART)
+    assert (merged.points, merged.runtime) == (2, "verified")
+    assert merged.reason == probed.reason + "; probe sweep measured nothing of it (none of its part was measured)"

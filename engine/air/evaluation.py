@@ -7,7 +7,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -171,7 +171,9 @@ def _probed(
         "ops_budget": str(runtime.ops_budget),
     }
     environment, results = run_probes(ProbeRequest(runtime.python, session, options, runtime.budget), probes, say)
-    return RuntimeRun(runtime.python, device, tuple(sorted(environment.items())), tuple(results))
+    named = device.partition(":")[0]  # a probe's title says <name> for the device's
+    shown = tuple(replace(result, title=result.title.replace("<name>", named)) for result in results)
+    return RuntimeRun(runtime.python, device, tuple(sorted(environment.items())), shown)
 
 
 def _clauses(pack: Pack) -> list[Clause]:

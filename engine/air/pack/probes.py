@@ -22,11 +22,13 @@ DEFAULT_TIMEOUT = 120.0
 
 @dataclass(frozen=True)
 class Measure:
-    """Rows a probe's matrix decides: by its entries whose name and variant match these globs."""
+    """Rows a probe's matrix decides: by its entries whose name and variant match these globs, an
+    entry passing when its outcome is one of `passing`."""
 
     rows: tuple[str, ...]
     names: tuple[str, ...] = ("*",)
     variants: tuple[str, ...] = ("*",)
+    passing: tuple[str, ...] = ("pass",)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ def load_probes(
                 _rows(document, at + ("measures", index, "rows"), measure["rows"], row_ids, redirects),
                 tuple(measure.get("names", ("*",))),
                 tuple(measure.get("variants", ("*",))),
+                tuple(measure.get("passing", ("pass",))),
             )
             for index, measure in enumerate(data.get("measures", []))
         )

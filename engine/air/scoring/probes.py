@@ -6,9 +6,10 @@ points). A probe that was skipped gives nothing: the row keeps its static outcom
 reason says why the probe did not run. Rows that do not apply stay N/A.
 
 A row a probe's matrix decides (`measures`: the operators of a category, a dtype) scores by the
-entries of its part that were measured: 2 when all pass, 1 when some do, 0 when none does, and
-never more than its static evidence earned (a kernel that runs through a CPU fallback is not
-a native one).
+entries of its part that were measured: 2 when all pass (their outcome is one the part counts
+as passing), 1 when some do, 0 when none does, and never more than its static evidence earned
+(a kernel that runs through a CPU fallback is not a native one). A row that probes and a
+matrix both decide earns the lower score, with both reasons.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from air.scoring.rows import MAX_FINDINGS_PER_ROW, join_reasons
 
 FAILURES = {"refuted": "fails", "error": "hangs or crashes"}
 UNMEASURED = ("skipped", "not run")  # matrix outcomes that measured nothing
+DECIDED = ("verified", *FAILURES)  # what probes that ran made of a row
 SHOWN_FAILURES = 5
 
 
@@ -88,28 +90,39 @@ def _measured(row: RowResult, parts: list[tuple[ProbeResult, Measure]]) -> RowRe
     if row.outcome == "not_applicable":
         return row
     probe = parts[0][0]
-    entries = [entry for result, measure in parts for entry in result.matrix if _in_part(entry, measure)]
-    measured = [entry for entry in entries if entry[2] not in UNMEASURED]
+    measured = [
+        (entry, entry[2] in measure.passing)
+        for result, measure in parts
+        for entry in result.matrix
+        if _in_part(entry, measure) and entry[2] not in UNMEASURED
+    ]
     if not measured:
         why = probe.detail if probe.outcome in ("skipped", "error") else "none of its part was measured"
-        return _unproven(row, [f"probe {probe.id} measured nothing of it ({why})"])
-    passed = sum(1 for entry in measured if entry[2] == "pass")
+        note = f"probe {probe.id} measured nothing of it ({why})"
+        if row.runtime in DECIDED:  # its other probes did
+            return replace(row, reason=join_reasons([row.reason, note]))
+        return _unproven(row, [note])
+    passed = sum(1 for _entry, passes in measured if passes)
     points = MAX_POINTS if passed == len(measured) else (1 if passed else 0)
-    static = row.points if row.outcome == "scored" and row.points is not None else None
-    final = min(points, static) if static is not None else points
-    failing = [f"{name} ({variant}): {outcome}" for name, variant, outcome, _detail in measured if outcome != "pass"]
+    before = row.points if row.outcome == "scored" and row.points is not None else None
+    final = min(points, before) if before is not None else points
+    failing = [f"{entry[0]} ({entry[1]}): {entry[2]}" for entry, passes in measured if not passes]
     reason = f"measured by probe {probe.id}: {passed} of {len(measured)} pass"
     if failing:
         more = len(failing) - SHOWN_FAILURES
         reason += "; not passing: " + ", ".join(failing[:SHOWN_FAILURES]) + (f" and {more} more" if more > 0 else "")
-    if final < points:
+    if row.runtime in DECIDED:  # its other probes decided it too: both stand
+        reason = join_reasons([row.reason, reason])
+    elif final < points:
         reason += f"; capped at {final} by the static evidence ({row.reason})"
-    if static is not None and static > points:
+    elif before is not None and before > points:
         reason = f"registered but fails at runtime: {reason}"
     outcome: ProbeOutcome = "verified" if points == MAX_POINTS else "refuted"
+    if row.runtime in FAILURES:  # a probe of it failed: that stands
+        outcome = row.runtime
     shown = f"{probe.title}: {passed} of {len(measured)} pass"
     proof = Finding(
-        probe.path, probe.line, shown, "verified" if outcome == "verified" else "refuted", f"probe {probe.id}"
+        probe.path, probe.line, shown, "verified" if points == MAX_POINTS else "refuted", f"probe {probe.id}"
     )
     evidence = ((proof,) + row.evidence)[:MAX_FINDINGS_PER_ROW]
     return replace(row, outcome="scored", points=final, reason=reason, evidence=evidence, runtime=outcome)

@@ -1,8 +1,9 @@
 // A toy PrivateUse1 backend for air's runtime tests: tensors live in host memory, tagged as
 // the device. It registers an allocator, a guard, hooks, the kernels a tensor needs (empty,
 // views, copies, resize) and a CPU fallback for every other operator. It lacks streams,
-// generators and memory statistics, and it is broken on purpose: `add` is off by 1e-2, and two
-// functions of its device module end the process or never return.
+// generators and memory statistics, and it is broken on purpose: `add` and the gradient of
+// `sigmoid` are off by 1e-2, and two functions of its device module end the process or never
+// return.
 #include <ATen/EmptyTensor.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
@@ -142,6 +143,12 @@ at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar
   return sum.to(self.device());
 }
 
+// Broken on purpose: sigmoid's gradient is off by 1e-2 (its forward, through the fallback, is right).
+at::Tensor sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& output) {
+  at::Tensor grad = at::sigmoid_backward(on_host(grad_output), on_host(output)) + 1e-2;
+  return grad.to(grad_output.device());
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
 }
@@ -157,6 +164,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", at::native::view);
   m.impl("resize_", at::native::resize_);
   m.impl("add.Tensor", add);
+  m.impl("sigmoid_backward", sigmoid_backward);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
