@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 LINTED := engine tests benchmarks $(wildcard rulepacks/*/data/*.py rulepacks/*/probes/*.py frameworks/*/*.py)
 
-.PHONY: run test lint semgrep bench bench-layers clean
+.PHONY: run test lint semgrep html-check bench bench-layers clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
+
+## The HTML report in headless Chromium: the score, the chart and the rows render, every filter
+## works; the screenshot is air-report/html-check.png.
+html-check: $(VENV)/.test
+	mkdir -p air-report
+	AIR_SCREENSHOT=$(CURDIR)/air-report/html-check.png $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_html_report.py
 
 ## The optional engine of the `semgrep` evidence kind (about 360 MB).
 semgrep: $(VENV)/.base

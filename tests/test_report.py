@@ -13,108 +13,20 @@ import pytest
 from air.report.json_report import from_dict, render_json, to_dict
 from air.report.markdown import render_markdown
 from air.results import (
-    Backend,
     Finding,
-    IndexStats,
-    IntegrationPath,
-    Link,
     OperatorCoverage,
-    PackInfo,
-    PathSignal,
-    QuickReferenceEntry,
     Report,
     RowResult,
-    SectionResult,
-    Source,
-    Terms,
 )
-from helpers.reports import REPORT_VALIDATOR
+from helpers.reports import REPORT_VALIDATOR, SNIPPET_WITH_MARKUP, sample_report, sample_row
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-SNIPPET_WITH_MARKUP = "REGISTER(Key, a | b, `tick`)"
-REPOSITORY = "https://example.org/flux_widget.git"
-
-
-def _row(item: str, priority: int, outcome: str, points: int | None, **overrides: Any) -> RowResult:
-    fields = {
-        "id": "row-" + item.replace(".", "-"),
-        "item": item,
-        "section": "device",
-        "title": f"Row {item}",
-        "priority": priority,
-        "paths": (),
-        "outcome": outcome,
-        "points": points,
-        "reason": "",
-        "evidence": (),
-        "remediation": f"Implement row {item}.",
-        "docs": (),
-    }
-    return RowResult(**{**fields, **overrides})
-
-
-def make_report() -> Report:
-    source_finding = Finding("csrc/register.cpp", 12, SNIPPET_WITH_MARKUP, "source", "reg")
-    test_finding = Finding("tests/test_device.py", 3, "assert device.count() > 0", "tests", "probe")
-    rows = (
-        _row("1.2.10", 1, "scored", 2, evidence=(source_finding,)),
-        _row("1.2.9", 1, "scored", 0, reason="No registration found.", remediation="Register the key."),
-        _row("1.1.1", 2, "scored", 1, evidence=(source_finding, test_finding), reason="Only tests use it."),
-        _row("1.3", 1, "unknown", None, reason="Decided only at run time."),
-        _row(
-            "1.4",
-            3,
-            "scored",
-            2,
-            paths=("external", "fork"),
-            evidence=(source_finding,) * 4,
-            docs=("https://example.org/docs",),
-        ),
-        _row("12.1", 1, "scored", 2, section="compile", evidence=(test_finding,)),
-        _row("4.1", 1, "not_applicable", None, section="autoload", paths=("external",), reason="Fork path only."),
-    )
-    return Report(
-        tool_version="0.1.0",
-        date="2026-08-01",
-        pack=PackInfo(
-            "flux-1.x",
-            "1.0.0",
-            "sha256:" + "0123456789abcdef" * 4,
-            "flux",
-            "Flux",
-            terms=Terms("widget key", "core flux operators"),
-        ),
-        backend=Backend("flux_widget", None, Source("git", REPOSITORY, "abc123"), None),
-        integration_path=IntegrationPath(
-            id="fork",
-            title="Fork",
-            key="WidgetKey",
-            applies=("fork",),
-            note="Detected from the dispatch key enum.",
-            signals=(PathSignal("enum-value", "A new dispatch key value", (source_finding,)),),
-        ),
-        readiness=48.63157894736842,
-        coverage=87.5,
-        sections=(
-            SectionResult("compile", 12, "Compiler", 2, 2.0, 2.0, 100.0, 0.0),
-            SectionResult("device", 1, "Device | Management", 1, 23 / 3, 14 / 3, 1400 / 23, 1.0),
-            SectionResult("autoload", 4, "Autoload", 3, 0.0, 0.0, None, 0.0),
-        ),
-        rows=rows,
-        quick_reference=(
-            QuickReferenceEntry("Register the key", "row-1-2-10", "used", "csrc/register.cpp:12", 2, "scored"),
-            QuickReferenceEntry("Autoload entry point", "row-4-1", "not_applicable", "", None, "not_applicable"),
-        ),
-        sources=(Link("Backend guide", "https://example.org/guide"),),
-        index=IndexStats(10, 7, 2, 1, 2048, skipped=(("binary", 2), ("too-large", 1))),
-    )
-
 
 @pytest.fixture
 def report() -> Report:
-    return make_report()
+    return sample_report()
 
 
 @pytest.fixture
@@ -140,7 +52,7 @@ def test_json_round_trips_to_an_equal_model(report: Report) -> None:
 
 def test_json_is_byte_identical_across_renders(report: Report) -> None:
     first = render_json(report)
-    assert render_json(make_report()) == first
+    assert render_json(sample_report()) == first
     assert render_json(from_dict(json.loads(first))) == first
 
 
@@ -277,15 +189,32 @@ def test_markdown_summary(markdown: str) -> None:
     assert "**Readiness: 48.6 %**" in markdown
     assert "Evidence coverage: 87.5 % of the applicable weight was decided (1 row unknown)" in markdown
     assert "- Compiler: 100.0 %" in markdown
-    assert "- 1.2.9 Row 1.2.9" in markdown
+    assert _table_after(markdown, "**Fix first**") == [
+        ["1", "1.2.9", "Row 1.2.9", "0", "+17.39 pp", "Register the key."],
+        ["2", "1.1.1", "Row 1.1.1", "1", "+4.35 pp", "Implement row 1.1.1."],
+    ]
 
 
-def test_markdown_gaps_are_capped() -> None:
-    gaps = tuple(_row(f"2.{number}", 1, "scored", 0) for number in range(1, 13))
-    markdown = render_markdown(replace(make_report(), rows=gaps))
-    assert "- 2.10 Row 2.10" in markdown
-    assert "- 2.11 Row 2.11" not in markdown
-    assert "- … and 2 more" in markdown
+def test_markdown_fix_first_is_capped_and_shows_the_first_sentence_of_a_remediation() -> None:
+    fixes = tuple(sample_row(f"1.{number}", 1, "scored", 0, remediation="Do it. Then more.") for number in range(1, 13))
+    markdown = render_markdown(replace(sample_report(), rows=fixes))
+    table = _table_after(markdown, "**Fix first**")
+    assert [cells[1] for cells in table] == [f"1.{number}" for number in range(1, 11)]
+    assert {cells[5] for cells in table} == {"Do it."}
+    assert "… and 2 more rows short of full marks, +34.78 pp in all." in markdown
+
+
+def test_markdown_lists_the_runtime_checks_of_unknown_rows() -> None:
+    rows = (
+        sample_row("1.3", 1, "unknown", None, runtime_check="python -c 'probe()'"),
+        sample_row("1.5", 1, "unknown", None),
+    )
+    markdown = render_markdown(replace(sample_report(), rows=rows))
+    assert (
+        "**Still to prove at runtime**\n\n- 1.3 Row 1.3: `python -c 'probe()'`\n\n`air check --runtime` runs"
+        in markdown
+    )
+    assert "1.5 Row 1.5:" not in markdown
 
 
 def test_markdown_section_scores(markdown: str) -> None:
@@ -299,20 +228,23 @@ def test_markdown_rows_sorted_by_priority_then_item(markdown: str) -> None:
     assert [row[0] for row in table] == ["1.2.9", "1.2.10", "1.3", "1.1.1", "1.4"]
 
 
-def test_markdown_row_cells(markdown: str) -> None:
+def test_markdown_row_cells_and_notes(markdown: str) -> None:
     rows = {row[0]: row for row in _table_after(markdown, "### 1. Device \\| Management (Tier 1)")}
-    assert rows["1.2.10"][2:5] == ["all", "P1", "2"]
+    assert rows["1.2.10"][2:] == ["all", "P1", "2"]
     assert rows["1.4"][2] == "external, fork"
     assert rows["1.3"][4] == "unknown"
-    assert rows["1.2.9"][5] == "*No registration found.*<br>Fix: Register the key."
-    assert rows["1.1.1"][5].endswith(
-        "`assert device.count() > 0` (tests)<br>*Only tests use it.*<br>Fix: Implement row 1.1.1."
+    notes = {line.split("**")[1]: line for line in _lines(markdown) if line.startswith("- **")}
+    assert notes["1.2.9"] == "- **1.2.9** *No registration found.* — Fix: Register the key."
+    assert notes["1.1.1"].endswith(
+        "`assert device.count() > 0` (tests) — *Only tests use it.* — Fix: Implement row 1.1.1."
     )
-    assert rows["1.4"][5].count("csrc/register.cpp:12") == 3
-    assert "+1 more" in rows["1.4"][5]
-    assert "Fix:" not in rows["1.2.10"][5] + rows["1.4"][5]
+    assert notes["1.4"].count("csrc/register.cpp:12") == 4
+    assert "<details><summary>1 more finding</summary>`csrc/register.cpp:12`" in notes["1.4"]
+    assert "Fix:" not in notes["1.2.10"] + notes["1.4"]
     na_row = _table_after(markdown, "### 4. Autoload (Tier 3)")[0]
     assert na_row[4] == "N/A"
+    widest = max(len(line) for line in _lines(markdown) if line.startswith("| "))
+    assert widest < 200  # tables hold scores; the evidence is in the notes below them
 
 
 def test_markdown_escapes_pipes_and_backticks_in_snippets(markdown: str) -> None:
@@ -333,8 +265,8 @@ def test_markdown_tables_keep_their_shape(markdown: str) -> None:
 
 def test_markdown_truncates_long_snippets() -> None:
     finding = Finding("a.py", 1, "x" * 200, "source")
-    row = _row("1.1.1", 1, "scored", 2, evidence=(finding,))
-    markdown = render_markdown(replace(make_report(), rows=(row,)))
+    row = sample_row("1.1.1", 1, "scored", 2, evidence=(finding,))
+    markdown = render_markdown(replace(sample_report(), rows=(row,)))
     assert "`" + "x" * 79 + "…`" in markdown
 
 
@@ -418,7 +350,7 @@ def _rows(draw: st.DrawFn) -> RowResult:
 @settings(max_examples=100, deadline=None)
 @given(rows=st.lists(_rows(), max_size=5).map(tuple))
 def test_generated_rows_round_trip_through_json(rows: tuple[RowResult, ...]) -> None:
-    report = replace(make_report(), rows=rows)
+    report = replace(sample_report(), rows=rows)
     data = json.loads(json.dumps(to_dict(report), ensure_ascii=False))
     REPORT_VALIDATOR.validate(data)
     assert from_dict(data) == report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from air.pack.framework import Section
 from air.results import RowResult
+from air.scoring.fixes import fix_first, to_prove
 from air.scoring.formula import score
 from helpers.packs import declared_rows
 
@@ -81,3 +82,43 @@ def test_weights_na_and_unknown():
 def test_nothing_applicable_scores_zero():
     result = score([Section("a", 1, "A", 1)], [row("a", 1, "not_applicable", None)])
     assert result.readiness == 0 and result.coverage == 0
+
+
+def mixed(pack) -> list[RowResult]:
+    """The pack's rows with every kind of outcome: points 0, 1 and 2, unknown and N/A in turn."""
+    rows = []
+    for number, r in enumerate(pack.rows):
+        outcome, points = [("scored", 0), ("scored", 1), ("scored", 2), ("unknown", None), ("not_applicable", None)][
+            number % 5
+        ]
+        check = "python -c 'probe()'" if number % 2 else ""
+        rows.append(
+            RowResult(
+                r.id, r.item, r.section, r.title, r.priority, r.paths, outcome, points, "", (), "", (), None, check
+            )
+        )
+    return rows
+
+
+def test_a_fix_gains_exactly_what_full_marks_on_its_row_add_to_readiness(pack):
+    rows = mixed(pack)
+    before = score(pack.framework.sections, rows)
+    fixes = fix_first(before.sections, rows)
+    assert {fix.row.id for fix in fixes} == {r.id for r in rows if r.outcome == "scored" and r.points < 2}
+    gains = [round(fix.gain, 9) for fix in fixes]
+    assert gains == sorted(gains, reverse=True)
+    for fix in fixes:
+        fixed = [RowResult(**{**r.__dict__, "points": 2}) if r is fix.row else r for r in rows]
+        gained = score(pack.framework.sections, fixed).readiness - before.readiness
+        assert gained == pytest.approx(fix.gain, abs=1e-9)
+
+
+def test_ties_keep_the_pack_order_and_unknown_rows_with_a_check_are_to_prove(pack):
+    section = pack.framework.sections[0].id
+    rows = [row(section, 1, points=0), row(section, 1, points=0), row(section, 2, points=1)]
+    rows = [RowResult(**{**r.__dict__, "id": f"r{n}"}) for n, r in enumerate(rows)]
+    fixes = fix_first(score(pack.framework.sections, rows).sections, rows)
+    assert [fix.row.id for fix in fixes] == ["r0", "r1", "r2"]
+    assert fixes[0].gain == fixes[1].gain == 4 * fixes[2].gain
+    unknown = [r for r in mixed(pack) if r.outcome == "unknown"]
+    assert to_prove(mixed(pack)) == tuple(r for r in unknown if r.runtime_check)

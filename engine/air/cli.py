@@ -1,7 +1,7 @@
 """The `air` command line.
 
-Exit codes: 0 done; 1 readiness below --fail-under; 2 usage, pack or input error;
-3 internal error; 130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM).
+Exit codes: 0 done; 1 readiness below --fail-under (check) or a regression (diff --fail-on-regression);
+2 usage, pack or input error; 3 internal error; 130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM).
 Everything printed passes through `air.printable`, so text from the analysed tree (file and
 package names) cannot carry terminal controls. Each command imports the stages it runs when it
 runs: a check the result cache answers loads no evidence kind and no pack.
@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -44,9 +44,16 @@ from air.pack.shipped import (
     version_option_names,
 )
 from air.printable import printable
+from air.progress import Progress
+from air.report.badge import render_badge
+from air.report.html import render_html
 from air.report.json_report import render_json
+from air.report.junit import render_junit
+from air.report.links import evidence_links
 from air.report.markdown import render_markdown
 from air.report.output import is_standard_output, write_atomic
+from air.report.sarif import render_sarif
+from air.report.terminal import fail_under_line, render_summary
 from air.resources import SCHEMA_FILES
 from air.results import Backend, Report, Source
 from air.run import check_tree
@@ -57,8 +64,17 @@ from air.versions import is_release
 if TYPE_CHECKING:
     from air.packtest import FixtureResult
 
-RENDERERS = {"markdown": (render_markdown, ".md"), "json": (render_json, ".json")}
+RENDERERS: dict[str, tuple[Callable[..., str], str]] = {  # each takes the report (and EvidenceLinks if linked)
+    "markdown": (render_markdown, ".md"),
+    "json": (render_json, ".json"),
+    "sarif": (render_sarif, ".sarif"),
+    "junit": (render_junit, ".junit.xml"),
+    "badge": (render_badge, ".badge.json"),
+    "html": (render_html, ".html"),
+}
 DEFAULT_PACK = "pytorch-2.x"
+EXPLAIN_FORMATS = ("text", "markdown", "json")
+LINKED_FORMATS = ("markdown", "html")  # whose citations link into the tree or to its host
 DEFAULT_OUTPUT_DIR = "air-report"
 SHORT_COMMIT = 12
 
@@ -185,7 +201,7 @@ def check_command(
         raise click.UsageError("give one --output per --format")
     if not outputs and Path(DEFAULT_OUTPUT_DIR).is_symlink():
         raise InputError(f"{DEFAULT_OUTPUT_DIR}: a symbolic link, not a directory; remove it or give --output")
-    progress = None if quiet else (lambda message: _say(f"air: {message}", err=True))
+    progress = None if quiet else Progress(sys.stderr, bar=sys.stderr.isatty())
     options = IndexOptions(
         excludes=(() if include_vendored else DEFAULT_EXCLUDES) + excludes, include_vendored=include_vendored
     )
@@ -197,18 +213,37 @@ def check_command(
     probing = (
         RuntimeOptions(_interpreter(python), device, module, runtime_timeout, ops, ops_budget) if runtime else None
     )
-    with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
-        report = _checked(located, pack_name, options, progress, framework_version, no_cache, probing)
+    try:
+        with _located(target, dist_name, sdist_name, python, ref, subdir, pack_name, progress) as located:
+            report = _checked(located, pack_name, options, progress, framework_version, no_cache, probing)
+            tree = located.root
+    finally:
+        if progress:
+            progress.finish()
     targets = list(zip(formats, outputs)) if outputs else _default_targets(formats, report.backend)
     for fmt, destination in targets:
         render, _suffix = RENDERERS[fmt]
-        written = write_atomic(destination, render(report))
+        if fmt in LINKED_FORMATS:
+            folder = Path.cwd() if is_standard_output(destination) else destination.parent
+            text = render(report, evidence_links(report.backend.source, tree, folder))
+        else:
+            text = render(report)
+        written = write_atomic(destination, text)
         if written and not quiet:
             _say(f"air: wrote {written}", err=True)
-    if not any(is_standard_output(t) for _f, t in targets):
-        _say(summary_line(report))
+    if not quiet and not any(is_standard_output(t) for _f, t in targets):
+        _print_summary(report)
     if fail_under is not None and report.readiness < fail_under:
+        click.echo(fail_under_line(report, fail_under), err=True)
         sys.exit(EXIT_BELOW_THRESHOLD)
+
+
+def _print_summary(report: Report) -> None:
+    """The summary box, coloured on a terminal (unless NO_COLOR is set), framed in ASCII where
+    standard output cannot encode the box characters."""
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    encoding = (getattr(sys.stdout, "encoding", None) or "ascii").lower().replace("-", "")
+    click.echo(render_summary(report, colour=colour, unicode=encoding == "utf8"), nl=False, color=colour)
 
 
 @contextmanager
@@ -279,6 +314,7 @@ def _checked(
         framework_version,
         use_cache=not no_cache,
         runtime=runtime,
+        watch=progress.advance if progress else None,
     )
 
 
@@ -317,16 +353,96 @@ def source_ref(source: Source) -> str | None:
     return f"{ref}-dirty" if source.dirty else ref
 
 
-def summary_line(report) -> str:
-    unknown = sum(1 for row in report.rows if row.outcome == "unknown")
-    return (
-        f"{report.backend.name}: readiness {report.readiness:.1f} % "
-        f"({report.integration_path.title}; evidence coverage {report.coverage:.1f} %, {unknown} rows unknown)"
-    )
-
-
 def _say(line: str, err: bool = False) -> None:
     click.echo(printable(line), err=err)
+
+
+@cli.command("diff")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(("markdown", "json")), default="markdown", show_default=True)
+@click.option(
+    "--output", type=click.Path(path_type=Path), default=Path("-"), help="File to write ('-': standard output)."
+)
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when readiness fell or a row lost points.")
+def diff_command(old: Path, new: Path, fmt: str, output: Path, fail_on_regression: bool) -> None:
+    """What changed between two JSON reports of one backend: rows, readiness, findings, operators."""
+    from air.report.diff import diff_reports, render_diff_json, render_diff_markdown
+    from air.report.json_report import load_report
+
+    changes = diff_reports(load_report(old), load_report(new))
+    write_atomic(output, (render_diff_json if fmt == "json" else render_diff_markdown)(changes))
+    if fail_on_regression and changes.regressed:
+        readiness = changes.readiness
+        click.echo(
+            f"air: regression: readiness {readiness[0]:.1f} % -> {readiness[1]:.1f} %, "
+            f"{sum(1 for change in changes.rows if change.delta < 0)} rows lost points",
+            err=True,
+        )
+        sys.exit(EXIT_BELOW_THRESHOLD)
+
+
+@cli.command("compare")
+@click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(("markdown", "json")), default="markdown", show_default=True)
+@click.option(
+    "--output", type=click.Path(path_type=Path), default=Path("-"), help="File to write ('-': standard output)."
+)
+def compare_command(reports: tuple[Path, ...], fmt: str, output: Path) -> None:
+    """Backends side by side from their JSON reports: readiness, sections and the rows that differ."""
+    from air.report.compare import compare_reports, render_comparison_json, render_comparison_markdown
+    from air.report.json_report import load_report
+
+    if len(reports) < 2:
+        raise click.UsageError("give two reports or more")
+    comparison = compare_reports([load_report(path) for path in reports])
+    write_atomic(output, (render_comparison_json if fmt == "json" else render_comparison_markdown)(comparison))
+
+
+@cli.command("explain")
+@click.argument("row")
+@click.option(
+    "--pack", "pack_name", default=DEFAULT_PACK, show_default=True, help="A shipped pack's name or a pack directory."
+)
+@click.option("--format", "fmt", type=click.Choice(EXPLAIN_FORMATS), default="text", show_default=True)
+def explain_command(row: str, pack_name: str, fmt: str) -> None:
+    """What ROW (an id or a checklist item) checks, why it matters, how it is detected and fixed."""
+    from air.pack.load import load_pack
+    from air.report.explain import explanation, find_row, render_explanation
+
+    pack = load_pack(pack_name)
+    found = find_row(pack, row)
+    if found is None:
+        raise InputError(f"{row}: no row of pack {pack.id} has that id or item; `air rules` lists them")
+    click.echo(printable_lines(render_explanation(explanation(pack, found), fmt)), nl=False)
+
+
+@cli.command("rules")
+@click.option(
+    "--pack", "pack_name", default=DEFAULT_PACK, show_default=True, help="A shipped pack's name or a pack directory."
+)
+@click.option("--section", default=None, help="Only the rows of this section (its id or number).")
+@click.option("--priority", type=click.IntRange(1, 3), default=None, help="Only the rows of this priority.")
+@click.option("--path", "path", default=None, help="Only the rows that apply on this integration path.")
+@click.option("--format", "fmt", type=click.Choice(EXPLAIN_FORMATS), default="text", show_default=True)
+def rules_command(pack_name: str, section: str | None, priority: int | None, path: str | None, fmt: str) -> None:
+    """List a pack's rows: item, id, priority, paths and title."""
+    from air.pack.load import load_pack
+    from air.report.explain import render_rules, select_rows
+
+    pack = load_pack(pack_name)
+    known_paths = {spec.id for spec in pack.framework.paths}
+    if path is not None and path not in known_paths:
+        raise click.BadParameter(f"{path!r}; the pack's paths: {', '.join(sorted(known_paths))}", param_hint="--path")
+    rows = select_rows(pack, section, priority, path)
+    if not rows and section is not None:
+        raise InputError(f"--section {section}: no rows of pack {pack.id} in such a section")
+    click.echo(printable_lines(render_rules(rows, fmt)), nl=False)
+
+
+def printable_lines(text: str) -> str:
+    """`text` made safe to print line by line (a pack's prose is data, like a tree's)."""
+    return "".join(printable(line) + "\n" for line in text.splitlines())
 
 
 @cli.group("pack")

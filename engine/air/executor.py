@@ -34,14 +34,21 @@ PART_SECONDS = 0.02
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 Extra = TypeVar("Extra")
+Watch = Callable[[int, int], None]
 
 
 class Executor:
     """Maps functions over items across `workers` processes (this one included)."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, watch: Watch | None = None) -> None:
         wanted = workers if workers is not None else min(os.cpu_count() or 1, MAX_WORKERS)
         self.workers = wanted if FORKING else 1
+        self.watch = watch  # told (items done, items) as a map goes on, in this process only
+        self.owner = os.getpid()
+
+    def advanced(self, done: int, total: int) -> None:
+        if self.watch is not None and os.getpid() == self.owner:
+            self.watch(done, total)
 
     @property
     def parallel(self) -> bool:
@@ -84,7 +91,11 @@ class Executor:
         interrupt, an error), the workers are ended, not waited for."""
         if not self.parallel or len(items) < min_items:
             extra = alongside() if alongside else None
-            return [function(item) for item in items], extra
+            results = []
+            for item in items:
+                results.append(function(item))
+                self.advanced(len(results), len(items))
+            return results, extra
         return _Round(self, function, items).run(alongside, here_from_end)
 
 
@@ -125,7 +136,9 @@ class _Round(Generic[Item, Result]):
             for number in self._take(here_from_end):
                 results[number] = self.function(self.items[number])
                 answering = _gathered(answering, results, wait=False)
+                self.executor.advanced(self.bounds[0] + len(self.items) - self.bounds[1], len(self.items))
             _gathered(answering, results, wait=True)
+            self.executor.advanced(len(self.items), len(self.items))
         except BaseException:
             stop([worker for worker, _receiver, _answer_fd in workers])
             raise

@@ -39,6 +39,7 @@ class RowResult:
     remediation: str
     docs: tuple[str, ...]
     runtime: ProbeOutcome | None = None  # what the probes that decide the row showed, when any ran
+    runtime_check: str = ""  # the pack's command that decides the row at runtime, when it gives one
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class Source:
     describe: str | None = None  # `git describe --tags --always --dirty`
     subdir: str | None = None  # the folder of the repository that was analysed
     version: str | None = None  # the version the source itself declares (an installed distribution's)
+    remote: str | None = None  # a local checkout's origin URL
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from air import cache
-from air.executor import Executor
+from air.executor import Executor, Watch
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.vendored import Vendoring
 from air.pack.shipped import framework_vendoring, pack_fingerprint, pack_framework, resolve_pack
@@ -56,6 +56,7 @@ def check_tree(
     framework_version: str | None = None,
     use_cache: bool = True,
     runtime: RuntimeOptions | None = None,
+    watch: Watch | None = None,
 ) -> Report:
     """`check` with the pack named `pack_name`, answered from the result cache when the tree
     and the pack are unchanged since they were last checked together (see `air.cache`; the
@@ -78,7 +79,7 @@ def check_tree(
             return cached
     lines: list[str] = []
     vendoring = framework_vendoring(pack_framework(str(pack_dir)))
-    index = _indexed(root, _with_vendoring(options, vendoring), lines.append, Executor())
+    index = _indexed(root, _with_vendoring(options, vendoring), lines.append, Executor(watch=watch))
     key = None
     if fingerprint and tree:
         digest = cache.index_digest(index)

@@ -10,9 +10,11 @@ import json
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from functools import cache
+from pathlib import Path
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from air.errors import InputError
 from air.results import IndexStats, Report
 
 TOOL_NAME = "air"
@@ -115,3 +117,20 @@ def _index_to_dict(index: IndexStats) -> dict[str, Any]:
     for key in _DIRECTORY_LISTS:
         stats[key] = [{"path": path, "reason": reason} for path, reason in getattr(index, key)]
     return stats
+
+
+def load_report(path: Path) -> Report:
+    """The report a JSON file holds; an InputError naming the file when it is not one."""
+    from air.pack.schemas import describe, validator  # loads the evidence kinds: only when reports are read
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"{path}: cannot read a JSON report: {getattr(error, 'strerror', None) or error}") from None
+    problems = sorted(
+        validator("report").iter_errors(data), key=lambda problem: list(problem.absolute_path), reverse=True
+    )
+    if problems:
+        where = "/".join(map(str, problems[0].absolute_path)) or "the top level"
+        raise InputError(f"{path}: not an air JSON report: {describe(problems[0])} (at {where})")
+    return from_dict(data)

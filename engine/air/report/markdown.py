@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from air.printable import printable
+from air.report.links import NO_LINKS, EvidenceLinks
 from air.results import (
     Backend,
     Finding,
@@ -32,8 +33,10 @@ from air.results import (
     TestInventory,
     UpstreamCandidate,
 )
+from air.scoring.fixes import fix_first, to_prove
 
-MAX_GAPS = 10
+MAX_FIXES = 10
+MAX_REMEDIATION = 160
 MAX_MATRIX_FAILURES = 30
 MAX_SKIP_REASONS = 25
 MAX_FINDINGS = 3
@@ -53,17 +56,17 @@ _PROBE_STATUS = {"verified": "✅ verified", "refuted": "❌ refuted", "error": 
 _USAGE = {"used": "✅ used", "unused": "❌ not used", "not_applicable": "N/A", "unknown": "unknown"}
 
 
-def render_markdown(report: Report) -> str:
-    """Render the full report as Markdown, ending with a newline."""
+def render_markdown(report: Report, links: EvidenceLinks = NO_LINKS) -> str:
+    """Render the full report as Markdown, ending with a newline; citations link as `links` says."""
     blocks = [
         *_title(report),
         *_summary(report),
         *_section_scores(report),
         *_upstream_candidates(report.upstream),
-        *_source_discovery(report),
+        *_source_discovery(report, links),
         *_runtime(report.runtime),
-        *_checklist(report),
-        *_operators(report.operators, report.pack),
+        *_checklist(report, links),
+        *_operators(report.operators, report.pack, links),
         *_test_inventory(report.tests),
         *_quick_reference(report.quick_reference),
         *_sources(report.sources),
@@ -104,11 +107,53 @@ def _summary(report: Report) -> list[str]:
         f"Upstream candidates: {len(report.upstream) if report.upstream is not None else NONE}",
         "**Strengths**",
         _bullets(_strengths(report.sections)),
-        "**Gaps**",
-        _bullets(_gaps(report.rows)),
+        *_fix_first(report),
+        *_to_prove(report),
     ]
     if report.integration_path.note:
         blocks += ["**Integration path note**", _text(report.integration_path.note)]
+    return blocks
+
+
+def _fix_first(report: Report) -> list[str]:
+    """The rows whose fixing gains the most readiness, with the gain and the remediation."""
+    fixes = fix_first(report.sections, report.rows)
+    blocks = ["**Fix first**"]
+    if not fixes:
+        return blocks + ["Every scored row has full marks."]
+    shown = [
+        (
+            str(rank),
+            _text(fix.row.item),
+            _text(fix.row.title),
+            str(fix.row.points),
+            _gain(fix.gain),
+            _text(_brief(fix.row.remediation)),
+        )
+        for rank, fix in enumerate(fixes[:MAX_FIXES], start=1)
+    ]
+    blocks.append(_table(("#", "Item", "Row", "Points", "Gain", "Remediation"), shown))
+    if len(fixes) > MAX_FIXES:
+        rest = fixes[MAX_FIXES:]
+        blocks.append(
+            f"… and {_plural(len(rest), 'more row')} short of full marks, {_gain(sum(fix.gain for fix in rest))} in all."
+        )
+    return blocks
+
+
+def _to_prove(report: Report) -> list[str]:
+    """The unknown rows a runtime check would decide: the commands that check them."""
+    rows = to_prove(report.rows)
+    if not rows:
+        return []
+    blocks = [
+        "**Still to prove at runtime**",
+        _bullets(f"{_text(row.item)} {_text(row.title)}: {_code(row.runtime_check)}" for row in rows),
+    ]
+    if report.runtime is None:
+        blocks.append(
+            "`air check --runtime` runs the pack's probes against the installed backend, which decide most of these."
+        )
     return blocks
 
 
@@ -151,7 +196,7 @@ def _upstream_candidates(candidates: Sequence[UpstreamCandidate] | None) -> list
     return blocks
 
 
-def _source_discovery(report: Report) -> list[str]:
+def _source_discovery(report: Report, links: EvidenceLinks) -> list[str]:
     path = report.integration_path
     facts = [
         f"Source: {_describe_source(report.backend.source)}",
@@ -172,7 +217,9 @@ def _source_discovery(report: Report) -> list[str]:
     if path.note:
         blocks.append(_text(path.note))
     if path.signals:
-        blocks.append(_table(("Signal", "Description", "Evidence"), map(_signal_cells, path.signals)))
+        blocks.append(
+            _table(("Signal", "Description", "Evidence"), (_signal_cells(signal, links) for signal in path.signals))
+        )
     else:
         blocks.append("No path signal fired.")
     return blocks
@@ -230,19 +277,22 @@ def _matrix(probe: ProbeResult) -> list[str]:
     return blocks
 
 
-def _checklist(report: Report) -> list[str]:
+def _checklist(report: Report, links: EvidenceLinks) -> list[str]:
+    """Per section, a narrow table of the rows' scores, then a note per row: its findings (the
+    first few, the rest folded), the reason for its score and, when it falls short, the fix."""
     blocks = ["## Checklist"]
     labels = {path.id: path.short for path in report.pack.paths}
     for section in _by_number(report.sections):
         rows = sorted((row for row in report.rows if row.section == section.id), key=_row_order)
         blocks.append(f"### {section.number}. {_text(section.title)} (Tier {section.tier})")
-        blocks.append(
-            _table(("#", "Item", "Path", "Priority", "Points", "Evidence"), (_row_cells(row, labels) for row in rows))
-        )
+        blocks.append(_table(("Item", "Row", "Path", "Priority", "Points"), (_row_cells(row, labels) for row in rows)))
+        notes = [note for note in (_row_note(row, links) for row in rows) if note]
+        if notes:
+            blocks.append(_bullets(notes))
     return blocks
 
 
-def _operators(operators: OperatorCoverage | None, pack: PackInfo) -> list[str]:
+def _operators(operators: OperatorCoverage | None, pack: PackInfo, links: EvidenceLinks) -> list[str]:
     if operators is None:
         return []
     core = _text(_capitalized(pack.terms.core_operators))
@@ -254,7 +304,7 @@ def _operators(operators: OperatorCoverage | None, pack: PackInfo) -> list[str]:
         f"{core} covered: {operators.core_covered} of {operators.core_total} "
         f"(catalog of {_text(pack.framework_name)} {_text(operators.catalog_version)})",
         "Global fallbacks: "
-        + (", ".join(_finding(f) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
+        + (", ".join(_finding(f, links) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
     ]
     blocks = ["## Operator coverage", _bullets(facts)]
     rows = [
@@ -332,17 +382,6 @@ def _strengths(sections: Iterable[SectionResult]) -> list[str]:
     ]
 
 
-def _gaps(rows: Iterable[RowResult]) -> list[str]:
-    missing = sorted(
-        (row for row in rows if row.priority == 1 and row.outcome == "scored" and row.points == 0),
-        key=_row_order,
-    )
-    gaps = [f"{_text(row.item)} {_text(row.title)}" for row in missing[:MAX_GAPS]]
-    if len(missing) > MAX_GAPS:
-        gaps.append(f"… and {len(missing) - MAX_GAPS} more")
-    return gaps
-
-
 def _targeted(backend: Backend) -> str:
     pinned = _text(backend.target_framework_version or "not pinned")
     return f"{pinned} (in {_code(backend.pin_file)})" if backend.pin_file else pinned
@@ -387,8 +426,8 @@ def _score_cells(section: SectionResult) -> tuple[str, ...]:
     return (str(section.number), _text(section.title), *scores)
 
 
-def _signal_cells(signal: PathSignal) -> tuple[str, ...]:
-    locations = ", ".join(_code(_location(finding)) for finding in signal.evidence)
+def _signal_cells(signal: PathSignal, links: EvidenceLinks) -> tuple[str, ...]:
+    locations = ", ".join(_cited(finding, links) for finding in signal.evidence)
     return (_text(signal.name), _text(signal.description), locations or NONE)
 
 
@@ -405,31 +444,43 @@ def _row_cells(row: RowResult, labels: dict[str, str]) -> tuple[str, ...]:
         _text(", ".join(labels.get(path, path) for path in row.paths)) if row.paths else "all",
         f"P{row.priority}",
         _points(row.outcome, row.points, _POINTS),
-        _evidence_cell(row),
     )
 
 
-def _evidence_cell(row: RowResult) -> str:
-    parts = [_finding(finding) for finding in row.evidence[:MAX_FINDINGS]]
-    if len(row.evidence) > MAX_FINDINGS:
-        parts.append(f"+{len(row.evidence) - MAX_FINDINGS} more")
+def _row_note(row: RowResult, links: EvidenceLinks) -> str:
+    """**item** then its findings, the rest past MAX_FINDINGS folded, its reason and its fix."""
+    parts = []
+    if row.evidence:
+        shown = ", ".join(_finding(finding, links) for finding in row.evidence[:MAX_FINDINGS])
+        folded = row.evidence[MAX_FINDINGS:]
+        if folded:
+            rest = ", ".join(_finding(finding, links) for finding in folded)
+            shown += f" <details><summary>{_plural(len(folded), 'more finding')}</summary>{rest}</details>"
+        parts.append(shown)
     if row.reason:
         parts.append(f"*{_text(row.reason)}*")
     if row.remediation and _needs_fix(row):
         parts.append(f"Fix: {_text(row.remediation)}")
-    return "<br>".join(parts) or NONE
+    return f"**{_text(row.item)}** " + " — ".join(parts) if parts else ""
 
 
 def _needs_fix(row: RowResult) -> bool:
     return row.outcome == "unknown" or (row.outcome == "scored" and row.points in (0, 1))
 
 
-def _finding(finding: Finding) -> str:
-    shown = _code(_location(finding))
+def _finding(finding: Finding, links: EvidenceLinks) -> str:
+    shown = _cited(finding, links)
     snippet = _truncate(_one_line(finding.snippet))
     if snippet:
         shown += f" {_code(snippet)}"
     return f"{shown} ({finding.trust})" if finding.trust in ("tests", "verified", "refuted") else shown
+
+
+def _cited(finding: Finding, links: EvidenceLinks) -> str:
+    """`path:line`, linked where `links` can (a probe's finding cites the pack, never linked)."""
+    shown = _code(_location(finding))
+    url = None if finding.trust in ("verified", "refuted") else links.url(finding.path, finding.line)
+    return f"[{shown}]({_url(url)})" if url else shown
 
 
 def _location(finding: Finding) -> str:
@@ -495,6 +546,17 @@ def _truncate(value: str) -> str:
 
 def _number(value: float) -> str:
     return f"{value:.1f}"
+
+
+def _gain(points: float) -> str:
+    return f"+{points:.2f} pp"
+
+
+def _brief(text: str) -> str:
+    """The first sentence of `text`, at most MAX_REMEDIATION characters."""
+    first, _, rest = _one_line(text).partition(". ")
+    first += "." if rest else ""
+    return first if len(first) <= MAX_REMEDIATION else first[: MAX_REMEDIATION - 1] + "…"
 
 
 def _plural(count: int, noun: str) -> str:

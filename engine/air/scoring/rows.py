@@ -275,4 +275,5 @@ def _result(
         evidence=findings,
         remediation=row.remediation if remediation is None else remediation,
         docs=row.docs,
+        runtime_check=row.runtime_command or "",
     )

@@ -58,6 +58,7 @@ class Repository:
     object_format: str = "sha1"
     file_mode: bool = True  # core.fileMode: whether the executable bit is tracked
     borrows_objects: bool = False  # objects/info/alternates names another object store
+    origin: str | None = None  # remote.origin.url, as the config gives it
 
 
 def open_member(base: Path, relative: str) -> int | None:
@@ -143,15 +144,17 @@ def resolve_ref(repository: Repository, ref: str, depth: int = 0) -> str | None:
 
 
 def read_config(data: bytes) -> dict[str, str]:
-    """The `section.key` values (lowercase names, last one wins, no subsections) of a git config
-    file, without following its includes: enough for the few core and extensions keys air reads."""
+    """The `section.key` and `section.subsection.key` values (lowercase names, last one wins) of
+    a git config file, without following its includes: enough for the few core and extensions
+    keys air reads, and the origin's URL."""
     values: dict[str, str] = {}
     section = ""
     for raw in data.decode("utf-8", "replace").splitlines():
         line = raw.strip()
-        header = re.match(r"\[\s*([A-Za-z0-9.-]+)\s*(\"[^\"]*\")?\s*\]", line)
+        header = re.match(r"\[\s*([A-Za-z0-9.-]+)\s*(?:\"([^\"]*)\")?\s*\]", line)
         if header:
-            section = "" if header.group(2) else header.group(1).lower()
+            name, subsection = header.group(1).lower(), header.group(2)
+            section = f"{name}.{subsection}" if subsection is not None else name
             line = line[header.end() :].strip()
         key = re.match(r"([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$", line)
         if section and key:
@@ -207,6 +210,7 @@ def _repository_at(worktree: Path, mode: int) -> Repository | None:
         object_format=config.get("extensions.objectformat", "sha1").lower(),
         file_mode=config_flag(config, "core.filemode", True),
         borrows_objects=os.path.lexists(commondir / "objects" / "info" / "alternates"),
+        origin=config.get("remote.origin.url") or None,
     )
 
 

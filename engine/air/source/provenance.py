@@ -1,5 +1,6 @@
 """Where the analysed code came from: for a local path inside a git checkout, the commit, the
-branch, whether tracked files differ from the index, and `git describe`.
+branch, whether tracked files differ from the index, `git describe`, the origin's URL and the
+folder of the checkout that was analysed.
 
 The repository is found and its HEAD, refs and index are read by air itself (`air.source.git_directory`,
 `air.source.git_index`), never through a git command that could run the checkout's filters or hooks;
@@ -53,6 +54,8 @@ def local_source_later(root: Path) -> Callable[[], Source]:
             branch=branch,
             dirty=dirty,
             describe=f"{describe}-dirty" if describe and dirty else describe,
+            subdir=None if folder == "." else folder,
+            remote=repository.origin,
         )
 
     return finished
