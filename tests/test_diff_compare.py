@@ -74,6 +74,9 @@ def test_compare_puts_backends_side_by_side_with_the_rows_that_differ(reports):
     assert differing == {row_id for row_id in scores[0] if scores[0][row_id] != scores[1][row_id]}
     markdown = air("compare", "before.json", "other.json", cwd=reports).stdout
     assert markdown.startswith("# air compare\n") and f"## Rows that differ ({len(differing)})" in markdown
+    page = air("compare", "before.json", "other.json", "--format", "html", cwd=reports).stdout
+    assert page.startswith("<!doctype html>") and f"<h2>Rows that differ ({len(differing)})</h2>" in page
+    assert page.count("<tr><td>") == len(differing) and "src=" not in page
 
 
 @pytest.mark.parametrize(

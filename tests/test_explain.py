@@ -7,6 +7,7 @@ import json
 import pytest
 from helpers.cli import air
 from helpers.packs import shipped_pack
+from helpers.paths import REPO_ROOT
 
 
 def test_explain_by_item_or_id_shows_what_why_how_fix_and_docs():
@@ -59,3 +60,18 @@ def test_rules_list_every_row_by_default_and_refuse_an_unknown_path():
     assert len(lines) == len(shipped_pack().rows) and lines[0].split()[:2] == ["1.1.1", "P1"]
     refused = air("rules", "--path", "nowhere")
     assert refused.returncode == 2 and "the pack's paths: fork, privateuse1" in refused.stderr
+
+
+def test_the_committed_reference_of_the_shipped_pack_is_current(tmp_path):
+    """docs/rules/pytorch-2.x is `air docs pytorch-2.x` output: regenerate it when the pack changes."""
+    done = air("docs", "pytorch-2.x", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    committed = REPO_ROOT / "docs" / "rules" / "pytorch-2.x"
+    fresh = {path.name: path.read_text() for path in tmp_path.iterdir()}
+    assert fresh == {path.name: path.read_text() for path in committed.iterdir()}, (
+        "stale: run `air docs pytorch-2.x -o docs/rules/pytorch-2.x`"
+    )
+    rows = shipped_pack().rows
+    assert len(fresh) == len(rows) + 1
+    assert all(f"]({row.id}.md)" in fresh["index.md"] for row in rows)
+    assert "torch.\\<name\\>" in fresh["device-register-module.md"]

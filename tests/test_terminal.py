@@ -27,6 +27,7 @@ def test_the_box_shows_readiness_coverage_sections_by_tier_and_the_top_fixes():
     fixes = [line for line in lines if line.startswith("│ 1. ") or line.startswith("│ 2. ")]
     assert [line.split()[2] for line in fixes] == [fix.row.item for fix in fix_first(report.sections, report.rows)]
     assert fixes[0].rstrip(" │").endswith("+17.39 pp")
+    assert lines[lines.index(fixes[0]) + 1].startswith("│    Register the key.")  # its remediation, under it
 
 
 def test_only_five_fixes_are_shown_and_long_titles_are_clipped():
@@ -34,6 +35,9 @@ def test_only_five_fixes_are_shown_and_long_titles_are_clipped():
     lines = render_summary(replace(sample_report(), rows=rows)).splitlines()
     fixes = [line for line in lines if line[2:4] in {f"{n}." for n in range(1, 9)}]
     assert len(fixes) == 5 and all("…" in line and len(line) == 80 for line in fixes)
+    long = replace(rows[0], remediation="Do this. " * 30)
+    remedy = render_summary(replace(sample_report(), rows=(long,))).splitlines()
+    assert any(line.startswith("│    Do this. Do this.") and line.endswith("… │") for line in remedy)
 
 
 def test_colour_is_added_only_when_asked_and_ascii_frames_hold_only_ascii():

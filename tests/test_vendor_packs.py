@@ -3,7 +3,9 @@ it inherits, and needs fixtures only for what it adds or rescores."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,5 +84,52 @@ def test_the_example_vendor_pack_passes_its_tests():
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     summary = completed.stdout.splitlines()[-1]
-    assert summary.endswith("fixtures, 0 failed, 0 rows untested"), summary
+    assert re.fullmatch(r"\d+ passed, 0 failed \(\d+ fixtures, 0 failed; 0 rows untested\)", summary), summary
     assert "ok   pytorch-2.x/pu1_full" in completed.stdout
+
+
+def test_pack_test_shows_each_row_with_expected_and_actual_outcomes_and_as_json():
+    command = [sys.executable, "-m", "air", "pack", "test", "examples/vendor-pack", "--fixture", "acme_full"]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "engine")}
+    verbose = subprocess.run([*command, "-v"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=environment)
+    assert verbose.returncode == 0, verbose.stderr
+    rows = [line.split() for line in verbose.stdout.splitlines() if line.startswith("     ok   ")]
+    assert rows and all(line[-2] == "got" and line[-3] == f"{line[-1]}," for line in rows)
+    done = subprocess.run([*command, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=environment)
+    data = json.loads(done.stdout)
+    [fixture] = data["fixtures"]
+    assert fixture["name"] == "acme_full" and fixture["passed"] and data["failed"] == 0
+    assert data["passed"] == len(fixture["rows"]) == len(rows)
+    assert all(row["expected"] == row["actual"] and row["passed"] for row in fixture["rows"])
+
+
+def test_pack_new_scaffolds_a_vendor_pack_that_passes_its_tests_as_generated(tmp_path):
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "engine")}
+    air_command = [sys.executable, "-m", "air"]
+    created = subprocess.run(
+        [*air_command, "pack", "new", "acme-npu", "-o", str(tmp_path)], capture_output=True, text=True, env=environment
+    )
+    assert created.returncode == 0, created.stderr
+    pack = tmp_path / "acme-npu"
+    assert sorted(str(path.relative_to(pack)) for path in pack.rglob("*") if path.is_file()) == [
+        "README.md",
+        "fixtures/acme_bare/acme_backend/__init__.py",
+        "fixtures/acme_bare/expected.yaml",
+        "fixtures/acme_full/acme_backend/__init__.py",
+        "fixtures/acme_full/expected.yaml",
+        "pack.yaml",
+        "rows/acme.yaml",
+    ]
+    tested = subprocess.run(
+        [*air_command, "pack", "test", str(pack)], capture_output=True, text=True, env=environment, timeout=900
+    )
+    assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr
+    assert "ok   acme_full (1 rows)" in tested.stdout and "ok   acme_bare (1 rows)" in tested.stdout
+    again = subprocess.run(
+        [*air_command, "pack", "new", "acme-npu", "-o", str(tmp_path)], capture_output=True, text=True, env=environment
+    )
+    assert again.returncode == 2 and "already exists" in again.stderr
+    refused = subprocess.run(
+        [*air_command, "pack", "new", "Bad_Name", "-o", str(tmp_path)], capture_output=True, text=True, env=environment
+    )
+    assert refused.returncode == 2 and "lowercase words joined by hyphens" in refused.stderr

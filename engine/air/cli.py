@@ -384,19 +384,23 @@ def diff_command(old: Path, new: Path, fmt: str, output: Path, fail_on_regressio
 
 @cli.command("compare")
 @click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(("markdown", "json")), default="markdown", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(("markdown", "html", "json")), default="markdown", show_default=True)
 @click.option(
     "--output", type=click.Path(path_type=Path), default=Path("-"), help="File to write ('-': standard output)."
 )
 def compare_command(reports: tuple[Path, ...], fmt: str, output: Path) -> None:
     """Backends side by side from their JSON reports: readiness, sections and the rows that differ."""
-    from air.report.compare import compare_reports, render_comparison_json, render_comparison_markdown
+    from air.report import compare
     from air.report.json_report import load_report
 
     if len(reports) < 2:
         raise click.UsageError("give two reports or more")
-    comparison = compare_reports([load_report(path) for path in reports])
-    write_atomic(output, (render_comparison_json if fmt == "json" else render_comparison_markdown)(comparison))
+    render = {
+        "markdown": compare.render_comparison_markdown,
+        "html": compare.render_comparison_html,
+        "json": compare.render_comparison_json,
+    }[fmt]
+    write_atomic(output, render(compare.compare_reports([load_report(path) for path in reports])))
 
 
 @cli.command("explain")
@@ -445,6 +449,22 @@ def printable_lines(text: str) -> str:
     return "".join(printable(line) + "\n" for line in text.splitlines())
 
 
+@cli.command("docs")
+@click.argument("pack_name", default=DEFAULT_PACK)
+@click.option(
+    "-o", "--output", "directory", type=click.Path(path_type=Path), required=True, help="The folder to write."
+)
+def docs_command(pack_name: str, directory: Path) -> None:
+    """Write a pack's reference: a Markdown page per row and an index."""
+    from air.pack.load import load_pack
+    from air.report.explain import render_docs
+
+    pages = render_docs(load_pack(pack_name))
+    for name, text in sorted(pages.items()):
+        write_atomic(directory / name, text)
+    _say(f"air: wrote {len(pages)} pages to {directory}", err=True)
+
+
 @cli.group("pack")
 def pack_group() -> None:
     """Inspect and validate rule packs."""
@@ -489,10 +509,92 @@ def pack_validate(pack_name: str) -> None:
     _say(f"{pack.id} {pack.version}: valid, {len(pack.rows)} rows ({encoded} encoded), digest {pack.digest}")
 
 
+@pack_group.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "fmt", type=click.Choice(("markdown", "json")), default="markdown", show_default=True)
+@click.option(
+    "--against",
+    "against",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A backend to check with both (repeatable).",
+)
+@click.option("--changelog", is_flag=True, help="Print the CHANGELOG.md entry for the change instead.")
+def pack_diff(old: str, new: str, fmt: str, against: tuple[Path, ...], changelog: bool) -> None:
+    """What changed between two packs (directories, NAME@VERSION or NAME@GIT-REF) and the version
+    bump it requires; exit 1 when NEW's own bump is smaller."""
+    from air.pack.diff import changelog_entry, diff_packs, read_pack, render_pack_diff
+    from air.pack.revisions import pack_at
+
+    with pack_at(old) as old_dir, pack_at(new) as new_dir:
+        changes = diff_packs(read_pack(old_dir), read_pack(new_dir))
+        text = changelog_entry(changes) if changelog else render_pack_diff(changes, fmt)
+        if against and not changelog:
+            text += "".join(_checked_with_both(path, old_dir, new_dir, fmt) for path in against)
+    click.echo(text, nl=False)
+    if changes.under_bumped:
+        _say(
+            f"air: {changes.new}: the change needs a {changes.required} bump, the version shows a {changes.declared} one",
+            err=True,
+        )
+        sys.exit(EXIT_BELOW_THRESHOLD)
+
+
+def _checked_with_both(path: Path, old_dir: Path, new_dir: Path, fmt: str) -> str:
+    """The backend at `path` checked with both packs: the readiness delta and each row whose
+    points change."""
+    from air.report.diff import score_label
+
+    if not path.is_dir():
+        raise InputError(f"--against {path}: not a directory")
+    options = IndexOptions(excludes=DEFAULT_EXCLUDES)
+    before = check_tree(path, str(old_dir), options, use_cache=False)
+    after = check_tree(path, str(new_dir), options, use_cache=False)
+    points = {row.id: row for row in before.rows}
+    moved = [
+        (row, points[row.id])
+        for row in after.rows
+        if row.id in points and (points[row.id].points, points[row.id].outcome) != (row.points, row.outcome)
+    ]
+    if fmt == "json":
+        data = {
+            "backend": str(path),
+            "readiness": {"old": before.readiness, "new": after.readiness},
+            "rows": [{"id": row.id, "old": old_row.points, "new": row.points} for row, old_row in moved],
+        }
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    lines = [
+        "",
+        f"## Checked: {printable(str(path))}",
+        "",
+        f"Readiness {before.readiness:.1f} % → {after.readiness:.1f} % ({after.readiness - before.readiness:+.1f} pp).",
+    ]
+    lines += [f"- {row.item} `{row.id}`: {score_label(old_row)} → {score_label(row)}" for row, old_row in moved]
+    return "\n".join(lines) + "\n"
+
+
+@pack_group.command("new")
+@click.argument("name")
+@click.option("--extends", "parent", default=DEFAULT_PACK, show_default=True, help="The pack it extends.")
+@click.option(
+    "-o", "--output", "directory", type=click.Path(path_type=Path), default=Path("."), help="Where to create it."
+)
+def pack_new(name: str, parent: str, directory: Path) -> None:
+    """Create a vendor pack NAME that extends a pack: a row, an override, fixtures and a README."""
+    from air.pack.load import load_pack
+    from air.pack.scaffold import scaffold_pack
+
+    created = scaffold_pack(name, load_pack(parent), directory)
+    _say(f"air: created {created}; `air pack test {created}` checks it", err=True)
+
+
 @pack_group.command("test")
 @click.argument("pack_name", default=DEFAULT_PACK)
 @click.option("--fixture", "only", default=None, help="Run one fixture only (no check of untested rows).")
-def pack_test(pack_name: str, only: str | None) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Show every row a fixture checks, passed or not.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def pack_test(pack_name: str, only: str | None, verbose: bool, as_json: bool) -> None:
     """Check a pack against its fixture trees; exit 1 when an expectation fails or a row is untested."""
     from air.pack.load import load_pack
     from air.packtest import run_pack_tests
@@ -500,17 +602,43 @@ def pack_test(pack_name: str, only: str | None) -> None:
     pack = load_pack(pack_name)
 
     def show(result: FixtureResult) -> None:
-        _say(f"{'ok  ' if result.passed else 'FAIL'} {result.name} ({len(result.outcomes)} rows)")
+        _say(f"{'ok  ' if result.passed else 'FAIL'} {result.name} ({len(result.checks)} rows)")
+        for check in result.checks if verbose else ():
+            verdict = "ok  " if check.passed else "FAIL"
+            _say(f"     {verdict} {check.row} ({check.item}): expected {check.expected}, got {check.actual}")
         for failure in result.failures:
             _say(f"     {failure}")
 
-    outcome = run_pack_tests(pack, only, progress=show)
+    outcome = run_pack_tests(pack, only, progress=None if as_json else show)
     if only and not outcome.fixtures:
         raise InputError(f"no fixture named {only!r} in {pack.fixtures}")
-    for line in outcome.untested:
-        _say(f"UNTESTED {line}")
-    failed = sum(not f.passed for f in outcome.fixtures)
-    _say(f"{len(outcome.fixtures)} fixtures, {failed} failed, {len(outcome.untested)} rows untested")
+    passed = sum(check.passed for fixture in outcome.fixtures for check in fixture.checks)
+    failed = sum(len(fixture.failures) for fixture in outcome.fixtures) + len(outcome.untested)
+    if as_json:
+        data = {
+            "pack": f"{pack.id} {pack.version}",
+            "passed": passed,
+            "failed": failed,
+            "untested": outcome.untested,
+            "fixtures": [
+                {
+                    "name": fixture.name,
+                    "passed": fixture.passed,
+                    "rows": [check.__dict__ | {"passed": check.passed} for check in fixture.checks],
+                    "failures": fixture.failures,
+                }
+                for fixture in outcome.fixtures
+            ],
+        }
+        click.echo(json.dumps(data, indent=2))
+    else:
+        for line in outcome.untested:
+            _say(f"UNTESTED {line}")
+        fixtures_failed = sum(not f.passed for f in outcome.fixtures)
+        _say(
+            f"{passed} passed, {failed} failed ({len(outcome.fixtures)} fixtures, {fixtures_failed} failed; "
+            f"{len(outcome.untested)} rows untested)"
+        )
     if not outcome.passed:
         sys.exit(EXIT_BELOW_THRESHOLD)
 

@@ -69,11 +69,27 @@ class FixtureSet:
         return sorted(p for p in self.directory.iterdir() if (p / EXPECTED_FILE).is_file())
 
 
+@dataclass(frozen=True)
+class RowCheck:
+    """One row outcome a fixture expects, and what the check gave."""
+
+    row: str
+    item: str
+    expected: Outcome
+    actual: Outcome
+    reason: str
+
+    @property
+    def passed(self) -> bool:
+        return self.expected == self.actual
+
+
 @dataclass
 class FixtureResult:
     name: str
     failures: list[str] = field(default_factory=list)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    checks: list[RowCheck] = field(default_factory=list)  # each row outcome the fixture expects
 
     @property
     def passed(self) -> bool:
@@ -173,6 +189,7 @@ def check_fixture(pack: Pack, directory: Path, fixture_set: FixtureSet | None = 
     for row_id, want in _within(expected["rows"], scope.scored, pack):
         if row_id in rows:
             got = outcome_of(rows[row_id])
+            result.checks.append(RowCheck(row_id, rows[row_id].item, want, got, rows[row_id].reason))
             if got == want:
                 result.outcomes[row_id] = got
             else:

@@ -31,10 +31,25 @@ def shipped_packs() -> list[str]:
 
 
 def resolve_pack(name_or_dir: str) -> Path:
-    """A pack directory from a path or a shipped pack's name."""
+    """A pack directory from a path or a shipped pack's name; `NAME@VERSION` only when the pack
+    has that version."""
     if _is_pack(Path(name_or_dir)):
         return Path(name_or_dir).resolve()
-    return _shipped_pack(name_or_dir)
+    name, at, version = name_or_dir.partition("@")
+    directory = _shipped_pack(name) if not _is_pack(Path(name)) else Path(name).resolve()
+    if at:
+        actual = _unvalidated_version(directory)
+        if actual != version:
+            raise PackError(name_or_dir, f"pack {name} here is version {actual}, not {version}")
+    return directory
+
+
+def _unvalidated_version(directory: Path) -> str:
+    try:
+        data = yaml.safe_load((directory / "pack.yaml").read_bytes())
+    except (OSError, yaml.YAMLError):
+        return "unreadable"
+    return str(data.get("version")) if isinstance(data, dict) else "unknown"
 
 
 def _shipped_pack(name: str) -> Path:

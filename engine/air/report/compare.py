@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
+from air.printable import printable
 from air.report.diff import score_label, table_cell
 from air.results import Report, RowResult
 
@@ -74,6 +76,45 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     else:
         lines.append("Every row scores the same.")
     return "\n".join(lines) + "\n"
+
+
+def render_comparison_html(comparison: Comparison) -> str:
+    """The comparison as one self-contained page: the same tables as the Markdown one."""
+    names = "".join(f"<th>{_e(name)}</th>" for name in comparison.backends)
+    summary = [
+        "<tr><th>Readiness</th>"
+        + "".join(f"<td><b>{value:.1f} %</b></td>" for value in comparison.readiness)
+        + "</tr>",
+        "<tr><th>Evidence coverage</th>"
+        + "".join(f"<td>{value:.1f} %</td>" for value in comparison.coverage)
+        + "</tr>",
+        *(
+            f"<tr><th>{_e(label)}</th>"
+            + "".join(f"<td>{'N/A' if value is None else f'{value:.1f}'}</td>" for value in values)
+            + "</tr>"
+            for label, values in comparison.sections
+        ),
+    ]
+    rows = "".join(
+        f"<tr><td>{_e(item)}</td><td>{_e(title)} <code>{_e(row_id)}</code></td>"
+        + "".join(f"<td>{_e(score)}</td>" for score in scores)
+        + "</tr>"
+        for item, row_id, title, scores in comparison.rows
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>air compare</title><style>'
+        "body{font:14px system-ui,sans-serif;margin:24px}table{border-collapse:collapse;margin-bottom:24px}"
+        "th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left}"
+        "</style></head><body><h1>air compare</h1>"
+        f'<table id="summary"><thead><tr><th></th>{names}</tr></thead><tbody>{"".join(summary)}</tbody></table>'
+        f"<h2>Rows that differ ({len(comparison.rows)})</h2>"
+        f'<table id="differing"><thead><tr><th>Item</th><th>Row</th>{names}</tr></thead><tbody>{rows}</tbody></table>'
+        "</body></html>\n"
+    )
+
+
+def _e(text: str) -> str:
+    return escape(printable(text), quote=True)
 
 
 def render_comparison_json(comparison: Comparison) -> str:

@@ -55,6 +55,9 @@ def render_summary(report: Report, colour: bool = False, unicode: bool = True) -
             gain = f"+{fix.gain:.2f} pp"
             label = _clip(f"{rank}. {printable(fix.row.item)} {printable(' '.join(fix.row.title.split()))}", WIDTH - 12)
             lines.append(line(f"{label}{gain:>{WIDTH - len(label)}}"))
+            remedy = printable(" ".join(fix.row.remediation.split()))
+            if remedy:
+                lines.append(line(f"   {remedy}"))
     lines.append(bottom_left + across * (WIDTH + 2) + bottom_right)
     text = "\n".join(lines) + "\n"
     return text if unicode else text.encode("ascii", "replace").decode("ascii")
