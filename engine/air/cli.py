@@ -37,6 +37,7 @@ from air.errors import (
 from air.index.files import DEFAULT_EXCLUDES, IndexOptions
 from air.pack.shipped import (
     VERSION_OPTION,
+    env_option_names,
     framework_dir,
     framework_package_prefixes,
     pack_framework,
@@ -587,6 +588,54 @@ def pack_new(name: str, parent: str, directory: Path) -> None:
 
     created = scaffold_pack(name, load_pack(parent), directory)
     _say(f"air: created {created}; `air pack test {created}` checks it", err=True)
+
+
+@pack_group.command("lint")
+@click.argument("pack_name", default=DEFAULT_PACK)
+@click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="A file of known warnings (one per line, as printed): those are shown, but never fail.",
+)
+def pack_lint(pack_name: str, strict: bool, baseline: Path | None) -> None:
+    """Check a pack's house style; exit 1 on an error, or with --strict on a new warning."""
+    from air.pack.lint import lint_pack
+    from air.pack.load import load_pack
+
+    known = set()
+    if baseline is not None:
+        try:
+            known = {line.strip() for line in baseline.read_text(encoding="utf-8").splitlines() if line.strip()}
+        except OSError as error:
+            raise InputError(f"--baseline {baseline}: {error.strerror or error}") from None
+    problems = lint_pack(load_pack(pack_name))
+    failing = [p for p in problems if p.level == "error" or (strict and str(p) not in known)]
+    for problem in problems:
+        _say(f"{problem}{' (known)' if str(problem) in known else ''}")
+    _say(f"{len(problems)} problems, {len(failing)} failing")
+    if failing:
+        sys.exit(EXIT_BELOW_THRESHOLD)
+
+
+@pack_group.command("verify-apis")
+@click.argument("pack_name", default=DEFAULT_PACK)
+@click.option(
+    *env_option_names(),
+    "python",
+    required=True,
+    help="The interpreter of the installation to check against (it imports the framework there).",
+)
+@click.option("--format", "fmt", type=click.Choice(("markdown", "json")), default="markdown", show_default=True)
+def pack_verify_apis(pack_name: str, python: str, fmt: str) -> None:
+    """Look up every framework API the pack names in an installation, and report those it lacks."""
+    from air.pack.load import load_pack
+    from air.runtime.apis import render_api_report, verify_apis
+
+    pack = load_pack(pack_name)
+    report = verify_apis(pack, python)
+    click.echo(render_api_report(report, pack, fmt), nl=False)
 
 
 @pack_group.command("test")

@@ -123,6 +123,7 @@ class Framework:
     release_declarations: tuple[ReleaseDeclaration, ...] = ()  # strongest first
     native_modules: tuple[str, ...] = ()  # globs of the last component of a compiled extension module's name
     probe_session: Path | None = None  # the module that starts a probe run (see `air.runtime`)
+    headers: str | None = None  # the folder of the installed package that holds its C++ headers
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -222,6 +223,7 @@ def _build(document: _Combined, directory: Path) -> Framework:
         release_declarations=_release_declarations(document),
         native_modules=tuple(data.get("native_modules", ())),
         probe_session=session,
+        headers=data.get("headers"),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
             virtuals={

@@ -22,6 +22,7 @@ from air.yamldoc import COMPOSER, load_yaml, read_bounded
 DEFAULT_FIXTURES = "fixtures"
 FRAMEWORK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # as the pack schema has it: never a path
 VERSION_OPTION = "--framework-version"
+ENV_OPTION = "--framework-env"
 VERSION_OPTION_ALIAS = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*-version")  # as the framework schema has it
 
 
@@ -167,6 +168,20 @@ def version_option_names() -> tuple[str, ...]:
             continue
         if isinstance(alias, str) and VERSION_OPTION_ALIAS.fullmatch(alias):
             names.append(alias)
+    return tuple(dict.fromkeys(names))
+
+
+def env_option_names() -> tuple[str, ...]:
+    """The names of the option that gives the interpreter of a framework installation:
+    ENV_OPTION, and `--<package>-env` for each shipped framework's package (`--torch-env`)."""
+    names = [ENV_OPTION]
+    for name in shipped_frameworks():
+        try:
+            package = _unvalidated_setting(name, "package")
+        except PackError:
+            continue
+        if isinstance(package, str) and re.fullmatch(r"[a-z][a-z0-9]*", package):
+            names.append(f"--{package}-env")
     return tuple(dict.fromkeys(names))
 
 

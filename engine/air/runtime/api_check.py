@@ -1,0 +1,92 @@
+"""Which framework APIs an installation has. air runs this file as a script in that
+installation's interpreter (`air pack verify-apis --torch-env PYTHON`); it is never imported,
+and uses the standard library alone.
+
+It reads JSON on standard input: the framework's package, the folder of its C++ headers inside
+the package, and the names to look for by kind. It writes JSON: the package's version, whether
+each Python name resolves (its longest importable module, then attributes; or, as text, why
+that cannot be told), and whether each
+C++ name is in the headers: a name at all (`cpp name`), a class or struct declared with it
+(`cpp class`), a function declared with it (`cpp method`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inc")
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+CLASS = re.compile(r"\b(?:class|struct)\s+(?:[A-Z_][A-Z0-9_]*(?:\([^)]*\))?\s+)*([A-Za-z_]\w*)\s*(?:final\b\s*)?[:{]")
+CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+MISSING = object()
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.read())
+    package = importlib.import_module(request["package"])
+    python = {name: _resolves(name) for name in request["python"]}
+    identifiers: set[str] = set()
+    classes: set[str] = set()
+    functions: set[str] = set()
+    headers = Path(os.path.dirname(package.__file__ or "")) / request["headers"]
+    for path in headers.rglob("*"):
+        if path.suffix not in HEADER_SUFFIXES or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        identifiers.update(IDENTIFIER.findall(text))
+        classes.update(CLASS.findall(text))
+        functions.update(CALLED.findall(text))
+    known = {"cpp name": identifiers, "cpp class": classes, "cpp method": functions}
+    cpp = {kind: {name: name in known[kind] for name in names} for kind, names in request["cpp"].items()}
+    answer = {"version": str(getattr(package, "__version__", "unknown")), "headers": headers.is_dir()}
+    json.dump({**answer, "python": python, "cpp": cpp}, sys.stdout)
+
+
+def _resolves(dotted: str) -> bool | str:
+    """Whether `dotted` names something (a last part with `*` is a glob of attribute names), or
+    why that cannot be told: a module on its way failed to import for another reason than
+    being absent (a dependency of it missing, say)."""
+    if "*" in dotted:
+        parent, _, glob = dotted.rpartition(".")
+        value = _value(parent)
+        if isinstance(value, Unresolved):
+            return value.why
+        return value is not MISSING and any(fnmatch.fnmatchcase(name, glob) for name in dir(value))
+    value = _value(dotted)
+    return value.why if isinstance(value, Unresolved) else value is not MISSING
+
+
+class Unresolved:
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _value(dotted: str) -> object:
+    """What `dotted` names: its longest importable module, then attributes; MISSING if none."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        module = ".".join(parts[:end])
+        try:
+            value: object = importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            if error.name and not module.startswith(error.name):  # absent: another module it needs
+                return Unresolved(f"importing {module} failed: {error}")
+            continue
+        except Exception as error:
+            return Unresolved(f"importing {module} failed: {type(error).__name__}: {error}")
+        for attribute in parts[end:]:
+            value = getattr(value, attribute, MISSING)
+            if value is MISSING:
+                return MISSING
+        return value
+    return MISSING
+
+
+if __name__ == "__main__":
+    main()

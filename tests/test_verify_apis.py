@@ -1,0 +1,115 @@
+"""`air pack verify-apis`: the framework APIs a pack names, looked up in an installation (the
+test environment's torch): imported for Python names, read from its headers for C++ ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from helpers.cli import air
+from helpers.packs import TINY_HEADER, write_pack
+
+ROWS = """\
+section: device-registration
+rows:
+  - id: python-names
+    item: "1.1.1"
+    title: Python names
+    priority: 1
+    evidence:
+      present: {python_call: {name: torch.utils.rename_privateuse1_backend}}
+      absent: {python_call: {name: torch.utils.no_such_function_here}}
+      spelled: {python_call: {name: [torch.utils.no_such_old_spelling, torch.utils.generate_methods_for_privateuse1_backend]}}
+      globbed: {python_call: {name: "torch.testing._internal.common_device_type.dtypesIf*"}}
+    score: {2: present}
+    remediation: Do it.
+    docs: [https://example.org/doc]
+  - id: cpp-names
+    item: "1.1.2"
+    title: C++ names
+    priority: 1
+    evidence:
+      macro: {cpp_macro: {name: TORCH_LIBRARY_IMPL, capture: [NS, KEY]}}
+      no_macro: {cpp_macro: {name: NO_SUCH_MACRO_ANYWHERE}}
+      guard: {cpp_class: {derives_from: DeviceGuardImplInterface, overrides: [deviceCount, noSuchVirtualMethodHere]}}
+    score: {2: macro}
+    remediation: Do it.
+    docs: [https://example.org/doc]
+  - id: old-release
+    item: "1.1.3"
+    title: Only before 2.0
+    priority: 1
+    framework_versions: "<2.0"
+    evidence:
+      gone: {python_call: {name: torch.utils.never_was_here}}
+    score: {2: gone}
+    remediation: Do it.
+    docs: [https://example.org/doc]
+  - id: old-but-present
+    item: "1.1.4"
+    title: Declared before 2.0, still there
+    priority: 1
+    framework_versions: "<2.0"
+    evidence:
+      still: {python_call: {name: torch.utils.rename_privateuse1_backend}}
+    score: {2: still}
+    remediation: Do it.
+    docs: [https://example.org/doc]
+"""
+
+
+def test_each_name_is_found_missing_absent_as_declared_or_replaced_by_another(tmp_path):
+    pack = write_pack(tmp_path, TINY_HEADER, ROWS)
+    done = air("pack", "verify-apis", str(pack), "--torch-env", sys.executable, "--format", "json", timeout=600)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["version"].startswith("2.13.0")
+    verdicts = {finding["name"]: (finding["verdict"], finding["rows"]) for finding in data["findings"]}
+    assert verdicts == {
+        "torch.utils.no_such_function_here": ("missing", ["python-names"]),
+        "torch.utils.no_such_old_spelling": ("alternative", ["python-names"]),
+        "NO_SUCH_MACRO_ANYWHERE": ("missing", ["cpp-names"]),
+        "noSuchVirtualMethodHere": ("missing", ["cpp-names"]),
+        "torch.utils.never_was_here": ("expected", ["old-release"]),
+    }
+    assert data["present_outside_range"] == ["old-but-present"]
+    assert data["checked"] == 11
+
+
+def test_the_markdown_report_and_a_bad_interpreter(tmp_path):
+    pack = write_pack(tmp_path, TINY_HEADER, ROWS)
+    markdown = air("pack", "verify-apis", str(pack), "--torch-env", sys.executable, timeout=600).stdout
+    assert "11 APIs checked: 3 missing, 1 absent as their rows' ranges say, 1 absent where another" in markdown
+    assert "- `NO_SUCH_MACRO_ANYWHERE` (cpp name): cpp-names" in markdown
+    assert "## Present outside the declared range\n\n- old-but-present: <2.0" in markdown
+    refused = air("pack", "verify-apis", str(pack), "--torch-env", str(tmp_path / "no-python"))
+    assert refused.returncode == 2 and "no such interpreter" in refused.stderr
+
+
+def test_a_name_behind_a_module_that_cannot_import_is_not_checked(tmp_path):
+    """A dependency of the module broken in that installation says nothing about the API."""
+    rows = ROWS.replace(
+        "      present: {python_call: {name: torch.utils.rename_privateuse1_backend}}",
+        "      present: {python_call: {name: torch.testing._internal.common_device_type.instantiate_device_type_tests}}",
+    )
+    pack = write_pack(tmp_path, TINY_HEADER, rows)
+    broken = tmp_path / "site"
+    broken.mkdir()
+    (broken / "expecttest.py").write_text("raise ImportError('expecttest is broken here')\n")
+    done = air(
+        "pack",
+        "verify-apis",
+        str(pack),
+        "--torch-env",
+        sys.executable,
+        "--format",
+        "json",
+        env={"PYTHONPATH": os.pathsep.join(filter(None, (str(broken), os.environ.get("PYTHONPATH"))))},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    unchecked = {f["name"]: f["why"] for f in json.loads(done.stdout)["findings"] if f["verdict"] == "unchecked"}
+    module = "torch.testing._internal.common_device_type"
+    assert set(unchecked) == {f"{module}.instantiate_device_type_tests", f"{module}.dtypesIf*"}
+    assert all("ImportError: expecttest is broken here" in why for why in unchecked.values())
