@@ -6,12 +6,9 @@ import functools
 from pathlib import Path
 
 import pytest
-import yaml
 from air.errors import PackError
-from air.pack.families import expand_families
+from air.pack.diff import read_pack
 from air.pack.load import Pack, load_pack
-from air.pack.schemas import defined_properties
-from air.yamldoc import load_yaml
 
 from helpers.paths import SHIPPED_PACK, SHIPPED_PACK_DIR
 from helpers.trees import write_tree
@@ -52,16 +49,9 @@ def shipped_pack() -> Pack:
 
 @functools.cache
 def declared_rows(pack_directory: Path = SHIPPED_PACK_DIR) -> tuple[dict, ...]:
-    """The rows a pack's row files declare, each with its file's `section`: read as YAML with only
-    their row families expanded, not through the pack loader."""
-    header = _plain_yaml(pack_directory / "pack.yaml")
-    files = sorted({path for pattern in header["rows"] for path in pack_directory.glob(pattern)})
-    documents = [expand_families(load_yaml(path), defined_properties("row", "row")).data for path in files]
-    return tuple({"section": document["section"], **row} for document in documents for row in document["rows"])
-
-
-def _plain_yaml(path: Path):
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    """The rows a pack's row files declare, each with its file's `section`: read as written, with
+    only their row families expanded, not through the pack loader."""
+    return tuple(read_pack(pack_directory).rows.values())
 
 
 def write_pack(root: Path, header: str = TINY_HEADER, rows: str | None = TINY_ROWS, name: str = "tiny") -> Path:

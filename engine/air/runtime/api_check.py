@@ -21,9 +21,12 @@ import sys
 from pathlib import Path
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inc")
-IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-CLASS = re.compile(r"\b(?:class|struct)\s+(?:[A-Z_][A-Z0-9_]*(?:\([^)]*\))?\s+)*([A-Za-z_]\w*)\s*(?:final\b\s*)?[:{]")
-CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+# how each kind of C++ name is looked for, {names} the alternation of those wanted
+SEARCHES = {
+    "cpp name": r"\b({names})\b",
+    "cpp class": r"\b(?:class|struct)\s+(?:[A-Z_][A-Z0-9_]*(?:\([^)]*\))?\s+)*({names})\s*(?:final\b\s*)?[:{{]",
+    "cpp method": r"\b({names})\s*\(",
+}
 MISSING = object()
 
 
@@ -31,21 +34,24 @@ def main() -> None:
     request = json.loads(sys.stdin.read())
     package = importlib.import_module(request["package"])
     python = {name: _resolves(name) for name in request["python"]}
-    identifiers: set[str] = set()
-    classes: set[str] = set()
-    functions: set[str] = set()
+    wanted = request["cpp"]
+    searches = {kind: _search(kind, names) for kind, names in wanted.items() if names}
+    found: dict[str, set[str]] = {kind: set() for kind in wanted}
     headers = Path(os.path.dirname(package.__file__ or "")) / request["headers"]
     for path in headers.rglob("*"):
         if path.suffix not in HEADER_SUFFIXES or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        identifiers.update(IDENTIFIER.findall(text))
-        classes.update(CLASS.findall(text))
-        functions.update(CALLED.findall(text))
-    known = {"cpp name": identifiers, "cpp class": classes, "cpp method": functions}
-    cpp = {kind: {name: name in known[kind] for name in names} for kind, names in request["cpp"].items()}
+        for kind, search in searches.items():
+            found[kind].update(search.findall(text))
+    cpp = {kind: {name: name in found[kind] for name in names} for kind, names in wanted.items()}
     answer = {"version": str(getattr(package, "__version__", "unknown")), "headers": headers.is_dir()}
     json.dump({**answer, "python": python, "cpp": cpp}, sys.stdout)
+
+
+def _search(kind: str, names: list[str]) -> re.Pattern[str]:
+    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(SEARCHES[kind].format(names=alternation))
 
 
 def _resolves(dotted: str) -> bool | str:

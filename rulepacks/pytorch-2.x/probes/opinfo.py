@@ -96,13 +96,9 @@ def _outcome(torch, op, dtype, device, key):
         except Exception as error:
             return _failed(error)
         borrowed |= _borrowed(torch, run.events(), key)
-        actual, expected = _comparable(torch, _on_cpu(torch, result)), _comparable(torch, expected)
-        try:
-            torch.testing.assert_close(actual, expected, equal_nan=True, check_device=False, **TOLERANCE)
-        except AssertionError:
-            return "mismatch", f"largest difference {_largest_difference(torch, actual, expected):.3g}"
-        except Exception as error:
-            return "error", f"comparing: {type(error).__name__}"
+        differs = _differs(torch, _comparable(torch, _on_cpu(torch, result)), _comparable(torch, expected))
+        if differs:
+            return differs
     if borrowed:
         return "fallback", f"no kernel of its own for {', '.join(sorted(borrowed)[:3])}"
     return "pass", ""
@@ -129,16 +125,24 @@ def _gradient_outcome(torch, op, device):
             return _failed(error)
         if actual is None or [grad is None for grad in actual] != [grad is None for grad in expected]:
             return "mismatch", "the device's gradients reach other inputs"
-        actual = [grad for grad in actual if grad is not None]
-        expected = [grad for grad in expected if grad is not None]
-        try:
-            torch.testing.assert_close(actual, expected, equal_nan=True, check_device=False, **TOLERANCE)
-        except AssertionError:
-            return "mismatch", f"largest difference {_largest_difference(torch, actual, expected):.3g}"
-        except Exception as error:
-            return "error", f"comparing: {type(error).__name__}"
+        differs = _differs(
+            torch, [grad for grad in actual if grad is not None], [grad for grad in expected if grad is not None]
+        )
+        if differs:
+            return differs
         compared += 1
     return ("pass", "") if compared else ("skipped", "no sample has a gradient the CPU computes")
+
+
+def _differs(torch, actual, expected):
+    """None when `actual` matches `expected` within TOLERANCE; else the (outcome, detail)."""
+    try:
+        torch.testing.assert_close(actual, expected, equal_nan=True, check_device=False, **TOLERANCE)
+    except AssertionError:
+        return "mismatch", f"largest difference {_largest_difference(torch, actual, expected):.3g}"
+    except Exception as error:
+        return "error", f"comparing: {type(error).__name__}"
+    return None
 
 
 def _gradients(torch, op, sample):
