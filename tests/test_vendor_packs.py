@@ -133,3 +133,9 @@ def test_pack_new_scaffolds_a_vendor_pack_that_passes_its_tests_as_generated(tmp
         [*air_command, "pack", "new", "Bad_Name", "-o", str(tmp_path)], capture_output=True, text=True, env=environment
     )
     assert refused.returncode == 2 and "lowercase words joined by hyphens" in refused.stderr
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    unwritable = subprocess.run(
+        [*air_command, "pack", "new", "acme-npu", "-o", str(blocker)], capture_output=True, text=True, env=environment
+    )
+    assert unwritable.returncode == 2 and "cannot write the pack" in unwritable.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 
 from helpers.cli import air
@@ -85,6 +86,8 @@ def test_the_markdown_report_and_a_bad_interpreter(tmp_path):
     assert "## Present outside the declared range\n\n- old-but-present: <2.0" in markdown
     refused = air("pack", "verify-apis", str(pack), "--torch-env", str(tmp_path / "no-python"))
     assert refused.returncode == 2 and "no such interpreter" in refused.stderr
+    silent = air("pack", "verify-apis", str(pack), "--torch-env", shutil.which("true") or "/bin/true")
+    assert silent.returncode == 2 and "the API check gave no answer: is it a Python interpreter?" in silent.stderr
 
 
 def test_a_name_behind_a_module_that_cannot_import_is_not_checked(tmp_path):

@@ -39,10 +39,13 @@ def scaffold_pack(name: str, parent: Pack, directory: Path) -> Path:
         f"fixtures/{word}_bare/{word}_backend/__init__.py": "def unrelated():\n    return True\n",
         "README.md": README.format(name=name, parent=parent.id, row_id=row_id, lowered=lowered.id, word=word),
     }
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    try:
+        for relative, text in files.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"{root}: cannot write the pack: {error.strerror or error}") from None
     return root
 
 

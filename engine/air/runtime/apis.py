@@ -108,7 +108,13 @@ def _checked(python: str, request: dict) -> dict:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(f"{python}: the API check failed: {last}")
-    return json.loads(done.stdout)
+    try:
+        answer = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        answer = None
+    if not isinstance(answer, dict) or not {"version", "python", "cpp"} <= set(answer):
+        raise InputError(f"{python}: the API check gave no answer: is it a Python interpreter?")
+    return answer
 
 
 def render_api_report(report: ApiReport, pack: Pack, fmt: str) -> str:
