@@ -158,31 +158,26 @@ def framework_package_prefixes(name: str) -> tuple[str, ...]:
 
 def version_option_names() -> tuple[str, ...]:
     """The names of the option that gives the targeted framework release: VERSION_OPTION, and
-    the alias each shipped framework gives it (`cli_alias`). A framework whose files cannot be
-    read gives none: loading its pack says why."""
-    names = [VERSION_OPTION]
-    for name in shipped_frameworks():
-        try:
-            alias = _unvalidated_setting(name, "cli_alias")
-        except PackError:
-            continue
-        if isinstance(alias, str) and VERSION_OPTION_ALIAS.fullmatch(alias):
-            names.append(alias)
-    return tuple(dict.fromkeys(names))
+    the alias each shipped framework gives it (`cli_alias`)."""
+    aliases = [alias for alias in _shipped_settings("cli_alias") if isinstance(alias, str)]
+    return tuple(dict.fromkeys([VERSION_OPTION, *filter(VERSION_OPTION_ALIAS.fullmatch, aliases)]))
 
 
 def env_option_names() -> tuple[str, ...]:
     """The names of the option that gives the interpreter of a framework installation:
     ENV_OPTION, and `--<package>-env` for each shipped framework's package (`--torch-env`)."""
-    names = [ENV_OPTION]
+    packages = [package for package in _shipped_settings("package") if isinstance(package, str)]
+    return tuple(dict.fromkeys([ENV_OPTION, *(f"--{p}-env" for p in packages if re.fullmatch(r"[a-z][a-z0-9]*", p))]))
+
+
+def _shipped_settings(key: str) -> Iterator[object]:
+    """The setting `key` of each shipped framework; one whose files cannot be read gives none
+    (loading its pack says why)."""
     for name in shipped_frameworks():
         try:
-            package = _unvalidated_setting(name, "package")
+            yield _unvalidated_setting(name, key)
         except PackError:
             continue
-        if isinstance(package, str) and re.fullmatch(r"[a-z][a-z0-9]*", package):
-            names.append(f"--{package}-env")
-    return tuple(dict.fromkeys(names))
 
 
 def shipped_frameworks() -> list[str]:
