@@ -55,6 +55,14 @@ def segfaults(ctx):
 def exits(ctx):
     os._exit(3)
 
+def noisy(ctx):
+    os.write(2, b"noise of an earlier probe\\n")
+    return "noisy"
+
+def speaks_then_aborts(ctx):
+    os.write(2, b"last words\\n")
+    os.abort()
+
 def prints(ctx):
     print('{"event": "result", "id": "prints", "outcome": "verified"}')
     os.write(1, b"written straight to descriptor 1\\n")
@@ -131,6 +139,12 @@ def test_a_probe_that_ends_the_interpreter_is_an_error_and_the_suite_goes_on(sui
     assert results[function].outcome == "error"
     assert results[function].detail.startswith(f"ended the interpreter: {death}")
     assert results["fails"].outcome == "refuted"  # run by a new worker
+
+
+def test_a_dying_probe_is_described_by_what_it_wrote_not_by_what_an_earlier_one_did(suite):
+    _environment, results, _said = run(suite, ["noisy", "aborts", "noisy", "speaks_then_aborts"])
+    assert results["aborts"].detail == "ended the interpreter: signal SIGABRT"
+    assert results["speaks_then_aborts"].detail == "ended the interpreter: signal SIGABRT; last words"
 
 
 def test_a_probe_that_hangs_is_stopped_at_its_timeout_and_the_suite_goes_on(suite):

@@ -28,6 +28,7 @@ from air.runtime import DEFAULT_BUDGET
 
 WORKER = Path(__file__).with_name("worker.py")
 EVENTS_VARIABLE = "AIR_PROBE_EVENTS"  # as `worker.py` reads it
+STDERR_MARK = "\x1eair probe "  # as `worker.py` writes it before each probe
 SESSION_TIMEOUT = 300.0  # seconds to start the session: importing a framework and a backend can be slow
 REPORTED: dict[object, ProbeOutcome] = {"verified": "verified", "refuted": "refuted", "skipped": "skipped"}
 ENDED = "ended"  # not an event a worker sends: its events ended
@@ -183,7 +184,8 @@ class _Worker:
         return event if isinstance(event, dict) else {}
 
     def _death(self) -> str:
-        """How the worker ended, with the last line it wrote to standard error."""
+        """How the worker ended, with the last line the probe that ended it wrote to standard
+        error (nothing a probe before it wrote)."""
         code = self.process.wait()
         how = (
             f"signal {signal.Signals(-code).name}"
@@ -191,8 +193,10 @@ class _Worker:
             else f"exit code {code}"
         )
         self.stderr.seek(max(0, os.fstat(self.stderr.fileno()).st_size - STDERR_TAIL))
-        lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
-        return f"{how}; {lines[-1].strip()}" if lines else how
+        lines = self.stderr.read().decode("utf-8", "replace").split("\n")  # not splitlines: \x1e ends a line there
+        started = max((number for number, line in enumerate(lines) if line.startswith(STDERR_MARK)), default=-1)
+        said = [line.strip() for line in lines[started + 1 :] if line.strip()]
+        return f"{how}; {said[-1]}" if said else how
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -33,6 +33,7 @@ from types import ModuleType
 from typing import Any
 
 EVENTS_VARIABLE = "AIR_PROBE_EVENTS"
+STDERR_MARK = "\x1eair probe "  # a line of standard error that starts a probe's output
 MAX_DETAIL = 500
 
 
@@ -55,6 +56,8 @@ def main() -> None:
     modules: dict[str, ModuleType] = {}
     for probe in request["probes"]:
         say("start", id=probe["id"])
+        sys.stderr.write(f"{STDERR_MARK}{probe['id']}\n")  # what follows on standard error is this probe's
+        sys.stderr.flush()
         path = probe["path"]
         line, matrix = None, None
         try:
