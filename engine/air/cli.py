@@ -545,34 +545,39 @@ def pack_diff(old: str, new: str, fmt: str, against: tuple[Path, ...], changelog
 def _checked_with_both(path: Path, old_dir: Path, new_dir: Path, fmt: str) -> str:
     """The backend at `path` checked with both packs: the readiness delta and each row whose
     points change."""
-    from air.report.diff import score_label
+    from air.report.diff import diff_reports
 
     if not path.is_dir():
         raise InputError(f"--against {path}: not a directory")
     options = IndexOptions(excludes=DEFAULT_EXCLUDES)
-    before = check_tree(path, str(old_dir), options, use_cache=False)
-    after = check_tree(path, str(new_dir), options, use_cache=False)
-    points = {row.id: row for row in before.rows}
-    moved = [
-        (row, points[row.id])
-        for row in after.rows
-        if row.id in points and (points[row.id].points, points[row.id].outcome) != (row.points, row.outcome)
-    ]
+    changes = diff_reports(
+        check_tree(path, str(old_dir), options, use_cache=False),
+        check_tree(path, str(new_dir), options, use_cache=False),
+    )
+    moved = [change for change in changes.rows if change.before != change.after]
+    (before, after) = changes.readiness
     if fmt == "json":
         data = {
             "backend": str(path),
-            "readiness": {"old": before.readiness, "new": after.readiness},
-            "rows": [{"id": row.id, "old": old_row.points, "new": row.points} for row, old_row in moved],
+            "readiness": {"old": before, "new": after},
+            "rows": [
+                {"id": change.id, "old": _points(change.before), "new": _points(change.after)} for change in moved
+            ],
         }
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
     lines = [
         "",
         f"## Checked: {printable(str(path))}",
         "",
-        f"Readiness {before.readiness:.1f} % → {after.readiness:.1f} % ({after.readiness - before.readiness:+.1f} pp).",
+        f"Readiness {before:.1f} % → {after:.1f} % ({after - before:+.1f} pp).",
     ]
-    lines += [f"- {row.item} `{row.id}`: {score_label(old_row)} → {score_label(row)}" for row, old_row in moved]
+    lines += [f"- {change.item} `{change.id}`: {change.before} → {change.after}" for change in moved]
     return "\n".join(lines) + "\n"
+
+
+def _points(label: str) -> int | None:
+    """The points a score label shows; None for N/A, unknown or a row that is absent."""
+    return int(label) if label.isdigit() else None
 
 
 @pack_group.command("new")

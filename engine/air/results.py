@@ -10,6 +10,13 @@ from typing import Literal
 SCHEMA_VERSION = "1.0"
 
 Outcome = Literal["scored", "not_applicable", "unknown"]
+
+
+def item_key(item: str) -> tuple[int, ...]:
+    """A checklist item number's place in order: 8.2.9 before 8.2.10."""
+    return tuple(int(part) for part in item.split(".") if part.isdigit())
+
+
 Trust = Literal["verified", "refuted", "source", "tests", "declared"]  # verified/refuted: by a runtime probe
 ProbeOutcome = Literal["verified", "refuted", "error", "skipped"]
 Usage = Literal["used", "unused", "not_applicable", "unknown"]

@@ -28,6 +28,7 @@ from typing import Any
 from air.pack.families import expand_families
 from air.pack.load import DEFAULT_ROW_GLOBS
 from air.pack.schemas import defined_properties
+from air.results import item_key
 from air.yamldoc import load_yaml
 
 BUMPS = ("none", "patch", "minor", "major")
@@ -117,7 +118,7 @@ def diff_packs(old: PackText, new: PackText) -> PackDiff:
     for row_id, data in new_rows.items():
         if row_id not in old_rows and row_id not in renamed:
             changes.append(RowChange(row_id, data["item"], "added", (), "minor"))
-    changes.sort(key=lambda change: (_item_key(change.item), change.id))
+    changes.sort(key=lambda change: (item_key(change.item), change.id))
     shared = tuple(
         f"{kind} {name}"
         for kind in SHARED
@@ -167,10 +168,6 @@ def _release(version: str) -> tuple[int, int, int]:
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
-
-
-def _item_key(item: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in item.split(".") if part.isdigit())
 
 
 def render_pack_diff(diff: PackDiff, fmt: str = "markdown") -> str:

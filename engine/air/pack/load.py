@@ -34,6 +34,7 @@ from air.pack.probes import ProbeSuite, load_probes
 from air.pack.schemas import defined_properties, validate_document
 from air.pack.shipped import DEFAULT_FIXTURES, Refused, extended_pack, is_within, resolve_pack
 from air.pack.validation import check_clause, checked_condition, checked_pattern
+from air.results import item_key
 from air.versions import is_range, satisfies
 from air.yamldoc import YamlDocument, load_yaml
 
@@ -219,7 +220,7 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
         symbols=symbols,
         evidence=names.evidence,
         constraints=names.constraints,
-        rows=tuple(sorted(rows.values(), key=lambda r: _item_key(r.item))),
+        rows=tuple(sorted(rows.values(), key=lambda r: item_key(r.item))),
         digest="sha256:"
         + hashlib.sha256(
             json.dumps(digest_parts + ([parent.digest] if parent else []), sort_keys=True, default=str).encode()
@@ -560,7 +561,3 @@ def _where(document, path: tuple, written: str | list | dict, constraints: dict[
                 raise document.error(at, f"capture {capture} is constrained twice")
             where[capture] = dict(constraint)
     return where
-
-
-def _item_key(item: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in item.split("."))

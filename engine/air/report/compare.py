@@ -12,7 +12,7 @@ from typing import Any
 
 from air.printable import printable
 from air.report.diff import score_label, table_cell
-from air.results import Report, RowResult
+from air.results import Report, RowResult, item_key
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def compare_reports(reports: Sequence[Report]) -> Comparison:
         if len(set(scores)) > 1:
             shown = next(iter(by_report.values()))
             differing.append((shown.item, row_id, shown.title, scores))
-    differing.sort(key=lambda entry: tuple(int(part) for part in entry[0].split(".")))
+    differing.sort(key=lambda entry: item_key(entry[0]))
     return Comparison(
         tuple(_name(report) for report in reports),
         tuple(report.readiness for report in reports),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from air.printable import printable
-from air.results import Report, RowResult
+from air.results import Report, RowResult, item_key
 
 SHOWN_FINDINGS = 5
 
@@ -99,7 +99,7 @@ def _operator_changes(old: Report, new: Report) -> tuple[tuple[str, int | None, 
     ]
     categories_a = {c.item: c for c in a.categories} if a else {}
     categories_b = {c.item: c for c in b.categories} if b else {}
-    for item in sorted({*categories_a, *categories_b}, key=lambda item: tuple(map(int, item.split(".")))):
+    for item in sorted({*categories_a, *categories_b}, key=item_key):
         category = categories_b.get(item) or categories_a[item]
         pairs.append(
             (

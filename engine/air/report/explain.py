@@ -5,11 +5,11 @@ or JSON."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from air.pack.load import Pack, Row
+from air.report.markdown import markdown_text
 
 PRIORITIES = {1: "must have", 2: "should have", 3: "nice to have"}
 
@@ -78,7 +78,7 @@ def render_explanation(data: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     markdown = fmt == "markdown"
-    shown = _markdown_text if markdown else str
+    shown = markdown_text if markdown else str
     heading = f"{data['item']} {shown(data['title'])} ({data['id']})"
     section = data["section"]
     lines = [f"# {heading}" if markdown else heading, ""]
@@ -118,17 +118,11 @@ def render_rules(rows: Sequence[Row], fmt: str) -> str:
     if fmt == "markdown":
         lines = ["| Item | Id | P | Paths | Title |", "| --- | --- | --- | --- | --- |"]
         lines += [
-            f"| {row.item} | `{row.id}` | P{row.priority} | {_paths(row)} | {_markdown_text(row.title)} |"
+            f"| {row.item} | `{row.id}` | P{row.priority} | {_paths(row)} | {markdown_text(row.title)} |"
             for row in rows
         ]
         return "\n".join(lines) + "\n"
     return "".join(f"{row.item:<8} P{row.priority}  {row.id:<40} {_paths(row):<14} {row.title}\n" for row in rows)
-
-
-def _markdown_text(text: str) -> str:
-    """Plain text that Markdown shows as written: `<name>` is not taken for a tag, nor a pipe
-    for a cell's end, nor an underscore or an asterisk for emphasis."""
-    return re.sub(r"([\\<>|*_\[\]`])", r"\\\1", text)
 
 
 def _paths(row: Row) -> str:
@@ -149,7 +143,7 @@ def render_docs(pack: Pack) -> dict[str, str]:
             continue
         lines += ["", f"## {section.number}. {section.title} (tier {section.tier})", ""]
         lines += [
-            f"- [{row.item} {_markdown_text(row.title)}]({row.id}.md) (P{row.priority}, {_paths(row)})" for row in rows
+            f"- [{row.item} {markdown_text(row.title)}]({row.id}.md) (P{row.priority}, {_paths(row)})" for row in rows
         ]
     pages["index.md"] = "\n".join(lines) + "\n"
     return pages

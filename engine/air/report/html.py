@@ -12,8 +12,9 @@ from __future__ import annotations
 from html import escape
 
 from air.printable import printable
+from air.report.diff import score_label
 from air.report.links import NO_LINKS, EvidenceLinks
-from air.results import Finding, ProbeResult, Report, RowResult, SectionResult
+from air.results import Finding, ProbeResult, Report, RowResult, SectionResult, item_key
 from air.scoring.fixes import fix_first, to_prove
 
 MAX_FIXES = 10
@@ -153,7 +154,7 @@ def _rows(report: Report, links: EvidenceLinks) -> str:
     body = []
     titles = {section.id: f"{section.number}. {section.title}" for section in report.sections}
     numbers = {section.id: section.number for section in report.sections}
-    ordered = sorted(report.rows, key=lambda row: (numbers.get(row.section, 0), _item_key(row.item)))
+    ordered = sorted(report.rows, key=lambda row: (numbers.get(row.section, 0), item_key(row.item)))
     for row in ordered:
         status = _status(row)
         counts["all"] += 1
@@ -162,7 +163,7 @@ def _rows(report: Report, links: EvidenceLinks) -> str:
         body.append(
             f'<tr class="{status}" data-status="{status}" data-verified="{"true" if row.runtime == "verified" else "false"}">'
             f"<td>{_e(row.item)}</td><td>{_e(row.title)}<br><small>{_e(titles.get(row.section, row.section))}</small></td>"
-            f'<td>P{row.priority}</td><td class="points">{_points(row)}</td><td>{_evidence(row, links)}</td></tr>'
+            f'<td>P{row.priority}</td><td class="points">{score_label(row)}</td><td>{_evidence(row, links)}</td></tr>'
         )
     buttons = "".join(
         f'<button type="button" data-filter="{name}">{label} ({counts.get(name, 0)})</button>'
@@ -232,16 +233,8 @@ def _status(row: RowResult) -> str:
     return "pass" if row.points == 2 else "failing"
 
 
-def _points(row: RowResult) -> str:
-    return {"na": "N/A", "unknown": "unknown"}.get(_status(row), str(row.points))
-
-
 def _band(percent: float) -> str:
     return "high" if percent >= 80 else "mid" if percent >= 50 else "low"
-
-
-def _item_key(item: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in item.split(".") if part.isdigit())
 
 
 def _one_line(text: str) -> str:

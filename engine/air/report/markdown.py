@@ -32,6 +32,7 @@ from air.results import (
     Source,
     TestInventory,
     UpstreamCandidate,
+    item_key,
 )
 from air.scoring.fixes import fix_first, to_prove
 
@@ -80,20 +81,20 @@ def render_markdown(report: Report, links: EvidenceLinks = NO_LINKS) -> str:
 def _title(report: Report) -> list[str]:
     pack, backend, path = report.pack, report.backend, report.integration_path
     metadata = [
-        ("Backend", _text(backend.name)),
-        ("Backend version", _text(backend.version or "unknown")),
-        ("Build metadata", _code(backend.metadata_file) if backend.metadata_file else _text(NONE)),
-        ("Integration path", _text(path.title)),
-        (_capitalized(pack.terms.key), _text(path.key or NONE)),
+        ("Backend", markdown_text(backend.name)),
+        ("Backend version", markdown_text(backend.version or "unknown")),
+        ("Build metadata", _code(backend.metadata_file) if backend.metadata_file else markdown_text(NONE)),
+        ("Integration path", markdown_text(path.title)),
+        (_capitalized(pack.terms.key), markdown_text(path.key or NONE)),
         (f"{pack.framework_name} version targeted", _targeted(backend)),
         ("Source", _describe_source(backend.source)),
-        ("Evaluation date", _text(report.date)),
-        ("Tool", _text(f"air {report.tool_version}")),
-        ("Rule pack", _text(f"{pack.id} {pack.version}") + f" ({_code(_short_digest(pack.digest))})"),
+        ("Evaluation date", markdown_text(report.date)),
+        ("Tool", markdown_text(f"air {report.tool_version}")),
+        ("Rule pack", markdown_text(f"{pack.id} {pack.version}") + f" ({_code(_short_digest(pack.digest))})"),
     ]
     return [
-        f"# {_text(pack.framework_name)} readiness report: {_text(backend.name)}",
-        _table(("Field", "Value"), [(_text(field), value) for field, value in metadata]),
+        f"# {markdown_text(pack.framework_name)} readiness report: {markdown_text(backend.name)}",
+        _table(("Field", "Value"), [(markdown_text(field), value) for field, value in metadata]),
     ]
 
 
@@ -111,7 +112,7 @@ def _summary(report: Report) -> list[str]:
         *_to_prove(report),
     ]
     if report.integration_path.note:
-        blocks += ["**Integration path note**", _text(report.integration_path.note)]
+        blocks += ["**Integration path note**", markdown_text(report.integration_path.note)]
     return blocks
 
 
@@ -124,11 +125,11 @@ def _fix_first(report: Report) -> list[str]:
     shown = [
         (
             str(rank),
-            _text(fix.row.item),
-            _text(fix.row.title),
+            markdown_text(fix.row.item),
+            markdown_text(fix.row.title),
             str(fix.row.points),
             _gain(fix.gain),
-            _text(_brief(fix.row.remediation)),
+            markdown_text(_brief(fix.row.remediation)),
         )
         for rank, fix in enumerate(fixes[:MAX_FIXES], start=1)
     ]
@@ -148,7 +149,7 @@ def _to_prove(report: Report) -> list[str]:
         return []
     blocks = [
         "**Still to prove at runtime**",
-        _bullets(f"{_text(row.item)} {_text(row.title)}: {_code(row.runtime_check)}" for row in rows),
+        _bullets(f"{markdown_text(row.item)} {markdown_text(row.title)}: {_code(row.runtime_check)}" for row in rows),
     ]
     if report.runtime is None:
         blocks.append(
@@ -179,12 +180,12 @@ def _upstream_candidates(candidates: Sequence[UpstreamCandidate] | None) -> list
     )
     rows = [
         (
-            _text(c.name),
-            _text(c.category),
-            _text(c.classification),
-            _text(c.description),
-            _text(c.framework_has),
-            _text(c.motivation),
+            markdown_text(c.name),
+            markdown_text(c.category),
+            markdown_text(c.classification),
+            markdown_text(c.description),
+            markdown_text(c.framework_has),
+            markdown_text(c.motivation),
             ", ".join(_code(f) for f in c.files)
             + (f" and {c.file_count - len(c.files)} more files" if c.file_count > len(c.files) else ""),
         )
@@ -204,7 +205,7 @@ def _source_discovery(report: Report, links: EvidenceLinks) -> list[str]:
         f"Skipped files: {_describe_skipped(report.index.skipped)}",
         "Submodules declared but absent, so not analysed: "
         + (", ".join(_code(path) for path in report.index.absent_submodules) or NONE),
-        f"Integration path: **{_text(path.title)}** ({_text(report.pack.terms.key)}: {_text(path.key or NONE)})",
+        f"Integration path: **{markdown_text(path.title)}** ({markdown_text(report.pack.terms.key)}: {markdown_text(path.key or NONE)})",
     ]
     blocks = ["## Source discovery and path signals", _bullets(facts)]
     for header, listed in (
@@ -213,9 +214,9 @@ def _source_discovery(report: Report, links: EvidenceLinks) -> list[str]:
         ("Skipped file", report.index.skipped_files),
     ):
         if listed:
-            blocks.append(_table((header, "Why"), ((_code(path), _text(reason)) for path, reason in listed)))
+            blocks.append(_table((header, "Why"), ((_code(path), markdown_text(reason)) for path, reason in listed)))
     if path.note:
-        blocks.append(_text(path.note))
+        blocks.append(markdown_text(path.note))
     if path.signals:
         blocks.append(
             _table(("Signal", "Description", "Evidence"), (_signal_cells(signal, links) for signal in path.signals))
@@ -230,15 +231,15 @@ def _runtime(run: RuntimeRun | None) -> list[str]:
         return []
     counts = Counter(probe.outcome for probe in run.probes)
     facts = [f"Probed interpreter: {_code(run.python)}", f"Device: {_code(run.device)}"]
-    facts += [f"{_capitalized(fact)}: {_text(value)}" for fact, value in run.environment if fact != "device"]
+    facts += [f"{_capitalized(fact)}: {markdown_text(value)}" for fact, value in run.environment if fact != "device"]
     facts.append(", ".join(f"{counts[outcome]} {outcome}" for outcome in _PROBE_OUTCOMES if counts[outcome]))
     rows = [
         (
             _code(probe.id),
-            _text(probe.title),
+            markdown_text(probe.title),
             _PROBE_STATUS[probe.outcome],
             _code(f"{probe.path}:{probe.line}"),
-            _text(probe.detail) or NONE,
+            markdown_text(probe.detail) or NONE,
         )
         for probe in run.probes
     ]
@@ -262,12 +263,12 @@ def _matrix(probe: ProbeResult) -> list[str]:
     ]
     failing = [entry for entry in probe.matrix if entry[2] not in ("pass", "not run")]
     shown = [
-        (_code(name), _code(variant), _text(outcome), _text(detail) or NONE)
+        (_code(name), _code(variant), markdown_text(outcome), markdown_text(detail) or NONE)
         for name, variant, outcome, detail in failing[:MAX_MATRIX_FAILURES]
     ]
     blocks = [
         f"### {_code(probe.id)}: {len(probe.matrix)} measured",
-        _table(("Variant", *map(_text, outcomes)), counts),
+        _table(("Variant", *map(markdown_text, outcomes)), counts),
     ]
     if shown:
         more = len(failing) - len(shown)
@@ -284,7 +285,7 @@ def _checklist(report: Report, links: EvidenceLinks) -> list[str]:
     labels = {path.id: path.short for path in report.pack.paths}
     for section in _by_number(report.sections):
         rows = sorted((row for row in report.rows if row.section == section.id), key=_row_order)
-        blocks.append(f"### {section.number}. {_text(section.title)} (Tier {section.tier})")
+        blocks.append(f"### {section.number}. {markdown_text(section.title)} (Tier {section.tier})")
         blocks.append(_table(("Item", "Row", "Path", "Priority", "Points"), (_row_cells(row, labels) for row in rows)))
         notes = [note for note in (_row_note(row, links) for row in rows) if note]
         if notes:
@@ -295,22 +296,22 @@ def _checklist(report: Report, links: EvidenceLinks) -> list[str]:
 def _operators(operators: OperatorCoverage | None, pack: PackInfo, links: EvidenceLinks) -> list[str]:
     if operators is None:
         return []
-    core = _text(_capitalized(pack.terms.core_operators))
+    core = markdown_text(_capitalized(pack.terms.core_operators))
     sources = ", ".join(f"{count} from {how}" for how, count in operators.by_source) or "none"
     facts = [
         f"Operators with a native kernel on the device's keys: {operators.registered} ({sources})",
         f"Operators registered with a per-op CPU fallback only: {operators.per_op_fallbacks}",
         f"Operators registered with a stub kernel only, which computes nothing: {operators.stubs}",
         f"{core} covered: {operators.core_covered} of {operators.core_total} "
-        f"(catalog of {_text(pack.framework_name)} {_text(operators.catalog_version)})",
+        f"(catalog of {markdown_text(pack.framework_name)} {markdown_text(operators.catalog_version)})",
         "Global fallbacks: "
-        + (", ".join(_finding(f, links) + f" on {_text(f.evidence)}" for f in operators.fallbacks) or NONE),
+        + (", ".join(_finding(f, links) + f" on {markdown_text(f.evidence)}" for f in operators.fallbacks) or NONE),
     ]
     blocks = ["## Operator coverage", _bullets(facts)]
     rows = [
         (
             op.item,
-            _text(op.title),
+            markdown_text(op.title),
             f"{'?' if op.undecided else op.covered}/{op.total}",
             _names(op.fallback),
             _names(op.stub),
@@ -322,7 +323,7 @@ def _operators(operators: OperatorCoverage | None, pack: PackInfo, links: Eviden
     blocks.append(
         _table(("#", "Category", "Native", "Per-op fallback", "Stub", "Missing", "Composite (no kernel needed)"), rows)
     )
-    undecided = [f"{op.item}: {_text(op.undecided)}" for op in operators.categories if op.undecided]
+    undecided = [f"{op.item}: {markdown_text(op.undecided)}" for op in operators.categories if op.undecided]
     if undecided:
         blocks.append("Coverage that cannot be told:\n\n" + _bullets(undecided))
     if operators.core_missing:
@@ -345,9 +346,13 @@ def _test_inventory(tests: TestInventory | None) -> list[str]:
     blocks = ["## Test inventory", _bullets(facts)]
     if tests.skip_reasons:
         shown = tests.skip_reasons[:MAX_SKIP_REASONS]
-        blocks.append(_table(("Skip reason", "Tests"), ((_text(reason), str(count)) for reason, count in shown)))
+        blocks.append(
+            _table(("Skip reason", "Tests"), ((markdown_text(reason), str(count)) for reason, count in shown))
+        )
     if tests.skips:
-        listed = [(_code(f"{s.path}:{s.line}"), _code(s.decorator), _text(s.reason) or NONE) for s in tests.skips]
+        listed = [
+            (_code(f"{s.path}:{s.line}"), _code(s.decorator), markdown_text(s.reason) or NONE) for s in tests.skips
+        ]
         more = tests.skip_total - len(tests.skips)
         blocks += [_table(("Where", "Skip", "Reason"), listed)] + ([f"… and {more} more."] if more > 0 else [])
     workflows = [(_code(w.path), ", ".join(w.signals) or NONE) for w in tests.ci]
@@ -367,7 +372,7 @@ def _quick_reference(entries: Sequence[QuickReferenceEntry]) -> list[str]:
 def _sources(links: Sequence[Link]) -> list[str]:
     blocks = ["## Sources"]
     if links:
-        blocks.append(_bullets(f"[{_text(link.title)}]({_url(link.url)})" for link in links))
+        blocks.append(_bullets(f"[{markdown_text(link.title)}]({_url(link.url)})" for link in links))
     return blocks
 
 
@@ -376,19 +381,19 @@ def _sources(links: Sequence[Link]) -> list[str]:
 
 def _strengths(sections: Iterable[SectionResult]) -> list[str]:
     return [
-        f"{_text(section.title)}: {_number(section.percent)} %"
+        f"{markdown_text(section.title)}: {_number(section.percent)} %"
         for section in _by_number(sections)
         if section.percent is not None and section.percent >= STRENGTH_PERCENT
     ]
 
 
 def _targeted(backend: Backend) -> str:
-    pinned = _text(backend.target_framework_version or "not pinned")
+    pinned = markdown_text(backend.target_framework_version or "not pinned")
     return f"{pinned} (in {_code(backend.pin_file)})" if backend.pin_file else pinned
 
 
 def _describe_source(source: Source) -> str:
-    described = f"{_text(source.kind)} {_code(source.location)}"
+    described = f"{markdown_text(source.kind)} {_code(source.location)}"
     facts = [f"commit {_code(source.commit)}"] if source.commit else []
     facts += [f"branch {_code(source.branch)}"] if source.branch else []
     facts += ["uncommitted changes"] if source.dirty else []
@@ -412,7 +417,7 @@ def _describe_index(index: IndexStats) -> str:
 def _describe_skipped(skipped: Sequence[tuple[str, int]]) -> str:
     if not skipped:
         return "none"
-    return ", ".join(f"{_text(reason)}: {count}" for reason, count in skipped)
+    return ", ".join(f"{markdown_text(reason)}: {count}" for reason, count in skipped)
 
 
 # --- table cells ----------------------------------------------------------------
@@ -423,25 +428,25 @@ def _score_cells(section: SectionResult) -> tuple[str, ...]:
         scores = (NONE, NONE, "N/A")
     else:
         scores = (_number(section.max_pts), _number(section.earned), _number(section.percent))
-    return (str(section.number), _text(section.title), *scores)
+    return (str(section.number), markdown_text(section.title), *scores)
 
 
 def _signal_cells(signal: PathSignal, links: EvidenceLinks) -> tuple[str, ...]:
     locations = ", ".join(_cited(finding, links) for finding in signal.evidence)
-    return (_text(signal.name), _text(signal.description), locations or NONE)
+    return (markdown_text(signal.name), markdown_text(signal.description), locations or NONE)
 
 
 def _entry_cells(entry: QuickReferenceEntry) -> tuple[str, ...]:
     location = _code(entry.location) if entry.location else NONE
     row = f"{_code(entry.row)} {_points(entry.outcome, entry.points, _STATUS)}"
-    return (_text(entry.entry), _USAGE[entry.status], location, row)
+    return (markdown_text(entry.entry), _USAGE[entry.status], location, row)
 
 
 def _row_cells(row: RowResult, labels: dict[str, str]) -> tuple[str, ...]:
     return (
-        _text(row.item),
-        _text(row.title),
-        _text(", ".join(labels.get(path, path) for path in row.paths)) if row.paths else "all",
+        markdown_text(row.item),
+        markdown_text(row.title),
+        markdown_text(", ".join(labels.get(path, path) for path in row.paths)) if row.paths else "all",
         f"P{row.priority}",
         _points(row.outcome, row.points, _POINTS),
     )
@@ -458,10 +463,10 @@ def _row_note(row: RowResult, links: EvidenceLinks) -> str:
             shown += f" <details><summary>{_plural(len(folded), 'more finding')}</summary>{rest}</details>"
         parts.append(shown)
     if row.reason:
-        parts.append(f"*{_text(row.reason)}*")
+        parts.append(f"*{markdown_text(row.reason)}*")
     if row.remediation and _needs_fix(row):
-        parts.append(f"Fix: {_text(row.remediation)}")
-    return f"**{_text(row.item)}** " + " — ".join(parts) if parts else ""
+        parts.append(f"Fix: {markdown_text(row.remediation)}")
+    return f"**{markdown_text(row.item)}** " + " — ".join(parts) if parts else ""
 
 
 def _needs_fix(row: RowResult) -> bool:
@@ -512,7 +517,7 @@ def _bullets(items: Iterable[str]) -> str:
     return "\n".join(f"- {item}" for item in items) or "- none"
 
 
-def _text(value: str) -> str:
+def markdown_text(value: str) -> str:
     """Escape plain text for inline Markdown, on one line."""
     escaped = _MARKUP.sub(r"\\\g<0>", _one_line(value))
     return _EDGE_UNDERSCORE.sub(r"\\_", escaped)
@@ -568,4 +573,4 @@ def _by_number(sections: Iterable[SectionResult]) -> list[SectionResult]:
 
 
 def _row_order(row: RowResult) -> tuple[int, tuple[int, ...], str]:
-    return row.priority, tuple(int(part) for part in row.item.split(".")), row.id
+    return row.priority, item_key(row.item), row.id
