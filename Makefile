@@ -24,9 +24,10 @@ $(VENV)/.dev: $(VENV)/.test
 run: $(VENV)/.base
 	$(BIN)/air check --pack pytorch-2.x examples/torch_toy
 
-## The whole test suite, including the pack's fixtures (the semgrep kind's tests need `make semgrep`).
+## The whole test suite, including the pack's fixtures (the semgrep kind's tests need `make semgrep`),
+## on as many workers as the machine has cores.
 test: $(VENV)/.test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 ## ruff (lint and format) and mypy.
 lint: $(VENV)/.dev

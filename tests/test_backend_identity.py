@@ -129,6 +129,14 @@ def test_declarations_of_different_releases_leave_the_target_unknown(tmp_path):
     assert declared(tmp_path / "again", files) == ("2.4.1", "README.md")
 
 
+def test_a_commented_out_declaration_declares_nothing(tmp_path):
+    files = {
+        ".github/workflows/ci.yml": "steps:\n  - run: |\n      # pip install torch==2.3.0\n      pip install torch==2.6.0\n",
+        "scripts/setup.sh": "#export PYTORCH_BUILD_VERSION=2.1.0\n",
+    }
+    assert declared(tmp_path, files) == ("2.6.0", ".github/workflows/ci.yml")
+
+
 def test_a_clone_of_another_repository_at_a_tag_declares_nothing(tmp_path):
     files = {"build.sh": "git clone -b v1.2.0 https://github.com/vendor/runtime.git && echo pytorch\n"}
     assert declared(tmp_path, files) is None

@@ -134,7 +134,9 @@ def test_broken_pack_exits_2_naming_file_and_line(tmp_path):
 
 def test_pack_commands(pack):
     listed = air("pack", "list")
-    assert listed.returncode == 0 and listed.stdout.startswith(f"{SHIPPED_PACK}\t{pack.version}\t{len(pack.rows)} rows")
+    assert listed.returncode == 0
+    assert f"{SHIPPED_PACK}\t{pack.version}\t{len(pack.rows)} rows\tPyTorch" in listed.stdout.splitlines()
+    assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == ["jax-pjrt-0.x", "pytorch-2.x"]
     assert f"valid, {len(pack.rows)} rows" in air("pack", "validate", SHIPPED_PACK).stdout
 
 
@@ -187,9 +189,11 @@ def test_torch_version_makes_rows_of_other_releases_not_applicable(tmp_path):
 
 
 def test_the_framework_version_option_takes_the_names_the_shipped_frameworks_give_it():
-    alias = yaml.safe_load((Path(data_dir("frameworks")) / "pytorch" / "framework.yaml").read_text())["cli_alias"]
+    frameworks = sorted(Path(data_dir("frameworks")).glob("*/framework.yaml"))
+    aliases = {yaml.safe_load(path.read_text())["cli_alias"] for path in frameworks}
+    assert aliases == {"--torch-version", "--jax-version"}
     option = next(param for param in check_command.params if param.name == "framework_version")
-    assert option.opts == ["--framework-version", alias]
+    assert option.opts[0] == "--framework-version" and set(option.opts[1:]) == aliases
 
 
 def test_an_interrupted_write_keeps_the_old_report(tmp_path, monkeypatch):

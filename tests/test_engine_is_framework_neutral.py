@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
-FRAMEWORK_WORDS = ("torch", "aten", "PrivateUse1", "cuda", "npu")
+FRAMEWORK_WORDS = ("torch", "aten", "PrivateUse1", "cuda", "npu", "jax", "xla", "pjrt")
 # A word starts where no letter or digit precedes it, or where a capital follows a small letter or
 # digit (`isCuda`); it ends where no small letter follows (`torch_`, `CUDAGuard`, `npu0`).
 _FRAMEWORK_WORD = re.compile(

@@ -65,7 +65,7 @@ def test_pack_kinds_prints_the_registry():
 
 def test_which_kinds_read_only_cpp():
     only_cpp = {name for name, module in KINDS.items() if module.reads_only_cpp({})}
-    assert only_cpp == {"cpp_macro", "cpp_class"}
+    assert only_cpp == {"cpp_macro", "cpp_class", "cpp_field"}
     assert KINDS["text"].reads_only_cpp({"languages": ["cpp"]})
     assert not KINDS["text"].reads_only_cpp({"languages": ["cpp", "python"]})
     assert KINDS["structural"].reads_only_cpp({"language": "cpp"})

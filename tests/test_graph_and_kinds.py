@@ -768,3 +768,16 @@ def test_a_requirement_admits_a_release_range_by_its_pins(tmp_path):
     root = write_tree(tmp_path, pins)
     found = hits(root, {"build": {"requirement": "torch"}, "where": {"SPEC": {"admits_release": ">=2.5"}}})
     assert sorted(h.path for h in found) == ["a/requirements.txt", "c/requirements.txt"]
+
+
+def test_text_code_only_blanks_cpp_string_literals_too(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "names.cc": 'const char* Name() { return "KIND_HALF"; }\nvoid Log() { Print("use KIND_HALF here"); }\n',
+            "real.cc": "bool Half(Kind k) { return k == KIND_HALF; }\n",
+        },
+    )
+    spec = {"pattern": r"\bKIND_HALF\b", "languages": ["cpp"]}
+    assert sorted(h.path for h in hits(tmp_path, {"text": spec})) == ["names.cc", "names.cc", "real.cc"]
+    assert [h.path for h in hits(tmp_path, {"text": {**spec, "code_only": True}})] == ["real.cc"]

@@ -92,7 +92,9 @@ class Evaluation:
         say(f"integration path: {path.title}")
         target = backend.target_framework_version
         compiled = backend.source.kind == BINARY_DIST
-        extensions = absent_extensions(index, pack.framework.native_modules)
+        extensions = absent_extensions(index, pack.framework.native_modules) + absent_libraries(
+            index, pack.framework.native_libraries
+        )
         setting = Setting(route, pack.framework, target, compiled, self.absent.used(index) + extensions, extensions)
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
@@ -350,6 +352,26 @@ def absent_extensions(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ..
                 if module and module not in known and own and any(fnmatchcase(last, name) for name in names):
                     found.setdefault(module, f"{source.path}:{item.line}")
     return tuple(f"compiled extension {module} (imported at {at})" for module, at in sorted(found.items()))
+
+
+_QUOTED_NAME = re.compile(r"""["']([\w.+-]++)["']""")
+
+
+def absent_libraries(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Shared libraries (named as `names` say) that the product's Python loads by file name
+    while the tree has no C/C++ product code to build them from: a package that registers a
+    library built in another repository. What they implement cannot be seen."""
+    if not names or any(f.role == "product" and is_translation_unit(f.path) for f in index.files):
+        return ()
+    found: dict[str, str] = {}
+    for source in index.files:
+        if source.language != "python" or source.role != "product":
+            continue
+        code = index.code_text(source)
+        for match in _QUOTED_NAME.finditer(code):
+            if any(fnmatchcase(match[1], name) for name in names):
+                found.setdefault(match[1], f"{source.path}:{code.count(chr(10), 0, match.start()) + 1}")
+    return tuple(f"shared library {library} (named at {at})" for library, at in sorted(found.items()))
 
 
 _SUBMODULE_PATH = re.compile(r"(?m)^[^\S\n]*path\s*=\s*(\S(?:[^\n]*\S)?)[^\S\n]*$")

@@ -37,6 +37,7 @@ from typing import TypeVar, overload
 from air.evidence import (
     build_meta,
     cpp_class,
+    cpp_field,
     cpp_macro,
     file_glob,
     graph_query,
@@ -69,6 +70,7 @@ KINDS: dict[str, ModuleType] = {
     "python_assign": python_assign,
     "cpp_macro": cpp_macro,
     "cpp_class": cpp_class,
+    "cpp_field": cpp_field,
     "structural": structural,
     "build": build_meta,
     "file": file_glob,

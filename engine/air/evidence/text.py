@@ -1,5 +1,5 @@
 """`text`: a regular expression or literal over comment-stripped source, `#define` bodies included
-(with `code_only`, Python's string literals blanked too).
+(with `code_only`, string literals blanked too, in Python and C/C++).
 
 Only files that hold one of the `prefilter` literals are searched (by default, literals the
 pattern cannot match without); an entry that is a list of literals needs every one of them.
@@ -26,10 +26,14 @@ from air.evidence.base import (
     may_count,
     roles_for,
 )
+from air.index import CodeIndex
+from air.index.blanking import blank_spans
 from air.index.cpp import CPP_LANGUAGES
+from air.index.cpp.lexing import COMMENT_KINDS, lexemes
+from air.index.model import SourceFile
 from air.regex import compile_guarded, required_literals, searching
 
-SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too, and with `code_only` every string)"
+SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too, and with `code_only` every string, in C/C++ too)"
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -51,8 +55,8 @@ SCHEMA = {
         "languages": {"type": "array", "items": {"type": "string"}},
         "code_only": {
             "type": "boolean",
-            "description": "search Python with its string literals blanked too, so that a call written "
-            "inside a string (a kernel's source, an expected message) is not found",
+            "description": "search Python and C/C++ with their string literals blanked too, so that a "
+            "call written inside a string (a kernel's source, an expected message) is not found",
         },
         "same_function": {
             "type": "boolean",
@@ -85,8 +89,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     for source in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)):
         if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
-        code_only = spec.get("code_only") and source.language == "python"
-        text = context.index.python_lexical(source).code if code_only else context.index.code_text(source)
+        text = _code(context.index, source) if spec.get("code_only") else context.index.code_text(source)
         if spec.get("same_function") and source.language == "python":
             found = function_matches(regex, text, source, context.index.python_lexical(source).code)
         else:
@@ -105,6 +108,18 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if enough(clause, hits, context):
             break
     return hits
+
+
+def _code(index: CodeIndex, source: SourceFile) -> str:
+    """The file's code with its string literals blanked too (Python and C/C++)."""
+    if source.language == "python":
+        return index.python_lexical(source).code
+    text = index.code_text(source)
+    if source.language in CPP_LANGUAGES:
+        return blank_spans(
+            text, [(start, end) for kind, start, end in lexemes(source.text) if kind not in COMMENT_KINDS]
+        )
+    return text
 
 
 def reads_only_cpp(spec: dict) -> bool:

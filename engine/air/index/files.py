@@ -83,6 +83,11 @@ LANGUAGES = {
     ".cmake": "cmake",
     ".bzl": "bazel",
     ".patch": "patch",
+    ".lds": "linker",  # linker scripts and exported-symbol lists
+    ".ld": "linker",
+    ".ver": "linker",
+    ".exp": "linker",
+    ".sym": "linker",
     ".diff": "patch",
     ".jinja": "template",
     ".jinja2": "template",

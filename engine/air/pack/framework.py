@@ -122,6 +122,7 @@ class Framework:
     terms: Terms = Terms()
     release_declarations: tuple[ReleaseDeclaration, ...] = ()  # strongest first
     native_modules: tuple[str, ...] = ()  # globs of the last component of a compiled extension module's name
+    native_libraries: tuple[str, ...] = ()  # globs of the file names of the shared libraries a backend registers
     probe_session: Path | None = None  # the module that starts a probe run (see `air.runtime`)
     headers: str | None = None  # the folder of the installed package that holds its C++ headers
 
@@ -222,6 +223,7 @@ def _build(document: _Combined, directory: Path) -> Framework:
         cpp=_cpp_vocabulary(document, data.get("cpp", {})),
         release_declarations=_release_declarations(document),
         native_modules=tuple(data.get("native_modules", ())),
+        native_libraries=tuple(data.get("native_libraries", ())),
         probe_session=session,
         headers=data.get("headers"),
         upstream=UpstreamCode(

@@ -249,10 +249,16 @@ def _own_rows(documents: list[YamlDocument], framework: Framework, names: _Names
     """The rows of the pack's row files, with the data each is built from."""
     rows: dict[str, tuple[Row, dict]] = {}
     for document in documents:
-        section = document.data["section"]
-        if framework.section(section) is None:
-            raise document.error(("section",), f"unknown section {section!r} of framework {framework.id!r}")
+        if framework.section(document.data["section"]) is None:
+            raise document.error(
+                ("section",), f"unknown section {document.data['section']!r} of framework {framework.id!r}"
+            )
         for number, data in enumerate(document.data["rows"]):
+            section = data.get("section", document.data["section"])  # a row may name a section of its own
+            if framework.section(section) is None:
+                raise document.error(
+                    ("rows", number, "section"), f"unknown section {section!r} of framework {framework.id!r}"
+                )
             row = _row(document, ("rows", number), data, section, framework, names)
             if row.id in rows:
                 raise document.error(("rows", number, "id"), f"duplicate row id {row.id!r}")

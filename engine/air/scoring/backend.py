@@ -123,8 +123,9 @@ def declared_release(index: CodeIndex, declarations: tuple[ReleaseDeclaration, .
             name = posixpath.basename(source.path)
             if source.role == "tests" or not any(fnmatchcase(name, glob) for glob in declaration.files):
                 continue
+            code = index.code_text(source)  # a commented-out install declares nothing
             try:
-                named = [_release_named(match.group("VERSION"), source.text) for match in pattern.finditer(source.text)]
+                named = [_release_named(match.group("VERSION"), code) for match in pattern.finditer(code)]
             except PatternTimeout:
                 continue  # a file the pattern cannot read within its budget declares nothing
             found += [(release, source.path) for release in named if release]

@@ -369,8 +369,10 @@ def _stringify(arg: str) -> str:
     return '"' + " ".join(arg.split()).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-MAX_EXPANSIONS = 64
-MAX_EXPANDED_LENGTH = 4096
+# Enough for an X-macro list of a few hundred entries, each expanded into a function or an
+# assignment; a hostile tree's expansion stops there.
+MAX_EXPANSIONS = 1024
+MAX_EXPANDED_LENGTH = 65536
 _EXPANSION_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|##|[A-Za-z_]\w*|\d[\w.]*|\s+|.', re.S)
 
 
