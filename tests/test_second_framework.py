@@ -3,12 +3,17 @@ same loading, evaluation, reports and pack tooling as PyTorch's, without a speci
 
 from __future__ import annotations
 
+import io
 import json
+import shutil
+import subprocess
+import tarfile
 
 from air.pack.framework import known_backends
 from air.pack.load import load_pack
 from air.pack.shipped import framework_dir
 from helpers.cli import air
+from helpers.git import git
 from helpers.paths import REPO_ROOT
 
 PACK = "jax-pjrt-0.x"
@@ -102,3 +107,37 @@ def test_runtime_probes_decide_the_runtime_rows_on_jaxs_cpu_platform(tmp_path):
 def test_a_platform_jax_does_not_know_is_a_one_line_error():
     done = air("check", "--pack", PACK, str(FIXTURES / "c_full"), "--quiet", "--runtime", "--device", "nowhere")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_git_url_and_an_sdist_are_checked_with_the_second_pack(tmp_path, monkeypatch):
+    monkeypatch.setenv("AIR_CACHE", str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    shutil.copytree(FIXTURES / "pkg_only", work)
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "plugin")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(remote)], check=True, capture_output=True)
+    by_url = air("check", "--pack", PACK, f"file://{remote}", "--quiet", "--format", "json", "--output", "-")
+    assert by_url.returncode == 0, by_url.stderr
+    assert json.loads(by_url.stdout)["integration_path"]["key"] == "acme"
+
+    files, page = tmp_path / "files", tmp_path / "simple" / "jax-plugin-acme"
+    files.mkdir()
+    page.mkdir(parents=True)
+    with tarfile.open(files / "jax_plugin_acme-0.2.tar.gz", "w:gz") as archive:
+        for path in sorted((FIXTURES / "pkg_only").rglob("*.py")):
+            data = path.read_bytes()
+            info = tarfile.TarInfo(f"jax_plugin_acme-0.2/{path.relative_to(FIXTURES / 'pkg_only')}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    (page / "index.html").write_text(
+        '<a href="../../files/jax_plugin_acme-0.2.tar.gz">jax_plugin_acme-0.2.tar.gz</a>\n'
+    )
+    monkeypatch.setenv("PIP_INDEX_URL", f"file://{tmp_path}/simple")
+    by_sdist = air(
+        "check", "--pack", PACK, "--sdist", "jax-plugin-acme", "--quiet", "--format", "json", "--output", "-"
+    )
+    assert by_sdist.returncode == 0, by_sdist.stderr
+    report = json.loads(by_sdist.stdout)
+    assert report["backend"]["source"]["kind"] == "sdist" and report["integration_path"]["key"] == "acme"
