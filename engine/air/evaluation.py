@@ -18,7 +18,7 @@ from air.evidence import Evaluator
 from air.evidence.base import Clause, Context
 from air.graph.live_tests import LiveTests
 from air.index import CodeIndex
-from air.index.files import is_translation_unit
+from air.index.files import UNREAD_LANGUAGES, is_translation_unit, role_of
 from air.index.vendored import Vendoring, own_use_literals, used_as_own
 from air.pack.conditions import referenced_names
 from air.pack.framework import QuickReference, Route
@@ -95,7 +95,15 @@ class Evaluation:
         extensions = absent_extensions(index, pack.framework.native_modules) + absent_libraries(
             index, pack.framework.native_libraries
         )
-        setting = Setting(route, pack.framework, target, compiled, self.absent.used(index) + extensions, extensions)
+        setting = Setting(
+            route,
+            pack.framework,
+            target,
+            compiled,
+            self.absent.used(index) + extensions,
+            extensions,
+            unread_code(index),
+        )
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
         upstream = find_candidates(pack.upstream, evaluator, names) if pack.upstream else None
@@ -352,6 +360,21 @@ def absent_extensions(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ..
                 if module and module not in known and own and any(fnmatchcase(last, name) for name in names):
                     found.setdefault(module, f"{source.path}:{item.line}")
     return tuple(f"compiled extension {module} (imported at {at})" for module, at in sorted(found.items()))
+
+
+def unread_code(index: CodeIndex) -> tuple[str, ...]:
+    """The product's code in languages air does not read ("Rust (src/lib.rs and 2 more files)"),
+    when the tree has no C/C++ product code: what it implements cannot be seen."""
+    if any(f.role == "product" and is_translation_unit(f.path) for f in index.files):
+        return ()
+    by_language: dict[str, list[str]] = {}
+    for path in index.unread:
+        if role_of(path) == "product":
+            by_language.setdefault(UNREAD_LANGUAGES[PurePosixPath(path).suffix.lower()], []).append(path)
+    return tuple(
+        f"{language} ({paths[0]}{f' and {len(paths) - 1} more files' if len(paths) > 1 else ''})"
+        for language, paths in sorted(by_language.items())
+    )
 
 
 _QUOTED_NAME = re.compile(r"""["']([\w.+-]++)["']""")

@@ -81,6 +81,7 @@ class CodeIndex:
         self.skipped = listing.skipped
         self.skipped_directories = tuple(listing.skipped_directories)
         self.vendored_read = tuple(listing.vendored_read)
+        self.unread = tuple(listing.unread)
         self.total_bytes = listing.total_bytes
         self.reading = listing.reading
         self.by_path = {f.path: f for f in self.files}

@@ -109,6 +109,22 @@ NAMED_LANGUAGES = {
     "VERSION": "text",
 }
 
+# Compiled languages a backend may be written in that air does not read: their files are listed,
+# so that a tree whose code is all in one of them is not taken for a tree without code.
+UNREAD_LANGUAGES = {
+    ".rs": "Rust",
+    ".go": "Go",
+    ".zig": "Zig",
+    ".swift": "Swift",
+    ".nim": "Nim",
+    ".d": "D",
+    ".java": "Java",
+    ".kt": "Kotlin",
+    ".cs": "C#",
+    ".ml": "OCaml",
+    ".hs": "Haskell",
+    ".jl": "Julia",
+}
 DOC_SUFFIXES = {".md", ".rst"}
 TEST_DIRS = {"test", "tests", "testing"}
 # Sources that may be tests by their names alone
@@ -140,6 +156,7 @@ class FileListing:
     skipped_directories: list[tuple[str, str]] = field(default_factory=list)  # (directory, why)
     vendored_read: list[tuple[str, str]] = field(default_factory=list)  # (directory, why it is the backend's own)
     reading: TreeReading | None = None  # what the reading depended on
+    unread: list[str] = field(default_factory=list)  # sources in a language air does not read (UNREAD_LANGUAGES)
 
 
 def role_of(path: str) -> Role:
@@ -252,6 +269,8 @@ def _leave_out_unbuilt(listing: FileListing) -> None:
 def _read_one(tree: TreeReader, rel: str, options: IndexOptions, listing: FileListing) -> SourceFile | None:
     language = language_of(rel)
     if language is None:
+        if _suffix(rel.rpartition("/")[2]) in UNREAD_LANGUAGES:
+            listing.unread.append(rel)
         return None
     if not is_utf8_name(rel):
         listing.skipped.append(SkippedFile(shown_path(rel), "file name not UTF-8"))

@@ -33,13 +33,16 @@ class Setting:
     compiled: bool = False  # a binary distribution
     absent: tuple[str, ...] = ()  # the backend's own code the tree declares but does not contain
     absent_native: tuple[str, ...] = ()  # of it, compiled extensions with no C/C++ source in the tree
+    unread: tuple[str, ...] = ()  # the backend's code in languages air does not read: "Rust (src/lib.rs)"
 
     @property
     def native_unseen(self) -> str:
         """Why the backend's C/C++ code cannot be read, or "" when it can."""
         if self.compiled:
             return BINARY_REASON
-        return _absent_text("C/C++ code", self.absent_native) if self.absent_native else ""
+        if self.absent_native:
+            return _absent_text("C/C++ code", self.absent_native)
+        return _unread_text("C/C++ code", self.unread) if self.unread else ""
 
 
 def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
@@ -65,7 +68,11 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     findings = findings_of(_strongest_first(row, results, points))
     notes = [note.say for note in row.notes if note.when.evaluate(results)]
     fix = next((remedy.say for remedy in row.remedies if remedy.when.evaluate(results)), row.remediation)
-    hidden = _absent_text(row.depends_on, setting.absent) if row.depends_on and setting.absent else ""
+    hidden = ""
+    if row.depends_on and setting.absent:
+        hidden = _absent_text(row.depends_on, setting.absent)
+    elif row.depends_on and setting.unread:
+        hidden = _unread_text(row.depends_on, setting.unread)
     prerequisite = row.requires.evaluate(results) if row.requires is not None else True
     if prerequisite is False:
         reason = join_reasons([hidden, *notes, _without_prerequisite(row, results)])
@@ -126,6 +133,10 @@ def _absent_text(kind: str, absent: tuple[str, ...]) -> str:
         f" and {len(absent) - MAX_LISTED} more" if len(absent) > MAX_LISTED else ""
     )
     return f"{kind} may live in {places}, not present"
+
+
+def _unread_text(kind: str, unread: tuple[str, ...]) -> str:
+    return f"{kind} may be written in {', '.join(unread)}, which air does not read"
 
 
 def _off_route(row: Row, route: Route, framework: Framework) -> str:
