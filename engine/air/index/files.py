@@ -246,6 +246,10 @@ def read_files(root: Path, options: IndexOptions) -> FileListing:
         if is_excluded(rel, options.excludes):
             _note_excluded(rel, options.excludes, excluded)
             continue
+        copied = None if options.include_vendored else options.vendoring.upstream_file(rel)
+        if copied is not None:
+            listing.skipped.append(SkippedFile(rel, f"a copy of an upstream file ({copied})"))
+            continue
         unit = None if options.include_vendored or language_of(rel) is None else options.vendoring.unit_of(rel)
         if unit is not None:
             vendored.setdefault(unit, []).append(rel)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from ahocorasick_rs import AhoCorasick
@@ -43,6 +44,7 @@ class Vendoring:
     own_prefilter: tuple[str, ...] = ()
     own_pattern: str | None = None
     own_describe: str = "registers for a device key"
+    files: tuple[str, ...] = ()  # globs of the names of files that copy the framework's own (a C API header)
 
     @classmethod
     def from_data(cls, data: Mapping) -> Vendoring:
@@ -53,7 +55,13 @@ class Vendoring:
             own_prefilter=tuple(own.get("prefilter", ())),
             own_pattern=own.get("pattern"),
             own_describe=own.get("describe", cls.own_describe),
+            files=tuple(data.get("files", ())),
         )
+
+    def upstream_file(self, rel: str) -> str | None:
+        """The glob of `files` that `rel`'s name matches: a copy of an upstream file, wherever it is."""
+        name = PurePosixPath(rel).name
+        return next((glob for glob in self.files if fnmatchcase(name, glob)), None)
 
     def unit_of(self, rel: str) -> str | None:
         """The innermost vendored unit `rel` lies in, None when it lies in none."""

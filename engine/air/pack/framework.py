@@ -56,7 +56,7 @@ class Verdict:
     applies: tuple[str, ...]
     applies_if: tuple[ConditionalPath, ...]
     key: str | None
-    key_capture: tuple[str, str] | None  # (signal, CAPTURE)
+    key_captures: tuple[tuple[str, str], ...]  # (signal, CAPTURE), the first that names a key wins
     note: str
 
     def route(self, signals: Mapping[str, EvidenceResult]) -> Route:
@@ -187,9 +187,16 @@ def _build(document: _Combined, directory: Path) -> Framework:
             if name not in signals:
                 raise document.error(("verdicts", number, "note"), f"{{count:{name}}} names no signal")
         key = verdict.get("key")
-        capture = tuple(key["capture"].split(".")) if isinstance(key, dict) else None
-        if capture and capture[0] not in signals:
-            raise document.error(("verdicts", number, "key"), f"unknown signal {capture[0]!r}")
+        written = key["capture"] if isinstance(key, dict) else []
+        captures = tuple(
+            (signal, capture)
+            for signal, _, capture in (
+                named.partition(".") for named in ([written] if isinstance(written, str) else written)
+            )
+        )
+        for signal, _capture in captures:
+            if signal not in signals:
+                raise document.error(("verdicts", number, "key"), f"unknown signal {signal!r}")
         verdicts.append(
             Verdict(
                 id=verdict["id"],
@@ -198,7 +205,7 @@ def _build(document: _Combined, directory: Path) -> Framework:
                 applies=tuple(verdict["applies"]),
                 applies_if=_conditional_paths(document, number, verdict, signals.keys(), data["paths"]),
                 key=key if isinstance(key, str) else None,
-                key_capture=capture,
+                key_captures=captures,
                 note=verdict.get("note", ""),
             )
         )

@@ -22,11 +22,11 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, Inte
         if result.count()
     )
     key = verdict.key
-    if verdict.key_capture:
-        signal, capture = verdict.key_capture
+    for signal, capture in verdict.key_captures:
         values = [(value, hit.path) for hit in results[signal].counted() if (value := hit.capture(capture))]
         if values:  # the key most registrations name: a few may write it otherwise (c10::kHPU for HPU)
             keys = Counter(evaluator.context.resolve(*value).split("::")[-1] for value in values)
             key = max(keys, key=keys.__getitem__)
+            break
     note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)
     return route, IntegrationPath(verdict.id, verdict.title, key, route.applies, note, fired)
