@@ -345,7 +345,7 @@ def absent_extensions(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ..
     """Compiled extension modules of the backend's own packages (named as `names` say) that
     its Python imports but the tree neither holds nor can build, having no C/C++ product code:
     a checkout of a package's Python alone. What they register cannot be seen."""
-    if not names or any(f.role == "product" and is_translation_unit(f.path) for f in index.files):
+    if not names or _has_cpp_product(index):
         return ()
     known, packages = index.modules, index.package_dirs
     found: dict[str, str] = {}
@@ -362,10 +362,15 @@ def absent_extensions(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ..
     return tuple(f"compiled extension {module} (imported at {at})" for module, at in sorted(found.items()))
 
 
+def _has_cpp_product(index: CodeIndex) -> bool:
+    """Whether the product has C/C++ code that builds: then its compiled parts are in the tree."""
+    return any(f.role == "product" and is_translation_unit(f.path) for f in index.files)
+
+
 def unread_code(index: CodeIndex) -> tuple[str, ...]:
     """The product's code in languages air does not read ("Rust (src/lib.rs and 2 more files)"),
     when the tree has no C/C++ product code: what it implements cannot be seen."""
-    if any(f.role == "product" and is_translation_unit(f.path) for f in index.files):
+    if _has_cpp_product(index):
         return ()
     by_language: dict[str, list[str]] = {}
     for path in index.unread:
@@ -384,7 +389,7 @@ def absent_libraries(index: CodeIndex, names: tuple[str, ...]) -> tuple[str, ...
     """Shared libraries (named as `names` say) that the product's Python loads by file name
     while the tree has no C/C++ product code to build them from: a package that registers a
     library built in another repository. What they implement cannot be seen."""
-    if not names or any(f.role == "product" and is_translation_unit(f.path) for f in index.files):
+    if not names or _has_cpp_product(index):
         return ()
     found: dict[str, str] = {}
     for source in index.files:
