@@ -145,3 +145,21 @@ def test_the_shipped_packs_changelog_has_an_entry_for_its_version():
     text = (resolve_pack("pytorch-2.x") / "CHANGELOG.md").read_text()
     version = read_pack(resolve_pack("pytorch-2.x")).version
     assert f"\n## {version}\n" in text
+
+
+def test_one_pack_across_two_releases_lists_the_rows_each_leaves_out():
+    shown = air("pack", "diff", "pytorch-2.x", "--torch", "2.4", "2.13", "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    diff = json.loads(shown.stdout)
+    assert diff["only_old"] == [] and diff["catalog"] == "2.13.0"
+    assert {row["id"] for row in diff["only_new"]} >= {"autoload-entry-point", "accelerator-is-available"}
+    assert all(row["releases"] in (">=2.5", ">=2.6") for row in diff["only_new"])
+    assert air("pack", "diff", "pytorch-2.x", "--releases", "2.13", "2.4").stdout.count("N/A on 2.4 (8)") == 1
+
+
+def test_a_release_outside_the_packs_range_and_a_missing_pack_are_refused():
+    outside = air("pack", "diff", "pytorch-2.x", "--torch", "2.0", "2.13")
+    assert outside.returncode == 2 and "pytorch-2.x supports PyTorch >=2.1,<3; 2.0 is outside it" in outside.stderr
+    assert air("pack", "diff", "jax-pjrt-0.x", "--jax", "0.4.20", "0.10.2").returncode == 0
+    assert air("pack", "diff", "pytorch-2.x").returncode == 2
+    assert air("pack", "diff", "pytorch-2.x", "pytorch-2.x", "--torch", "2.5", "2.6").returncode == 2

@@ -41,6 +41,7 @@ from air.pack.shipped import (
     framework_dir,
     framework_package_prefixes,
     pack_framework,
+    release_option_names,
     shipped_packs,
     version_option_names,
 )
@@ -512,7 +513,14 @@ def pack_validate(pack_name: str) -> None:
 
 @pack_group.command("diff")
 @click.argument("old")
-@click.argument("new")
+@click.argument("new", required=False)
+@click.option(
+    *release_option_names(),
+    "releases",
+    nargs=2,
+    metavar="OLD NEW",
+    help="What the pack (one argument) says differently for two releases of its framework.",
+)
 @click.option("--format", "fmt", type=click.Choice(("markdown", "json")), default="markdown", show_default=True)
 @click.option(
     "--against",
@@ -522,11 +530,24 @@ def pack_validate(pack_name: str) -> None:
     help="A backend to check with both (repeatable).",
 )
 @click.option("--changelog", is_flag=True, help="Print the CHANGELOG.md entry for the change instead.")
-def pack_diff(old: str, new: str, fmt: str, against: tuple[Path, ...], changelog: bool) -> None:
+def pack_diff(
+    old: str, new: str | None, releases: tuple[str, str] | None, fmt: str, against: tuple[Path, ...], changelog: bool
+) -> None:
     """What changed between two packs (directories, NAME@VERSION or NAME@GIT-REF) and the version
-    bump it requires; exit 1 when NEW's own bump is smaller."""
+    bump it requires; exit 1 when NEW's own bump is smaller. With --releases (--torch), what one
+    pack says differently for two releases of its framework."""
     from air.pack.diff import changelog_entry, diff_packs, read_pack, render_pack_diff
     from air.pack.revisions import pack_at
+
+    if releases:
+        if new is not None or against or changelog:
+            raise click.UsageError(
+                "--releases compares one pack across two releases: give one pack, without --against or --changelog"
+            )
+        _diff_releases(old, releases, fmt)
+        return
+    if new is None:
+        raise click.UsageError("pack diff needs two packs, OLD and NEW (or one pack with --releases)")
 
     with pack_at(old) as old_dir, pack_at(new) as new_dir:
         changes = diff_packs(read_pack(old_dir), read_pack(new_dir))
@@ -540,6 +561,15 @@ def pack_diff(old: str, new: str, fmt: str, against: tuple[Path, ...], changelog
             err=True,
         )
         sys.exit(EXIT_BELOW_THRESHOLD)
+
+
+def _diff_releases(name: str, releases: tuple[str, str], fmt: str) -> None:
+    from air.pack.load import load_pack
+    from air.pack.release_diff import diff_releases, render_release_diff
+    from air.pack.revisions import pack_at
+
+    with pack_at(name) as directory:
+        click.echo(render_release_diff(diff_releases(load_pack(str(directory)), *releases), fmt), nl=False)
 
 
 def _checked_with_both(path: Path, old_dir: Path, new_dir: Path, fmt: str) -> str:

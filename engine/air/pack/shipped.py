@@ -22,6 +22,7 @@ from air.yamldoc import COMPOSER, load_yaml, read_bounded
 DEFAULT_FIXTURES = "fixtures"
 FRAMEWORK_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # as the pack schema has it: never a path
 VERSION_OPTION = "--framework-version"
+RELEASES_OPTION = "--releases"
 ENV_OPTION = "--framework-env"
 VERSION_OPTION_ALIAS = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*-version")  # as the framework schema has it
 
@@ -161,6 +162,13 @@ def version_option_names() -> tuple[str, ...]:
     the alias each shipped framework gives it (`cli_alias`)."""
     aliases = [alias for alias in _shipped_settings("cli_alias") if isinstance(alias, str)]
     return tuple(dict.fromkeys([VERSION_OPTION, *filter(VERSION_OPTION_ALIAS.fullmatch, aliases)]))
+
+
+def release_option_names() -> tuple[str, ...]:
+    """The names of `pack diff`'s option that compares two framework releases: RELEASES_OPTION,
+    and each framework version alias without `-version` (`--torch`)."""
+    aliases = [name.removesuffix("-version") for name in version_option_names() if name != VERSION_OPTION]
+    return tuple(dict.fromkeys([RELEASES_OPTION, *aliases]))
 
 
 def env_option_names() -> tuple[str, ...]:
