@@ -19,6 +19,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,6 +29,7 @@ import pytest
 from air.errors import PackError
 from air.pack.load import load_pack
 from air.regex import (
+    BUDGET_VARIABLE,
     TIMED_OUT,
     GuardedPattern,
     PatternTimeout,
@@ -203,13 +206,28 @@ def _search(pattern: re.Pattern | GuardedPattern, how: str, text: str | bytes) -
         getattr(pattern, how)(text)
 
 
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = previous
+
+
 def slow_patterns(patterns: dict[str, tuple[re.Pattern | GuardedPattern, str]]) -> list[str]:
     """Each pattern that takes over BOUND seconds on one of its inputs, searched in two worker
     processes. Once a worker is stuck on a pattern, those not searched yet are not waited for."""
     PATTERNS.clear()
     PATTERNS.update(patterns)
     slow, stuck = [], False
-    with multiprocessing.get_context("fork").Pool(2) as pool:
+    # The searches' wall-clock budget would stop a search that tests running beside this one
+    # slow down; the bound checked here is CPU time, and a stuck search still fails at 60 s.
+    with _environment(BUDGET_VARIABLE, "60"), multiprocessing.get_context("fork").Pool(2) as pool:
         pending = {key: pool.apply_async(slowest_input, (key,)) for key in patterns}
         for key, result in pending.items():
             try:
