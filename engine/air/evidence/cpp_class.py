@@ -61,7 +61,7 @@ from air.evidence.base import (
     last_component,
 )
 from air.evidence.cpp_macro import CPP_LANGUAGES, invocations
-from air.evidence.stubs import StubRules, declared_constants, is_stub
+from air.evidence.stubs import PLACEHOLDERS_SCHEMA, StubRules, clause_rules, declared_constants, is_stub
 from air.index import CodeIndex
 from air.index.cpp import body_statements, parameters_before
 from air.index.model import CppClass, CppMethod, SourceFile, Span
@@ -86,11 +86,7 @@ SCHEMA = {
             "description": "keep classes whose overrides do something (real), or whose "
             "overrides are there but one at least is a stub",
         },
-        "placeholders": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "description": "names a stub returns (a stream pool that always hands out the default stream)",
-        },
+        "placeholders": PLACEHOLDERS_SCHEMA,
         "constant_is_real": {"type": "boolean", "description": "a method returning a constant implements it"},
         "hides": {
             "type": "boolean",
@@ -154,12 +150,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     excluded = _memo_family(context, _roots(spec, "not_derives_from")).classes if "not_derives_from" in spec else {}
     registered = _registered(context, spec, family) if "registered_by" in spec else None
     name_globs = as_list(spec.get("name", "*"))
-    rules = StubRules(
-        context.upstream.inert_calls,
-        frozenset(last_component(name) for name in as_list(spec.get("placeholders", []))),
-        spec.get("constant_is_real", False),
-        value_types=context.upstream.value_types,
-    )
+    rules = clause_rules(spec, context.upstream)
     hits = []
     declared_only = _declared_only(context, family, tuple(sorted(_roots(spec))))
     for name, sites in sorted(family.classes.items()):

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import partial
 
 from air.evidence.base import Clause, Context, Hit, as_list, hit_at, in_clause_files, last_component
-from air.evidence.stubs import StubRules, is_stub
+from air.evidence.stubs import PLACEHOLDERS_SCHEMA, StubRules, clause_rules, is_stub
 from air.index import CodeIndex
 from air.index.cpp import CPP_LANGUAGES, FunctionBodies, body_statements, builds, expand_macros, find_calls
 from air.index.model import CppDefine, SourceFile
@@ -37,11 +38,7 @@ SCHEMA = {
             "enum": ["real", "stub"],
             "description": "keep values whose function does something (real), or is a stub",
         },
-        "placeholders": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "description": "names a stub returns (an error saying the function is unimplemented)",
-        },
+        "placeholders": PLACEHOLDERS_SCHEMA,
     },
 }
 
@@ -66,19 +63,14 @@ def reads_only_cpp(spec: dict) -> bool:
 
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     fields = frozenset(literals(clause.spec))
-    found = context.memo(("field assignments", fields), lambda: list(assignments(context.index, fields)))
     bodies = clause.spec.get("bodies")
-    rules = StubRules(
-        context.upstream.inert_calls,
-        frozenset(last_component(name) for name in as_list(clause.spec.get("placeholders", []))),
-        value_types=context.upstream.value_types,
-    )
+    rules = clause_rules(clause.spec, context.upstream)
 
     def generated() -> FunctionBodies:
         return context.memo(("macro-defined functions",), lambda: _generated(context.index))
 
     hits = []
-    for source, line, field, value, via in found:
+    for source, line, field, value, via in assignments(context, fields):
         if not in_clause_files(source.path, clause):
             continue
         if bodies is not None and _is_stub(context.index, value, rules, generated()) != (bodies == "stub"):
@@ -90,17 +82,34 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     return hits
 
 
-def assignments(index: CodeIndex, fields: frozenset[str]) -> Iterator[Assignment]:
-    """Every value given to one of `fields`, as written and through the tree's macros."""
-    assigning = _macros(index, _ASSIGNING)
+def assignments(context: Context, fields: frozenset[str]) -> Iterator[Assignment]:
+    """Every value given to one of `fields`, as written and through the tree's macros. Each file
+    is read once for all fields, whichever clause asks first."""
+    index = context.index
+    assigning = context.memo(("assigning macros",), partial(_macros, index, _ASSIGNING))
     for source in index.select(sorted(fields | assigning), languages=CPP_LANGUAGES):
-        stripped = index.cpp_facts(source).stripped
-        code = _DIRECTIVE.sub(lambda match: re.sub(r"[^\n]", " ", match[0]), stripped)
-        for field, value, offset in _assigned(code, fields):
-            yield source, code.count("\n", 0, offset) + 1, field, value, ""
-        for line, via, expanded in _expansions(index, source, assigning):
-            for field, value, _ in _assigned(expanded, fields):
+        found = context.memo(("field assignments", source.path), partial(_file_assignments, index, source, assigning))
+        for line, field, text, start, via in found:
+            value = _value(text, start) if field in fields else ""
+            if value and value not in NULL_VALUES:
                 yield source, line, field, value, via
+
+
+def _file_assignments(
+    index: CodeIndex, source: SourceFile, assigning: set[str]
+) -> list[tuple[int, str, str, int, str]]:
+    """(line, field, text, where the value starts in it, macro expanded or "") of every
+    assignment to a field in the file: its values are read only for the fields a clause asks."""
+    stripped = index.cpp_facts(source).stripped
+    code = _DIRECTIVE.sub(lambda match: re.sub(r"[^\n]", " ", match[0]), stripped)
+    found, line, counted = [], 1, 0
+    for match in _ASSIGNING.finditer(code):  # in order: lines are counted from the previous match on
+        line += code.count("\n", counted, match.start())
+        counted = match.start()
+        found.append((line, match["field"], code, match.end(), ""))
+    for line, via, expanded in _expansions(index, source, assigning):
+        found += [(line, match["field"], expanded, match.end(), via) for match in _ASSIGNING.finditer(expanded)]
+    return found
 
 
 def _expansions(index: CodeIndex, source: SourceFile, macros: set[str]) -> Iterator[tuple[int, str, str]]:
@@ -115,15 +124,6 @@ def _expansions(index: CodeIndex, source: SourceFile, macros: set[str]) -> Itera
         expanded = expand_macros(f"{call.name}({', '.join(call.args)})", lambda name: _lookup(index, source, name))
         if expanded is not None:
             yield call.line, last_component(call.name), expanded
-
-
-def _assigned(code: str, fields: frozenset[str]) -> Iterator[tuple[str, str, int]]:
-    for match in _ASSIGNING.finditer(code):
-        if match["field"] not in fields:
-            continue
-        value = _value(code, match.end())
-        if value and value not in NULL_VALUES:
-            yield match["field"], value, match.start()
 
 
 def _value(code: str, start: int) -> str:

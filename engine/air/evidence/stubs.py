@@ -55,11 +55,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
+from typing import Any
 
-from air.evidence.base import last_component
+from air.evidence.base import UpstreamCode, as_list, last_component
 from air.index.cpp import always_fails, reached
 
 GENERIC_INERT_CALLS = frozenset({"assert", "static_assert", "printf", "fprintf", "puts", "perror"})
@@ -121,6 +122,26 @@ class StubRules:
     own_name: str = ""  # of the member function judged: a body that only calls it again never returns
     stub_members: frozenset[str] = frozenset()  # of its class: a body that returns what one gives is one too
     metadata_calls: tuple[str, ...] = ()  # methods telling a value's metadata (`size`), not computing
+
+
+# The `placeholders` option of the kinds that judge bodies (`cpp_class`, `cpp_field`).
+PLACEHOLDERS_SCHEMA = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "description": "names a stub returns (a stream pool that always hands out the default stream, "
+    "an error saying the function is unimplemented)",
+}
+
+
+def clause_rules(spec: Mapping[str, Any], upstream: UpstreamCode) -> StubRules:
+    """The rules a clause judges bodies by: the framework's inert calls and value types, the
+    clause's `placeholders` and `constant_is_real`."""
+    return StubRules(
+        upstream.inert_calls,
+        frozenset(last_component(name) for name in as_list(spec.get("placeholders", []))),
+        spec.get("constant_is_real", False),
+        value_types=upstream.value_types,
+    )
 
 
 def is_stub(statements: list[str], rules: StubRules) -> bool:

@@ -26,11 +26,7 @@ from air.evidence.base import (
     may_count,
     roles_for,
 )
-from air.index import CodeIndex
-from air.index.blanking import blank_spans
 from air.index.cpp import CPP_LANGUAGES
-from air.index.cpp.lexing import COMMENT_KINDS, lexemes
-from air.index.model import SourceFile
 from air.regex import compile_guarded, required_literals, searching
 
 SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too, and with `code_only` every string, in C/C++ too)"
@@ -85,13 +81,14 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     pattern = re.escape(spec["literal"]) if "literal" in spec else spec["pattern"]
     regex = compile_guarded(pattern)
     languages = spec.get("languages", CODE_LANGUAGES)
+    index = context.index
     hits = []
-    for source in context.index.select(literals(spec), languages=languages, roles=roles_for(clause)):
+    for source in index.select(literals(spec), languages=languages, roles=roles_for(clause)):
         if not in_clause_files(source.path, clause) or not may_count(source, clause, context):
             continue
-        text = _code(context.index, source) if spec.get("code_only") else context.index.code_text(source)
+        text = index.code_without_strings(source) if spec.get("code_only") else index.code_text(source)
         if spec.get("same_function") and source.language == "python":
-            found = function_matches(regex, text, source, context.index.python_lexical(source).code)
+            found = function_matches(regex, text, source, index.python_lexical(source).code)
         else:
             with searching(source.path):
                 found = ((0, match) for match in regex.finditer(text))
@@ -108,18 +105,6 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if enough(clause, hits, context):
             break
     return hits
-
-
-def _code(index: CodeIndex, source: SourceFile) -> str:
-    """The file's code with its string literals blanked too (Python and C/C++)."""
-    if source.language == "python":
-        return index.python_lexical(source).code
-    text = index.code_text(source)
-    if source.language in CPP_LANGUAGES:
-        return blank_spans(
-            text, [(start, end) for kind, start, end in lexemes(source.text) if kind not in COMMENT_KINDS]
-        )
-    return text
 
 
 def reads_only_cpp(spec: dict) -> bool:

@@ -14,7 +14,7 @@ from ahocorasick_rs import AhoCorasick, Implementation
 
 from air.executor import Executor
 from air.index import build, cpp, python, vendored
-from air.index.blanking import blank_hash_comments
+from air.index.blanking import blank_hash_comments, blank_spans
 from air.index.files import FileListing, IndexOptions, read_files
 from air.index.model import (
     BuildFacts,
@@ -96,6 +96,7 @@ class CodeIndex:
         self._scopes: dict[str, tuple[PyScope, ...]] = {}
         self._cpp: dict[str, CppFacts] = {}
         self._stripped: dict[str, str] = {}
+        self._without_strings: dict[str, str] = {}
         self._function_bodies: dict[str, cpp.FunctionBodies] = {}
 
     # --- selection ----------------------------------------------------------
@@ -373,6 +374,18 @@ class CodeIndex:
                 stripped = self._stripped[source.path] = blank_hash_comments(source.text)
             return stripped
         return source.text
+
+    def code_without_strings(self, source: SourceFile) -> str:
+        """`code_text` with the string literals blanked too, in Python and C/C++, offsets preserved."""
+        if source.language == "python":
+            return self.python_lexical(source).code
+        if source.language not in cpp.CPP_LANGUAGES:
+            return self.code_text(source)
+        blanked = self._without_strings.get(source.path)
+        if blanked is None:
+            literals = [(start, end) for kind, start, end in cpp.lexemes(source.text) if kind not in cpp.COMMENT_KINDS]
+            blanked = self._without_strings[source.path] = blank_spans(self.code_text(source), literals)
+        return blanked
 
     # --- tree-wide facts ----------------------------------------------------
 
