@@ -151,10 +151,20 @@ def test_one_pack_across_two_releases_lists_the_rows_each_leaves_out():
     shown = air("pack", "diff", "pytorch-2.x", "--torch", "2.4", "2.13", "--format", "json")
     assert shown.returncode == 0, shown.stderr
     diff = json.loads(shown.stdout)
-    assert diff["only_old"] == [] and diff["catalog"] == "2.13.0"
+    assert diff["only_old"] == [] and diff["catalogs"] == ["2.4.1", "2.13.0"]
     assert {row["id"] for row in diff["only_new"]} >= {"autoload-entry-point", "accelerator-is-available"}
-    assert all(row["releases"] in (">=2.5", ">=2.6") for row in diff["only_new"])
-    assert air("pack", "diff", "pytorch-2.x", "--releases", "2.13", "2.4").stdout.count("N/A on 2.4 (8)") == 1
+    assert {row["id"] for row in diff["only_new"]} >= {"hook-new-generator", "hook-is-built", "hook-is-pinned-ptr"}
+    assert all(row["releases"] in (">=2.5", ">=2.6", ">=2.7") for row in diff["only_new"])
+    # the named-tensor overloads left PyTorch in 2.13; the int4 CPU packing arrived after 2.4
+    assert {"align_as", "cat.names"} <= set(diff["ops_removed"]) and "_convert_weight_to_int4pack_for_cpu" in diff[
+        "ops_added"
+    ]
+    assert not set(diff["ops_added"]) & set(diff["ops_removed"])
+    assert set(diff["core_added"]) >= {"elu", "full_like"}
+    shown = air("pack", "diff", "pytorch-2.x", "--releases", "2.13", "2.4").stdout
+    assert shown.count("N/A on 2.4 (12)") == 1 and "Operator catalogs: PyTorch 2.13.0 → 2.4.1." in shown
+    same = air("pack", "diff", "pytorch-2.x", "--torch", "2.13.0", "2.13.1").stdout
+    assert "Both releases are checked against one operator catalog, of PyTorch 2.13.0." in same
 
 
 def test_a_release_outside_the_packs_range_and_a_missing_pack_are_refused():

@@ -291,16 +291,19 @@ def test_markdown_source_discovery(markdown: str) -> None:
 
 
 def test_markdown_names_the_core_operators_and_the_catalog_in_the_framework_terms(report: Report) -> None:
-    operators = OperatorCoverage("1.2.0", 3, (("block", 3),), 1, 2, ("mul",), (), ())
+    operators = OperatorCoverage("1.2.0", "", 3, (("block", 3),), 1, 2, ("mul",), (), ())
     markdown = render_markdown(replace(report, operators=operators))
     assert "- Core flux operators covered: 1 of 2 (catalog of Flux 1.2.0)" in markdown
     assert "Core flux operators without a kernel: `mul`" in markdown
 
 
 def test_markdown_says_how_many_core_operators_the_list_leaves_out(report: Report) -> None:
-    operators = OperatorCoverage("1.2.0", 3, (("block", 3),), 1, 5, ("mul", "div"), (), ())
+    operators = OperatorCoverage(
+        "1.2.0", "the release the backend targets (1.2)", 3, (("block", 3),), 1, 5, ("mul", "div"), (), ()
+    )
     markdown = render_markdown(replace(report, operators=operators))
     assert "Core flux operators without a kernel: `mul`, `div` and 2 more" in markdown
+    assert "(catalog of Flux 1.2.0: the release the backend targets (1.2))" in markdown
 
 
 def test_markdown_is_deterministic(report: Report) -> None:

@@ -281,8 +281,8 @@ def link_rows_outside(directory: Path) -> None:
 
 
 def link_catalog_outside(directory: Path) -> None:
-    shutil.move(directory / "data" / "aten-ops.json", directory.parent / "aten-ops.json")
-    (directory / "data" / "aten-ops.json").symlink_to(directory.parent / "aten-ops.json")
+    shutil.move(directory / "data" / "aten-ops-2.7.json", directory.parent / "aten-ops.json")
+    (directory / "data" / "aten-ops-2.7.json").symlink_to(directory.parent / "aten-ops.json")
 
 
 def extend_outside(directory: Path) -> None:
@@ -295,11 +295,11 @@ BROKEN_KEYS = {
     "rows climbing out": (lambda d: set_key(d, 'rows: ["rows/*.yaml"]', 'rows: ["../pack/rows/*.yaml"]'), "rows"),
     "rows linked out": (link_rows_outside, "rows"),
     "catalog absolute": (
-        lambda d: set_key(d, "catalog: data/aten-ops.json", f"catalog: {d}/data/aten-ops.json"),
+        lambda d: set_key(d, "catalog: data/aten-ops-{release}.json", f"catalog: {d}/data/aten-ops-{{release}}.json"),
         "operators.catalog",
     ),
     "catalog climbing out": (
-        lambda d: set_key(d, "catalog: data/aten-ops.json", "catalog: ../pack/data/aten-ops.json"),
+        lambda d: set_key(d, "catalog: data/aten-ops-{release}.json", "catalog: ../pack/data/aten-ops-{release}.json"),
         "operators.catalog",
     ),
     "catalog linked out": (link_catalog_outside, "operators.catalog"),

@@ -211,6 +211,8 @@ def _identity(
             registering_files(pack, evaluator, route),
             pack.framework.release_declarations,
         )
+        if pack.operators is not None:  # before any operator is read: the release picks the catalog
+            evaluator.context.operators = pack.operators.for_target(backend.target_framework_version)
         prefixes = pack.framework.package_prefixes
         devices = device_names(pack, evaluator)
         extended = () if devices else extended_packages(evaluator.context.index, prefixes)

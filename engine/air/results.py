@@ -178,6 +178,7 @@ class OperatorCoverage:
     """The operators the backend registers kernels for, measured against the pack's catalog."""
 
     catalog_version: str
+    catalog_basis: str  # why the check reads the catalog of that release ("" when the pack has one catalog)
     registered: int  # distinct operators with a native kernel on the device's keys
     by_source: tuple[tuple[str, int], ...]  # ("block" | "python" | "op list", native registrations)
     core_covered: int

@@ -51,6 +51,7 @@ from air.evidence.base import (
 )
 from air.evidence.kernel_bodies import KernelReader
 from air.evidence.stubs import StubRules
+from air.graph.catalog import Catalog, Served, family
 from air.graph.host_fallback import called_functions
 from air.graph.in_tree_kernels import HOWS as IN_TREE_HOWS
 from air.graph.operators import (
@@ -58,12 +59,9 @@ from air.graph.operators import (
     NATIVE,
     STUB,
     UNRESOLVED,
-    Catalog,
     OperatorSyntax,
     Registration,
     Registrations,
-    Served,
-    family,
     find_registrations,
     op_list_names,
     python_registration_files,
@@ -122,10 +120,10 @@ def validate(spec: dict, checks: SpecChecks) -> None:
         checks.pattern(("not_body",), spec["not_body"])
     if checks.operators is None:
         checks.refuse((), "`ops` evidence needs an `operators` section in pack.yaml")
-    catalog = checks.operators.catalog
-    unknown = [name for member in spec.get("of", ()) for name in member.split("|") if not catalog.knows(name)]
+    catalogs = checks.operators.catalogs
+    unknown = [name for member in spec.get("of", ()) for name in member.split("|") if not catalogs.knows(name)]
     if unknown:
-        checks.refuse(("of",), f"not in the operator catalog: {', '.join(unknown)}")
+        checks.refuse(("of",), f"in no operator catalog of the pack: {', '.join(unknown)}")
 
 
 def literals(spec: dict) -> list[str]:
@@ -257,7 +255,7 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
     fallback = _served(_kept(_of_listed(found, clause, FALLBACK, context), clause, context), catalog)
     stubbed = _served(_kept(_of_listed(found, clause, STUB, context), clause, context), catalog)
     unresolved = _kept(_of_listed(found, clause, UNRESOLVED, context), clause, context)
-    listed = list(dict.fromkeys(clause.spec["of"]))
+    listed, absent = _in_catalog(list(dict.fromkeys(clause.spec["of"])), catalog)
     composite = tuple(member for member in listed if all(map(catalog.is_composite, alternatives(member))))
     differentiated = [m for m in _differentiated(listed, found, context) if not _covers(m, native, catalog)]
     needed = [member for member in listed if member not in composite and member not in differentiated]
@@ -285,8 +283,16 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         if captured is not None
         else _undecided(uncertain, unresolved, catalog),
         sources=_op_lists(hits) + _bound_by_the_framework(covered, hits, catalog),
-        ignored=_unused_lists(_missing_of(needed, covered + uncertain + served + stubs), found, clause, context),
+        ignored=_unused_lists(_missing_of(needed, covered + uncertain + served + stubs), found, clause, context)
+        + ((f"{_shown(absent)}: no such operator in release {catalog.framework_version}",) if absent else ()),
     )
+
+
+def _in_catalog(listed: list[str], catalog: Catalog) -> tuple[list[str], list[str]]:
+    """The listed operators the catalog knows (of `a|b`, either), and those it does not: the
+    release the backend targets has not got them yet, or no longer."""
+    known = [member for member in listed if any(map(catalog.knows, alternatives(member)))]
+    return known, [member for member in listed if member not in known]
 
 
 def _differentiated(listed: list[str], found: Registrations, context: Context) -> list[str]:

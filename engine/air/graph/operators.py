@@ -51,22 +51,14 @@ or one a Python registration names in its module: a stub when it computes nothin
 when it is a CPU fallback written by hand. An
 op-list entry's kernel is unresolved when the template or file the entry names is not in
 the tree.
-
-The catalog (generated from the framework's own operator definitions) says which operators
-exist, which need no backend kernel and which belong to the core opset. An overload flagged
-`composite` decomposes into other ops and needs none. One flagged `composite_explicit` has a
-kernel served to every backend but written with other ops, often of its own family (the
-functional form through its `out` form): it needs none only when every overload of its family
-is flagged one way or the other.
 """
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cached_property, partial
 from itertools import islice
@@ -75,7 +67,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from air.errors import PackError
+from air.graph.catalog import Catalog, Catalogs, family
 from air.graph.host_fallback import HostTransfers
 from air.graph.in_tree_kernels import InTreeNaming, find_in_tree_kernels
 from air.graph.python_kernels import PythonKernel, kernel_statements
@@ -107,7 +99,6 @@ MAX_COPY_DEPTH = 4
 MAX_EXPANSION_DEPTH = 3
 MAX_BLOCK_STATEMENTS = 50_000
 NATIVE, FALLBACK, STUB, UNRESOLVED = "native", "fallback", "stub", "unresolved"
-_KERNEL_FREE = frozenset({"composite", "composite_explicit"})
 _NAME = re.compile(r"(?<![\w.])(?<!->)[A-Za-z_]\w*")  # not a member: `x.item()` names no function `item`
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _STATEMENT_MARK = re.compile(r"[;{}()]")
@@ -166,7 +157,7 @@ class Registrar:
 class OperatorSyntax:
     """How a framework's backends register operators (a pack's `operators` section)."""
 
-    catalog_path: Path
+    catalogs: Catalogs
     namespace: str
     wildcard_namespace: str  # the namespace of a block or library whose fallback receives every operator
     blocks: tuple[str, ...]
@@ -195,12 +186,13 @@ class OperatorSyntax:
     python_op_objects: str = ""  # the module whose attributes `<module>.ns.op[.overload]` name operators
     in_tree: InTreeNaming | None = None  # how kernels of in-tree keys bound by the framework's own op list are named
     host_fallback: HostTransfers | None = None  # how a kernel written as a CPU fallback by hand moves tensors
+    target: str | None = None  # the framework release (or range) the backend targets, which picks the catalog
 
     @classmethod
     def from_data(cls, data: dict[str, Any], pack_dir: Path, symbols: Mapping[str, tuple[str, ...]]) -> OperatorSyntax:
         in_tree = data.get("in_tree_kernels")
         return cls(
-            catalog_path=pack_dir / data["catalog"],
+            catalogs=Catalogs.find(pack_dir, data["catalog"]),
             namespace=data["namespace"],
             wildcard_namespace=data["wildcard_namespace"],
             blocks=tuple(data["blocks"]),
@@ -236,7 +228,17 @@ class OperatorSyntax:
 
     @cached_property
     def catalog(self) -> Catalog:
-        return Catalog.load(self.catalog_path)
+        """The catalog of the release the backend targets (see `Catalogs.choose`)."""
+        return self.catalogs.catalog(self.target)
+
+    @property
+    def catalog_basis(self) -> str:
+        """Why the check reads that catalog."""
+        return self.catalogs.choose(self.target)[1]
+
+    def for_target(self, target: str | None) -> OperatorSyntax:
+        """This syntax, reading the catalog of the framework release `target` (see `Catalogs.choose`)."""
+        return replace(self, target=target)
 
     def python_argument(self, call_kind: str, role: str, call: PyCall) -> str:
         """What `call`, a call of the kind `call_kind` (`library_impl`, ...), passes for `role`."""
@@ -265,116 +267,6 @@ def _matches(pattern: re.Pattern[str] | None, text: str) -> bool:
 
 def _found_in(pattern: re.Pattern[str] | None, text: str) -> bool:
     return pattern is not None and pattern.search(text) is not None
-
-
-@dataclass(frozen=True)
-class Catalog:
-    ops: dict[str, frozenset[str]]  # overload name -> flags ("composite", "composite_explicit", "core")
-    framework_version: str  # of the framework whose operator definitions the catalog was generated from
-    variants: tuple[tuple[str, ...], ...] | None = None  # overloads sharing one signature; None: not known
-
-    @classmethod
-    def load(cls, path: Path) -> Catalog:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            ops = {name: frozenset(flags) for name, flags in data["ops"].items()}
-            variants = data.get("variants")
-            grouped = None if variants is None else tuple(tuple(str(name) for name in group) for group in variants)
-            return cls(ops, str(data["framework_version"]), grouped)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-            raise PackError(str(path), f"cannot read the operator catalog: {error}") from None
-
-    def served(self, registered: Iterable[str], by_family: Iterable[str] = ()) -> Served:
-        """What kernels registered for the operators `registered` serve (see `is_served`); those
-        of `by_family` are bound to their operators by a name that tells only the family (a
-        dispatch stub's)."""
-        names, loose = set(registered), set(by_family)
-        return Served(
-            groups=frozenset(self._group(name) for name in names if name in self.ops),
-            families=frozenset(family(name) for name in names | loose),
-            whole_families=frozenset(
-                family(name) for name in names | loose if name in loose or ("." not in name and name not in self.ops)
-            ),
-        )
-
-    def is_served(self, name: str, served: Served) -> bool:
-        """Whether the overload `name` has a kernel among `served`: one of its variants, the
-        overloads that share its signature (its functional, in-place and out= forms: `max.dim`
-        and `max.dim_max`, not `max.other`), has one; or its family was registered without an
-        overload (an op list naming `eq`); or it is an explicit composite (written with other
-        overloads, often of its own family: `randperm` runs through `randperm.generator_out`)
-        and some overload of its family has one. A name the catalog does not know as an
-        overload, and every name of a catalog without variants, needs only its family; a kernel
-        registered under an overload the catalog does not know serves no other."""
-        base = family(name)
-        if base in served.whole_families:
-            return True
-        if self.variants is None or name not in self.ops:
-            return base in served.families
-        if self._group(name) in served.groups:
-            return True
-        return "composite_explicit" in self.ops[name] and base in served.families
-
-    def variant_families(self, name: str) -> frozenset[str]:
-        """The families of the overloads that share `name`'s signature: `normal_` shares it
-        with `normal_functional`."""
-        group = self._group(name)
-        return frozenset({family(name), *(family(other) for other in self._members.get(group, ()))})
-
-    def _group(self, name: str) -> str:
-        """The first overload of `name`'s variants, the `_overrideable` suffix of a backend hook
-        dropped (`convolution_overrideable` does the work of `convolution`)."""
-        base, dot, overload = self._first_variant.get(name, name).partition(".")
-        return base.removesuffix("_overrideable") + dot + overload
-
-    @cached_property
-    def _first_variant(self) -> dict[str, str]:
-        return {name: group[0] for group in self.variants or () for name in group}
-
-    @cached_property
-    def _members(self) -> dict[str, tuple[str, ...]]:
-        members: dict[str, list[str]] = {}
-        for name in self.ops:
-            members.setdefault(self._group(name), []).append(name)
-        return {group: tuple(names) for group, names in members.items()}
-
-    @cached_property
-    def families(self) -> frozenset[str]:
-        return frozenset(family(name) for name in self.ops)
-
-    @cached_property
-    def _families_needing_kernels(self) -> frozenset[str]:
-        return frozenset(family(name) for name, flags in self.ops.items() if not flags & _KERNEL_FREE)
-
-    def is_composite(self, name: str) -> bool:
-        """Whether the overload `name` needs no backend kernel (see the module's docstring)."""
-        flags = self.ops.get(name, frozenset())
-        if "composite" in flags:
-            return True
-        return "composite_explicit" in flags and family(name) not in self._families_needing_kernels
-
-    def knows(self, name: str) -> bool:
-        return name in self.ops or family(name) in self.families
-
-    @cached_property
-    def core(self) -> tuple[str, ...]:
-        return tuple(name for name in self.ops if "core" in self.ops[name] and not self.is_composite(name))
-
-
-@dataclass(frozen=True)
-class Served:
-    """Operators with a kernel, as `Catalog.is_served` reads them."""
-
-    groups: frozenset[str]  # variant groups with a kernel for one of their overloads
-    families: frozenset[str]  # families with a kernel for one of their overloads
-    whole_families: frozenset[str]  # families registered by name alone, without an overload
-
-
-def family(name: str) -> str:
-    """`add_.Tensor`, `add.out` and `add` are one family: `add`; so are `convolution` and
-    `convolution_overrideable`, the variant out-of-tree backends implement."""
-    base = name.split(".", 1)[0].removesuffix("_overrideable")
-    return base.rstrip("_") or base
 
 
 class KernelBodies(Protocol):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -25,6 +26,7 @@ from air import __version__
 from air.errors import PackError
 from air.evidence import clause_from_data
 from air.evidence.base import Clause
+from air.graph.catalog import RELEASE_FIELD
 from air.graph.operators import OperatorSyntax
 from air.graph.test_syntax import TestSyntax
 from air.pack.conditions import Node, measured_names
@@ -77,6 +79,13 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Deprecation:
+    evidence: str  # the row's clause that finds the deprecated API
+    since: str  # the framework release that deprecated it
+    instead: str  # what to use instead
+
+
+@dataclass(frozen=True)
 class Row:
     id: str
     item: str
@@ -96,6 +105,7 @@ class Row:
     requires: Node | None = None  # a runtime row's static prerequisite
     requires_text: str = ""
     depends_on: str | None = None  # the kind of code the row reads (kernels, ...)
+    deprecated: tuple[Deprecation, ...] = ()  # evidence of deprecated APIs, which earns at most 1 from `since` on
 
     @property
     def encoded(self) -> bool:
@@ -206,6 +216,11 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     probes = probes or (parent.probes if parent else None)
     digest_parts = [meta, framework.data, *(document.data for document in documents)]
     digest_parts += [probes.digest] if probes else []
+    digest_parts += (
+        [hashlib.sha256(path.read_bytes()).hexdigest() for _release, path in operators.catalogs.files]
+        if operators
+        else []
+    )
     return Pack(
         id=meta["id"],
         version=meta["version"],
@@ -421,6 +436,11 @@ def _row(document, path, data, section, framework, names: _Names) -> Row:
         evidence[name] = clause_from_data(name, resolved)
     if "framework_versions" in data and not is_range(data["framework_versions"]):
         raise document.error(path + ("framework_versions",), f"not a version range: {data['framework_versions']!r}")
+    for number, entry in enumerate(data.get("deprecated", ())):
+        if entry["evidence"] not in evidence:
+            raise document.error(
+                path + ("deprecated", number, "evidence"), f"no evidence {entry['evidence']!r} in the row"
+            )
     if "runtime" in data and "2" in data.get("score", {}):
         raise document.error(path + ("score", "2"), "a row with a runtime check earns at most 1 from static evidence")
     if "requires" in data and "runtime" not in data:
@@ -463,6 +483,7 @@ def _row(document, path, data, section, framework, names: _Names) -> Row:
         requires=requires,
         requires_text=data.get("requires", ""),
         depends_on=data.get("depends_on"),
+        deprecated=tuple(Deprecation(d["evidence"], d["since"], d["instead"]) for d in data.get("deprecated", ())),
     )
 
 
@@ -502,8 +523,13 @@ def _operators(header: YamlDocument, directory: Path, symbols: dict) -> Operator
     in_tree_keys = header.data["operators"].get("in_tree_kernels", {}).get("keys")
     if in_tree_keys is not None and in_tree_keys not in symbols:
         raise header.error(("operators", "in_tree_kernels", "keys"), f"unknown symbol set {in_tree_keys!r}")
-    if not syntax.catalog_path.is_file():
-        raise header.error(("operators", "catalog"), f"no operator catalog at {syntax.catalog_path}")
+    catalog = header.data["operators"]["catalog"]
+    if RELEASE_FIELD in posixpath.dirname(catalog):
+        raise header.error(("operators", "catalog"), f"{RELEASE_FIELD} may stand only in the file's name: {catalog!r}")
+    for _release, path in syntax.catalogs.files:
+        _path_in_pack(header, ("operators", "catalog"), directory, path.relative_to(directory).as_posix())
+    if not all(path.is_file() for _release, path in syntax.catalogs.files) or not syntax.catalogs.files:
+        raise header.error(("operators", "catalog"), f"no operator catalog in the pack matches {catalog!r}")
     return syntax
 
 

@@ -56,6 +56,10 @@ def explanation(pack: Pack, row: Row) -> dict[str, Any]:
             for name, clause in row.evidence.items()
         ],
         "scoring": {str(points): text for points, text in sorted(row.score_text.items(), reverse=True)},
+        "deprecated": [
+            f"{d.evidence}: deprecated since {pack.framework.name} {d.since} (earns at most 1 from then on); use {d.instead}"
+            for d in row.deprecated
+        ],
         "requires": row.requires_text,
         "runtime_check": row.runtime_command or "",
         "probes": _probes_of(pack, row),
@@ -94,6 +98,7 @@ def render_explanation(data: dict[str, Any], fmt: str) -> str:
         ("Why it matters", [data["why"]]),
         ("How it is detected", [f"{item['evidence']}: {item['describe']}" for item in data["detection"]]),
         ("How it scores", [f"{points}: {text}" for points, text in data["scoring"].items()]),
+        ("Deprecated evidence", data["deprecated"]),
         ("Needs first", [data["requires"]] if data["requires"] else []),
         ("Runtime check", [data["runtime_check"]] if data["runtime_check"] else []),
         ("Decided by the probes of `air check --runtime`", data["probes"]),

@@ -303,7 +303,8 @@ def _operators(operators: OperatorCoverage | None, pack: PackInfo, links: Eviden
         f"Operators registered with a per-op CPU fallback only: {operators.per_op_fallbacks}",
         f"Operators registered with a stub kernel only, which computes nothing: {operators.stubs}",
         f"{core} covered: {operators.core_covered} of {operators.core_total} "
-        f"(catalog of {markdown_text(pack.framework_name)} {markdown_text(operators.catalog_version)})",
+        f"(catalog of {markdown_text(pack.framework_name)} {markdown_text(operators.catalog_version)}"
+        + (f": {markdown_text(operators.catalog_basis)})" if operators.catalog_basis else ")"),
         "Global fallbacks: "
         + (", ".join(_finding(f, links) + f" on {markdown_text(f.evidence)}" for f in operators.fallbacks) or NONE),
     ]

@@ -17,10 +17,10 @@ MAX_CORE_MISSING = 60
 
 
 def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | None:
-    syntax = pack.operators
+    context = evaluator.context
+    syntax = context.operators
     if syntax is None:
         return None
-    context = evaluator.context
     found = registrations(context)
     on_device = {"symbol": syntax.kernel_keys}
     device = [r for r in found.ops if constraint_holds(r.key, on_device, context, r.source.path)]
@@ -33,6 +33,7 @@ def operator_coverage(pack: Pack, evaluator: Evaluator) -> OperatorCoverage | No
     core_missing = tuple(name for name in core if not catalog.is_served(name, served))
     return OperatorCoverage(
         catalog_version=catalog.framework_version,
+        catalog_basis=syntax.catalog_basis,
         registered=len(native),
         by_source=tuple(sorted(Counter(r.how for r in kernels).items())),
         core_covered=len(core) - len(core_missing),

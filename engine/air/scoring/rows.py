@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from air.evidence import KINDS, Evaluator
 from air.evidence.base import Clause, ClauseResult, Coverage, Hit
@@ -67,6 +67,10 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     points, undecided = _decide(row, results)
     findings = findings_of(_strongest_first(row, results, points))
     notes = [note.say for note in row.notes if note.when.evaluate(results)]
+    earned = points
+    if not undecided:
+        points, deprecated = _past_deprecations(row, results, setting, points)
+        notes += deprecated
     fix = next((remedy.say for remedy in row.remedies if remedy.when.evaluate(results)), row.remediation)
     hidden = ""
     if row.depends_on and setting.absent:
@@ -88,13 +92,37 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         return _result(row, "unknown", None, join_reasons(reasons), findings, fix)
     coverage = [_coverage_text(r.clause.name, r.coverage) for r in results.values() if r.coverage is not None]
     reason = join_reasons(
-        [*coverage, *notes, _explain(row, points, results)]
+        [*coverage, *notes, _explain(row, points, results, earned)]
     )  # before what was not found, not in its list
     if hidden and points < max(row.score):
         return _result(row, "unknown", None, join_reasons([hidden, reason]), findings, fix)
     if setting.compiled and points < max(row.score) and any(_reads_only_cpp(c) for c in row.evidence.values()):
         return _result(row, "unknown", None, join_reasons([unseen, reason]), findings, fix)
     return _result(row, "scored", points, reason, findings, fix)
+
+
+def _past_deprecations(
+    row: Row, results: Mapping[str, ClauseResult], setting: Setting, points: int
+) -> tuple[int, list[str]]:
+    """The row's points once the evidence of APIs deprecated by the release the backend targets
+    earns at most 1 (see `Row.deprecated`), and what to use instead when that lowers them."""
+    target, name = setting.target_version, setting.framework.name
+    past = [d for d in row.deprecated if results[d.evidence].count() and _deprecated_for(d.since, target)]
+    if not past:
+        return points, []
+    without = {**results, **{d.evidence: replace(results[d.evidence], hits=[]) for d in past}}
+    alone, undecided = _decide(row, without)
+    if undecided or alone >= points:
+        return points, []
+    return max(alone, min(points, 1)), [
+        f"{results[d.evidence].clause.description()}: deprecated since {name} {d.since}; use {d.instead}" for d in past
+    ]
+
+
+def _deprecated_for(since: str, target: str | None) -> bool:
+    """Whether a backend that targets `target` (a release, the range its pins allow, or None
+    when it pins none, and so builds against the newest) may meet the deprecation."""
+    return target is None or admits(f">={since}", target)
 
 
 def _not_applicable(row: Row, setting: Setting) -> str:
@@ -188,11 +216,15 @@ def _decide(row: Row, results: Mapping[str, ClauseResult]) -> tuple[int, bool]:
     return 0, False
 
 
-def _explain(row: Row, points: int, results: Mapping[str, ClauseResult]) -> str:
+def _explain(row: Row, points: int, results: Mapping[str, ClauseResult], earned: int) -> str:
+    """Why the row earns `points` and not more; `earned` is what it would earn were no
+    evidence deprecated."""
     if points == 2:
         return ""
     parts = []
-    if points and 2 in row.score:
+    if earned > points:
+        parts.append(f"`{row.score_text[earned]}` holds only through deprecated evidence, which earns at most 1")
+    elif points and 2 in row.score:
         parts.append(f"partial: `{row.score_text[points]}` holds, `{row.score_text[2]}` does not")
     elif points:
         parts.append(f"partial: `{row.score_text[points]}` holds; static evidence earns at most 1")

@@ -1,11 +1,14 @@
-"""Regenerate the pack's aten operator catalog (aten-ops.json, beside this script) from
-torchgen's native_functions.yaml.
+"""Regenerate the pack's aten operator catalogs (aten-ops-<release>.json, beside this script),
+one per PyTorch minor release, from torchgen's native_functions.yaml and tags.yaml.
 
-    python rulepacks/pytorch-2.x/data/gen_aten_ops.py [--native-functions PATH] [--output PATH]
+    python rulepacks/pytorch-2.x/data/gen_aten_ops.py [RELEASE ...] [--output-dir DIR]
+    python rulepacks/pytorch-2.x/data/gen_aten_ops.py --native-functions PATH --output PATH
 
-Without --native-functions, the file is taken from the torchgen package of an installed torch
-(it ships inside the wheel at torchgen/packaged/ATen/native/native_functions.yaml). Only the
-YAML is read, with torchgen's schema parser; torch itself is not imported.
+Each RELEASE (2.7, or every minor release from 2.4 through the newest on the package index
+when none is given) is read from its newest patch release's wheel, which `pip download --no-deps`
+fetches (the macOS one: PyPI's smallest build; only its torchgen files are read, which are the
+same in every build). Only the two YAML files are read, with the schema parser of the torchgen
+shipped in that same wheel; torch itself is never imported.
 
 Each overload gets its flags:
 - composite: a CompositeImplicitAutograd kernel (declared, or implied by an entry without
@@ -19,7 +22,7 @@ Each overload gets its flags:
   `*_overrideable` ops are not flagged: their explicit kernel is a stub that raises, left for
   out-of-tree backends to override; the out= overloads torchgen generates (`autogen`) are
   flagged so too, their kernel calling the entry's;
-- core: tagged `core` (the core ATen opset).
+- core: tagged `core` (the core ATen opset), a tag tags.yaml declares.
 
 `variants` lists the overloads that share one signature, as torchgen groups them: an operator's
 functional, in-place and out= forms (`add.Tensor`, `add_.Tensor`, `add.out`; `max.dim` and
@@ -31,32 +34,26 @@ out.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 import yaml
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parent / "aten-ops.json"
-PACKAGED = Path("packaged") / "ATen" / "native" / "native_functions.yaml"
-
-
-def locate_native_functions() -> Path:
-    spec = importlib.util.find_spec("torchgen")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("torchgen not found: install torch==<version> or pass --native-functions")
-    return Path(next(iter(spec.submodule_search_locations))) / PACKAGED
-
-
-def torch_version_beside(native_functions: Path) -> str:
-    site = native_functions.parents[4]
-    for info in sorted(site.glob("torch-*.dist-info")):
-        return info.name.removeprefix("torch-").removesuffix(".dist-info").split("+")[0]
-    return "unknown"
-
-
+HERE = Path(__file__).resolve().parent
+OLDEST = (2, 4)
+PACKAGED = "torchgen/packaged/ATen/native"
+# PyPI's smallest torch builds; a release has wheels for one of these platforms
+WHEEL_PLATFORMS = ("macosx_11_0_arm64", "macosx_14_0_arm64")
+WHEEL_PYTHON = "3.11"
 EXPLICIT_KEYS = frozenset({"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"})
 BACKEND_HOOK_SUFFIX = "_overrideable"
+CORE_TAG = "core"
 
 
 def flags_of(entry: dict, name: str) -> list[str]:
@@ -69,19 +66,23 @@ def flags_of(entry: dict, name: str) -> list[str]:
     return (
         (["composite"] if implicit else [])
         + (["composite_explicit"] if explicit else [])
-        + (["core"] if "core" in tags else [])
+        + (["core"] if CORE_TAG in tags else [])
     )
 
 
-def catalog(native_functions: Path) -> dict:
-    entries = yaml.load(
-        native_functions.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    )
+def _load(path: Path) -> list:
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def catalog(native_functions: Path, version: str) -> dict:
+    tags = native_functions.with_name("tags.yaml")
+    if tags.is_file() and CORE_TAG not in {entry.get("tag") for entry in _load(tags)}:
+        raise SystemExit(f"{tags}: declares no {CORE_TAG!r} tag")
     from torchgen.model import FunctionSchema  # shipped beside the YAML, in the same wheel
 
     ops = {}
     signatures: dict[str, list[str]] = {}
-    for entry in entries:
+    for entry in _load(native_functions):
         schema = FunctionSchema.parse(entry["func"])
         name = str(schema.name)
         ops[name] = flags_of(entry, name)
@@ -91,40 +92,83 @@ def catalog(native_functions: Path) -> dict:
         ops.update((out, ["composite_explicit"]) for out in generated)
         signatures.setdefault(str(schema.signature()), []).extend([name, *generated])
     return {
-        "source": "torchgen/packaged/ATen/native/native_functions.yaml",
-        "framework_version": torch_version_beside(native_functions),
+        "source": f"{PACKAGED}/native_functions.yaml",
+        "framework_version": version,
         "ops": dict(sorted(ops.items())),
         "variants": sorted(sorted(names) for names in signatures.values() if len(names) > 1),
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--native-functions", type=Path, default=None)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    args = parser.parse_args()
-    source = args.native_functions or locate_native_functions()
-    data = catalog(source)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    text = (
-        "{\n"
-        + ",\n".join(
-            [
-                f'  "source": {json.dumps(data["source"])}',
-                f'  "framework_version": {json.dumps(data["framework_version"])}',
-                '  "ops": {\n'
-                + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["ops"].items())
-                + "\n  }",
-                '  "variants": [\n' + ",\n".join(f"    {json.dumps(group)}" for group in data["variants"]) + "\n  ]",
-            ]
-        )
-        + "\n}\n"
-    )
-    args.output.write_text(text, encoding="utf-8")
+def write_catalog(data: dict, output: Path) -> None:
+    fields = [
+        f'  "source": {json.dumps(data["source"])}',
+        f'  "framework_version": {json.dumps(data["framework_version"])}',
+        '  "ops": {\n' + ",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["ops"].items()) + "\n  }",
+        '  "variants": [\n' + ",\n".join(f"    {json.dumps(group)}" for group in data["variants"]) + "\n  ]",
+    ]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("{\n" + ",\n".join(fields) + "\n}\n", encoding="utf-8")
     print(
-        f"{args.output}: {len(data['ops'])} overloads in {len(data['variants'])} groups of variants "
+        f"{output}: {len(data['ops'])} overloads in {len(data['variants'])} groups of variants "
         f"from torch {data['framework_version']}"
     )
+
+
+def _pip(*arguments: str) -> str:
+    # the machine's own pip configuration may cap torch's release; the index is asked as it is
+    environment = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", *arguments], capture_output=True, text=True, env=environment, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"pip {arguments[0]} failed:\n{done.stderr.strip()}")
+    return done.stdout
+
+
+def published_releases() -> list[str]:
+    """Every minor release from the oldest supported through the newest on the package index."""
+    listed = _pip("index", "versions", "torch")
+    versions = re.search(r"Available versions: (.*)", listed)
+    if versions is None:
+        raise SystemExit(f"cannot read torch's releases from pip index:\n{listed}")
+    minors = {tuple(int(part) for part in v.strip().split(".")[:2]) for v in versions.group(1).split(",")}
+    return [f"{major}.{minor}" for major, minor in sorted(minors) if (major, minor) >= OLDEST]
+
+
+def from_wheel(release: str, output: Path) -> None:
+    """Download the newest wheel of `release`, unpack its torchgen, and write the catalog from it
+    in a fresh interpreter (each release parses its YAML with its own torchgen)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        platforms = [option for platform in WHEEL_PLATFORMS for option in ("--platform", platform)]
+        _pip(
+            "download", "--no-deps", "--only-binary=:all:", *platforms, "--python-version", WHEEL_PYTHON,
+            "--dest", scratch, f"torch=={release}.*",
+        )  # fmt: skip
+        wheel = next(Path(scratch).glob("torch-*.whl"))
+        version = wheel.name.split("-")[1]
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(scratch, [name for name in archive.namelist() if name.startswith("torchgen/")])
+        native_functions = Path(scratch) / PACKAGED / "native_functions.yaml"
+        command = [sys.executable, __file__, "--native-functions", str(native_functions), "--version", version]
+        environment = {**os.environ, "PYTHONPATH": scratch}
+        subprocess.run([*command, "--output", str(output)], env=environment, check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("releases", nargs="*", help="minor releases (2.7); default: 2.4 through the newest")
+    parser.add_argument("--output-dir", type=Path, default=HERE)
+    parser.add_argument("--native-functions", type=Path, help="read this file instead of a downloaded wheel")
+    parser.add_argument("--version", help="with --native-functions: the release it comes from")
+    parser.add_argument("--output", type=Path, help="with --native-functions: the catalog to write")
+    args = parser.parse_args()
+    if args.native_functions:
+        if not (args.version and args.output):
+            parser.error("--native-functions needs --version and --output")
+        write_catalog(catalog(args.native_functions, args.version), args.output)
+        return
+    for release in args.releases or published_releases():
+        from_wheel(release, args.output_dir / f"aten-ops-{release}.json")
 
 
 if __name__ == "__main__":
