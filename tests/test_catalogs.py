@@ -156,3 +156,21 @@ def test_the_report_names_the_catalog_and_why(tmp_path):
     )
     assert given.returncode == 0, given.stderr
     assert "(catalog of PyTorch 2.9.1: the release the backend targets (2.9))" in (tmp_path / "r.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("entry", "fragment"),
+    [
+        ({"evidence": "nothing", "since": "2.6", "instead": "x"}, "no evidence 'nothing' in the row"),
+        ({"evidence": "call", "since": "two", "instead": "x"}, "does not match"),
+        ({"evidence": "call", "since": "2.6"}, "at rows[0].deprecated[0]: 'instead' is required"),
+    ],
+)
+def test_a_deprecation_must_name_the_rows_evidence_a_release_and_what_instead(tmp_path, entry, fragment):
+    written = "    deprecated:\n      - " + json.dumps(entry) + "\n"
+    pack = write_pack(
+        tmp_path, rows=TINY_ROWS.replace("    remediation: Do it.\n", written + "    remediation: Do it.\n")
+    )
+    with pytest.raises(PackError) as error:
+        load_pack(str(pack))
+    assert fragment in str(error.value)

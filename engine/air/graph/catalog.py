@@ -164,30 +164,8 @@ class Catalogs:
         from its pins; None when it pins none), and why that one ("" when there is one catalog)."""
         if len(self.files) == 1 and not self.files[0][0]:
             return self.files[0][1], ""
-        by_release = dict(self.files)
-        releases = list(by_release)
-        oldest, newest = releases[0], releases[-1]
-        if target is None:
-            return by_release[newest], "the newest the pack ships: the backend pins no release"
-        if not is_release(target):  # a range
-            admitted = [release for release in releases if ranges_overlap(target, _series(release))]
-            if admitted:
-                return by_release[admitted[-1]], f"the newest release the backend's pins ({target}) admit"
-            earlier = [release for release in releases if ranges_overlap(target, f">={release}")]
-            if earlier:
-                return by_release[
-                    earlier[-1]
-                ], f"the newest the pack ships before the releases the backend's pins ({target}) admit"
-            return by_release[
-                oldest
-            ], f"the oldest the pack ships: the backend's pins ({target}) admit none of its releases"
-        wanted = parse_release(target)[:2]
-        earlier = [release for release in releases if parse_release(release) <= wanted]
-        if not earlier:
-            return by_release[oldest], f"the oldest the pack ships: the backend targets {target}"
-        if parse_release(earlier[-1]) == wanted:
-            return by_release[earlier[-1]], f"the release the backend targets ({target})"
-        return by_release[earlier[-1]], f"the newest the pack ships before {target}, which the backend targets"
+        release, why = _chosen([release for release, _path in self.files], target)
+        return dict(self.files)[release], why
 
     def catalog(self, target: str | None) -> Catalog:
         return _loaded(self.choose(target)[0])
@@ -195,6 +173,29 @@ class Catalogs:
     def knows(self, name: str) -> bool:
         """Whether some catalog knows the operator `name`, the newest asked first."""
         return any(_loaded(path).knows(name) for _release, path in reversed(self.files))
+
+
+def _chosen(releases: list[str], target: str | None) -> tuple[str, str]:
+    """Of `releases` (oldest first), the one whose catalog fits a backend that targets `target`,
+    and why."""
+    oldest, newest = releases[0], releases[-1]
+    if target is None:
+        return newest, "the newest the pack ships: the backend pins no release"
+    if not is_release(target):  # the range its pins allow
+        admitted = [release for release in releases if ranges_overlap(target, _series(release))]
+        if admitted:
+            return admitted[-1], f"the newest release the backend's pins ({target}) admit"
+        earlier = [release for release in releases if ranges_overlap(target, f">={release}")]
+        if earlier:
+            return earlier[-1], f"the newest the pack ships before the releases the backend's pins ({target}) admit"
+        return oldest, f"the oldest the pack ships: the backend's pins ({target}) admit none of its releases"
+    wanted = parse_release(target)[:2]
+    earlier = [release for release in releases if parse_release(release) <= wanted]
+    if not earlier:
+        return oldest, f"the oldest the pack ships: the backend targets {target}"
+    if parse_release(earlier[-1]) == wanted:
+        return earlier[-1], f"the release the backend targets ({target})"
+    return earlier[-1], f"the newest the pack ships before {target}, which the backend targets"
 
 
 def _series(release: str) -> str:

@@ -216,11 +216,8 @@ def _load(directory: Path, chain: tuple[Path, ...]) -> Pack:
     probes = probes or (parent.probes if parent else None)
     digest_parts = [meta, framework.data, *(document.data for document in documents)]
     digest_parts += [probes.digest] if probes else []
-    digest_parts += (
-        [hashlib.sha256(path.read_bytes()).hexdigest() for _release, path in operators.catalogs.files]
-        if operators
-        else []
-    )
+    if operators:
+        digest_parts += [hashlib.sha256(path.read_bytes()).hexdigest() for _release, path in operators.catalogs.files]
     return Pack(
         id=meta["id"],
         version=meta["version"],
@@ -528,7 +525,7 @@ def _operators(header: YamlDocument, directory: Path, symbols: dict) -> Operator
         raise header.error(("operators", "catalog"), f"{RELEASE_FIELD} may stand only in the file's name: {catalog!r}")
     for _release, path in syntax.catalogs.files:
         _path_in_pack(header, ("operators", "catalog"), directory, path.relative_to(directory).as_posix())
-    if not all(path.is_file() for _release, path in syntax.catalogs.files) or not syntax.catalogs.files:
+    if not syntax.catalogs.files or not all(path.is_file() for _release, path in syntax.catalogs.files):
         raise header.error(("operators", "catalog"), f"no operator catalog in the pack matches {catalog!r}")
     return syntax
 

@@ -54,7 +54,8 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     its top score, or whose prerequisite, absent, reads C/C++. A runtime row whose static
     prerequisite is absent scores 0. A row reading code of a kind (`depends_on`) while the tree
     declares code of the backend it does not contain (`absent`) is unknown, not 0, unless it
-    earns its top score or is N/A."""
+    earns its top score or is N/A. Evidence of an API deprecated by the release the backend may
+    target (`deprecated`) earns at most 1."""
     not_applicable = _not_applicable(row, setting)
     if not_applicable:
         return _result(row, "not_applicable", None, not_applicable)
