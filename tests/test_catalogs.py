@@ -139,8 +139,8 @@ def test_the_report_names_the_catalog_and_why(tmp_path):
     done = air("check", "-q", "--no-cache", "--format", "json", "--output", "r.json", str(fixture), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     operators = json.loads((tmp_path / "r.json").read_text())["operators"]
-    assert operators["catalog_version"] == "2.5.1"
-    assert operators["catalog_basis"] == "the newest release the backend's pins (>=2.4,<2.6) admit"
+    assert operators["catalog_version"] == "2.6.0"
+    assert operators["catalog_basis"] == "the newest release the backend's pins (>=2.5,<2.7) admit"
     given = air(
         "check",
         "-q",
