@@ -186,6 +186,11 @@ def test_torch_version_makes_rows_of_other_releases_not_applicable(tmp_path):
     assert data["backend"]["target_framework_version"] == "2.4"
     bad = air("check", "--torch-version", "latest", str(FULL))
     assert bad.returncode == 2 and "not a release number" in bad.stderr
+    outside = air("check", "--no-cache", "--torch-version", "1.13", str(FULL))
+    assert outside.returncode == 2
+    assert outside.stderr.strip().splitlines() == [
+        "air: error: release 1.13 is outside the ones pack pytorch-2.x supports (>=2.1,<3)"
+    ]
 
 
 def test_the_framework_version_option_takes_the_names_the_shipped_frameworks_give_it():

@@ -14,7 +14,13 @@ from air import cache
 from air.executor import Executor, Watch
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.vendored import Vendoring
-from air.pack.shipped import framework_vendoring, pack_fingerprint, pack_framework, resolve_pack
+from air.pack.shipped import (
+    framework_vendoring,
+    pack_fingerprint,
+    pack_framework,
+    refuse_release_outside,
+    resolve_pack,
+)
 from air.regex import TIMED_OUT
 from air.results import Report, Source, report_date
 from air.source import snapshot
@@ -67,6 +73,8 @@ def check_tree(
     that looks as it did when last read (see `air.source.snapshot`) is not read again."""
     say = progress or (lambda message: None)
     pack_dir = resolve_pack(pack_name)
+    if framework_version is not None:
+        refuse_release_outside(pack_dir, framework_version)
     fingerprint = pack_fingerprint(pack_dir) if use_cache and runtime is None else None
     # part of the key: the same files at another commit report it
     source = functools.cache(provenance or functools.partial(local_source, root))

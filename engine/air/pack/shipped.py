@@ -14,9 +14,10 @@ from typing import TypeGuard
 import yaml
 
 from air import __version__
-from air.errors import PackError
+from air.errors import InputError, PackError
 from air.index.vendored import Vendoring
 from air.resources import data_dir
+from air.versions import is_range, satisfies
 from air.yamldoc import COMPOSER, load_yaml, read_bounded
 
 DEFAULT_FIXTURES = "fixtures"
@@ -93,6 +94,14 @@ def pack_fingerprint(directory: Path) -> str:
                 digest.update(b"unresolved:" + header["extends"].encode())
     _hash_files(digest, data_dir("schemas"))
     return digest.hexdigest()
+
+
+def refuse_release_outside(directory: Path, release: str) -> None:
+    """An input error when the pack in `directory` declares the framework releases it supports
+    (`framework_versions`, read without loading the pack) and `release` is not one of them."""
+    supported = _raw_header(directory).get("framework_versions")
+    if isinstance(supported, str) and is_range(supported) and not satisfies(release, supported):
+        raise InputError(f"release {release} is outside the ones pack {directory.name} supports ({supported})")
 
 
 def pack_framework(name_or_dir: str) -> str:
