@@ -7,7 +7,10 @@ import json
 import os
 import shutil
 import sys
+import zipfile
 
+import pytest
+from air.runtime.wheel_apis import wheel_answer
 from helpers.cli import air
 from helpers.packs import TINY_HEADER, write_pack
 
@@ -116,3 +119,94 @@ def test_a_name_behind_a_module_that_cannot_import_is_not_checked(tmp_path):
     module = "torch.testing._internal.common_device_type"
     assert set(unchecked) == {f"{module}.instantiate_device_type_tests", f"{module}.dtypesIf*"}
     assert all("ImportError: expecttest is broken here" in why for why in unchecked.values())
+
+
+def write_wheel(path, files: dict[str, str]):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+FAKE_TORCH = {
+    "torch/__init__.py": "import sys\nfrom . import utils\n",
+    "torch/utils/__init__.py": "from .backend_registration import *\n\ndef generate_methods_for_privateuse1_backend():\n    pass\n",
+    "torch/utils/backend_registration.py": "__all__ = ['rename_privateuse1_backend']\n\ndef rename_privateuse1_backend(name):\n    pass\n",
+    "torch/testing/_internal/common_device_type.py": "def dtypesIfCUDA(*types):\n    pass\n",
+    "torch/include/torch/library.h": "#define TORCH_LIBRARY_IMPL(ns, k, m) static int m\n",
+    "torch/include/c10/core/impl/DeviceGuardImplInterface.h": (
+        "struct DeviceGuardImplInterface {\n  virtual DeviceIndex deviceCount() const noexcept = 0;\n};\n"
+    ),
+    "torch-9.1.0.dist-info/METADATA": "Name: torch\nVersion: 9.1.0\n",
+}
+
+
+def test_a_wheel_of_any_platform_is_read_never_installed(tmp_path):
+    pack = write_pack(tmp_path, TINY_HEADER, ROWS)
+    wheel = write_wheel(tmp_path / "torch-9.1.0-cp311-cp311-macosx_14_0_arm64.whl", FAKE_TORCH)
+    done = air("pack", "verify-apis", str(pack), "--wheel", str(wheel), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["version"] == "9.1.0"
+    verdicts = {finding["name"]: finding["verdict"] for finding in data["findings"]}
+    assert verdicts == {
+        "torch.utils.no_such_function_here": "missing",
+        "torch.utils.no_such_old_spelling": "alternative",
+        "NO_SUCH_MACRO_ANYWHERE": "missing",
+        "noSuchVirtualMethodHere": "missing",
+        "torch.utils.never_was_here": "expected",
+    }
+    assert data["present_outside_range"] == ["old-but-present"]
+
+
+def test_verify_apis_takes_one_installation_or_one_wheel(tmp_path):
+    pack = write_pack(tmp_path, TINY_HEADER, ROWS)
+    (tmp_path / "broken.whl").write_bytes(b"not a zip")
+    both = air("pack", "verify-apis", str(pack), "--torch-env", sys.executable, "--wheel", str(tmp_path / "broken.whl"))
+    neither = air("pack", "verify-apis", str(pack))
+    assert (
+        both.returncode == neither.returncode == 2
+        and "give one of --framework-env PYTHON or --wheel WHEEL" in both.stderr
+    )
+    broken = air("pack", "verify-apis", str(pack), "--wheel", str(tmp_path / "broken.whl"))
+    assert broken.returncode == 2
+    assert (
+        broken.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"air: error: {tmp_path / 'broken.whl'}: not a readable wheel")
+    )
+
+
+MODULES = {
+    "pkg/__init__.py": "from .core import *\nif True:\n    from .extra import later as renamed\n",
+    "pkg/core.py": "class Plain:\n    def method(self): ...\n\nclass Derived(Base):\n    own = 1\n\nvalue = make()\n",
+    "pkg/extra.py": "def later(): ...\n",
+    "pkg/_compiled.pyi": "def native(x: int) -> int: ...\n",
+    "pkg/sub/__init__.py": "from ..core import *\nimport sys\nsys.modules['pkg.sub.alias'] = object()\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "answer"),
+    [
+        ("pkg.Plain", True),  # bound by a module `*`-imported
+        ("pkg.Plain.method", True),
+        ("pkg.Plain.nothing", False),  # a class with no bases binds only its body
+        ("pkg.Derived.own", True),
+        ("pkg.Derived.inherited", "pkg.Derived.inherited: not in the class body; it may come from a base"),
+        ("pkg.value.attribute", "pkg.value.attribute: an attribute of a value the sources build at run time"),
+        ("pkg.renamed", True),  # imported under another name, inside `if`
+        ("pkg._compiled.native", True),  # a compiled module's stub
+        ("pkg.sub.Plain", True),  # `from ..core import *`
+        ("pkg.sub.alias", "pkg.sub.alias: pkg.sub enters modules in sys.modules as it runs"),
+        ("pkg.__setattr__", True),  # what every module has
+        ("pkg.Pl*", True),
+        ("pkg.Zz*", False),
+        ("pkg.missing", False),
+        ("other.thing", False),
+    ],
+)
+def test_a_python_name_resolves_in_a_wheels_sources(tmp_path, name, answer):
+    wheel = write_wheel(tmp_path / "pkg-1.0-py3-none-any.whl", MODULES)
+    found = wheel_answer(wheel, {"package": "pkg", "headers": "include", "python": [name], "cpp": {}})["python"][name]
+    assert found == answer if not isinstance(answer, str) else found.startswith(answer)

@@ -659,17 +659,26 @@ def pack_lint(pack_name: str, strict: bool, baseline: Path | None) -> None:
 @click.option(
     *env_option_names(),
     "python",
-    required=True,
+    default=None,
     help="The interpreter of the installation to check against (it imports the framework there).",
 )
+@click.option(
+    "--wheel",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A wheel of the framework to check against instead, of any platform: read, never installed or run.",
+)
 @click.option("--format", "fmt", type=click.Choice(("markdown", "json")), default="markdown", show_default=True)
-def pack_verify_apis(pack_name: str, python: str, fmt: str) -> None:
-    """Look up every framework API the pack names in an installation, and report those it lacks."""
+def pack_verify_apis(pack_name: str, python: str | None, wheel: Path | None, fmt: str) -> None:
+    """Look up every framework API the pack names in an installation (or a wheel), and report
+    those it lacks."""
     from air.pack.load import load_pack
     from air.runtime.apis import render_api_report, verify_apis
 
+    if (python is None) == (wheel is None):
+        raise click.UsageError(f"give one of {env_option_names()[0]} PYTHON or --wheel WHEEL")
     pack = load_pack(pack_name)
-    report = verify_apis(pack, python)
+    report = verify_apis(pack, python, wheel)
     click.echo(render_api_report(report, pack, fmt), nl=False)
 
 

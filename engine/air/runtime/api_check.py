@@ -1,6 +1,6 @@
 """Which framework APIs an installation has. air runs this file as a script in that
-installation's interpreter (`air pack verify-apis --torch-env PYTHON`); it is never imported,
-and uses the standard library alone.
+installation's interpreter (`air pack verify-apis --torch-env PYTHON`), so it uses the standard
+library alone; air imports only its header search (`found_in_headers`), to read a wheel's.
 
 It reads JSON on standard input: the framework's package, the folder of its C++ headers inside
 the package, and the names to look for by kind. It writes JSON: the package's version, whether
@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".cuh", ".inc")
@@ -34,19 +35,26 @@ def main() -> None:
     request = json.loads(sys.stdin.read())
     package = importlib.import_module(request["package"])
     python = {name: _resolves(name) for name in request["python"]}
-    wanted = request["cpp"]
-    searches = {kind: _search(kind, names) for kind, names in wanted.items() if names}
-    found: dict[str, set[str]] = {kind: set() for kind in wanted}
     headers = Path(os.path.dirname(package.__file__ or "")) / request["headers"]
-    for path in headers.rglob("*"):
-        if path.suffix not in HEADER_SUFFIXES or not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        for kind, search in searches.items():
-            found[kind].update(search.findall(text))
-    cpp = {kind: {name: name in found[kind] for name in names} for kind, names in wanted.items()}
+    texts = (
+        path.read_text(encoding="utf-8", errors="replace")
+        for path in headers.rglob("*")
+        if path.suffix in HEADER_SUFFIXES and path.is_file()
+    )
+    cpp = found_in_headers(texts, request["cpp"])
     answer = {"version": str(getattr(package, "__version__", "unknown")), "headers": headers.is_dir()}
     json.dump({**answer, "python": python, "cpp": cpp}, sys.stdout)
+
+
+def found_in_headers(texts: Iterable[str], wanted: dict[str, list[str]]) -> dict[str, dict[str, bool]]:
+    """For each kind of C++ name (`cpp name`, ...), whether each wanted name is in the headers'
+    `texts`."""
+    searches = {kind: _search(kind, names) for kind, names in wanted.items() if names}
+    found: dict[str, set[str]] = {kind: set() for kind in wanted}
+    for text in texts:
+        for kind, search in searches.items():
+            found[kind].update(search.findall(text))
+    return {kind: {name: name in found[kind] for name in names} for kind, names in wanted.items()}
 
 
 def _search(kind: str, names: list[str]) -> re.Pattern[str]:

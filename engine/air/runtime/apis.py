@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from air.errors import InputError
 from air.pack.apis import ApiUse, pack_apis
 from air.pack.load import Pack
+from air.runtime.wheel_apis import wheel_answer
 from air.versions import satisfies
 
 CHECKER = Path(__file__).with_name("api_check.py")
@@ -45,7 +47,9 @@ class ApiReport:
     outside_range: tuple[str, ...]  # rows declared for other releases whose names all exist
 
 
-def verify_apis(pack: Pack, python: str) -> ApiReport:
+def verify_apis(pack: Pack, python: str | None = None, wheel: Path | None = None) -> ApiReport:
+    """The pack's APIs looked up in the installation whose interpreter is `python`, or in the
+    framework's `wheel`, read and not installed (see `air.runtime.wheel_apis`)."""
     uses = pack_apis(pack)
     package, headers = pack.framework.package, pack.framework.headers
     if package is None:
@@ -59,7 +63,7 @@ def verify_apis(pack: Pack, python: str) -> ApiReport:
             for kind in ("cpp name", "cpp class", "cpp method")
         },
     }
-    answer = _checked(python, request)
+    answer = wheel_answer(wheel, request) if wheel is not None else _checked(python or sys.executable, request)
     present = {**answer["python"], **{name: found for table in answer["cpp"].values() for name, found in table.items()}}
     version = answer["version"]
     ranges = {row.id: row.framework_versions for row in pack.rows}
@@ -142,7 +146,7 @@ def render_api_report(report: ApiReport, pack: Pack, fmt: str) -> str:
         ("Missing", missing),
         ("Absent, as declared", expected),
         ("Absent, another name present", alternative),
-        ("Not checked: the installation could not tell", unchecked),
+        ("Not checked: what was read could not tell", unchecked),
     )
     for title, listed in sections:
         if listed:
