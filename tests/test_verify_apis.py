@@ -178,11 +178,17 @@ def test_verify_apis_takes_one_installation_or_one_wheel(tmp_path):
 
 
 MODULES = {
-    "pkg/__init__.py": "from .core import *\nif True:\n    from .extra import later as renamed\n",
+    "pkg/__init__.py": (
+        "import sys\nfrom .core import *\nif True:\n    from .extra import later as renamed\n\n"
+        "def register(name, module):\n    sys.modules[name] = module  # when called, not on import\n"
+    ),
     "pkg/core.py": "class Plain:\n    def method(self): ...\n\nclass Derived(Base):\n    own = 1\n\nvalue = make()\n",
     "pkg/extra.py": "def later(): ...\n",
     "pkg/_compiled.pyi": "def native(x: int) -> int: ...\n",
-    "pkg/sub/__init__.py": "from ..core import *\nimport sys\nsys.modules['pkg.sub.alias'] = object()\n",
+    "pkg/sub/__init__.py": (
+        "from ..core import *\nimport sys\nsys.modules['pkg.sub.alias'] = object()\n"
+        "for name in ('one', 'two'):\n    sys.modules[f'pkg.sub.made_{name}'] = object()\n"
+    ),
 }
 
 
@@ -199,6 +205,8 @@ MODULES = {
         ("pkg._compiled.native", True),  # a compiled module's stub
         ("pkg.sub.Plain", True),  # `from ..core import *`
         ("pkg.sub.alias", "pkg.sub.alias: pkg.sub enters modules in sys.modules as it runs"),
+        ("pkg.sub.made_one.thing", "pkg.sub.made_one.thing: pkg.sub enters modules in sys.modules as it runs"),
+        ("pkg.sub.other", False),  # entered in sys.modules neither by name nor by an f-string's prefix
         ("pkg.__setattr__", True),  # what every module has
         ("pkg.Pl*", True),
         ("pkg.Zz*", False),

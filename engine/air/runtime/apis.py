@@ -90,7 +90,7 @@ def verify_apis(pack: Pack, python: str | None = None, wheel: Path | None = None
             for row_id in ranges
             if not applies(row_id)
             and _names_of(row_id, uses)
-            and all(present.get(n, True) for n in _names_of(row_id, uses))
+            and all(present.get(n, True) is True for n in _names_of(row_id, uses))
         )
     )
     return ApiReport(version, len(uses), tuple(findings), outside)

@@ -28,7 +28,6 @@ from air.runtime.api_check import HEADER_SUFFIXES, found_in_headers
 MAX_MEMBER_BYTES = 16 * 1024 * 1024  # a larger header or module is no source file: left unread
 PYTHON_SUFFIXES = (".py", ".pyi")
 MAX_STAR_DEPTH = 4  # `from m import *` chains followed this far
-SYS_MODULES = "sys.modules["  # a module that binds submodules by hand, which only running it shows
 
 
 def wheel_answer(wheel: Path, request: dict) -> dict:
@@ -86,7 +85,7 @@ class Modules:
             if "*" in rest[0]:
                 return any(fnmatch.fnmatchcase(name, rest[0]) for name in self._names(module))
             node = self._binding(module, rest[0])
-            if node is None and any(SYS_MODULES in self.sources[path] for path in self._files(module)):
+            if node is None and self._enters(module, f"{module}.{rest[0]}"):
                 return f"{dotted}: {module} enters modules in sys.modules as it runs"
             if node is None:
                 return False
@@ -104,7 +103,7 @@ class Modules:
         if self._files(f"{module}.{name}"):
             return ast.Module(body=[], type_ignores=[])
         for path in self._files(module):
-            bound, starred = _top_level(self.sources[path], path)
+            bound, starred, _entered = _top_level(self.sources[path], path)
             if name in bound:
                 return bound[name]
             for source in starred if depth < MAX_STAR_DEPTH else ():
@@ -113,11 +112,20 @@ class Modules:
                     return found
         return None
 
+    def _enters(self, module: str, submodule: str) -> bool:
+        """Whether `module`, as it is imported, may enter `submodule` in sys.modules by hand
+        (`sys.modules[f"pkg.{name}"] = ...`)."""
+        return any(
+            submodule == key or (not exact and submodule.startswith(key))
+            for path in self._files(module)
+            for key, exact in _top_level(self.sources[path], path)[2]
+        )
+
     def _names(self, module: str, depth: int = 0) -> set[str]:
         """The names `module` binds, those of the modules it imports `*` from included."""
         names: set[str] = set()
         for path in self._files(module):
-            bound, starred = _top_level(self.sources[path], path)
+            bound, starred, _entered = _top_level(self.sources[path], path)
             names.update(bound)
             for source in starred if depth < MAX_STAR_DEPTH else ():
                 names |= self._names(source, depth + 1)
@@ -136,18 +144,36 @@ def _member(node: ast.AST, rest: list[str], dotted: str) -> bool | str:
 
 
 @cache
-def _top_level(text: str, path: str) -> tuple[dict[str, ast.AST], tuple[str, ...]]:
-    """The names a module binds at its top level, and the modules it imports `*` from."""
+def _top_level(text: str, path: str) -> tuple[dict[str, ast.AST], tuple[str, ...], tuple[tuple[str, bool], ...]]:
+    """The names a module binds at its top level, the modules it imports `*` from, and the
+    modules it enters in sys.modules there: (name, True), or (the prefix an f-string gives, False)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}, ()
+        return {}, (), ()
     package = posixpath.dirname(path).replace("/", ".")  # where its relative imports start
-    starred = []
+    starred, entered = [], []
     for node in _statements(tree.body):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             starred.append(_absolute(node, package))
-    return _bound_in(tree.body), tuple(starred)
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        entered += [key for target in targets if (key := _sys_modules_key(target)) is not None]
+    return _bound_in(tree.body), tuple(starred), tuple(entered)
+
+
+def _sys_modules_key(target: ast.expr) -> tuple[str, bool] | None:
+    """For `sys.modules[KEY]`, the module KEY names (True) or the prefix of the names its
+    f-string gives (False); None for another target or a key built otherwise."""
+    if not (isinstance(target, ast.Subscript) and ast.unparse(target.value) == "sys.modules"):
+        return None
+    key = target.slice
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return key.value, True
+    if isinstance(key, ast.JoinedStr):
+        first = key.values[0] if key.values else None
+        prefix = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+        return (prefix, False) if "." in prefix else None
+    return None
 
 
 def _bound_in(body: list[ast.stmt]) -> dict[str, ast.AST]:
@@ -180,7 +206,7 @@ def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
             found += _statements(node.body) + _statements(node.orelse) + _statements(node.finalbody)
             for handler in node.handlers:
                 found += _statements(handler.body)
-        elif isinstance(node, ast.With):
+        elif isinstance(node, (ast.With, ast.For)):
             found += _statements(node.body)
     return found
 
