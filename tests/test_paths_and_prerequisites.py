@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from air.pack.load import load_pack
 from air.run import check
-from helpers.packs import load_error, write_pack
+from helpers.packs import TINY_ROWS, load_error, write_pack
 from helpers.trees import write_tree
 
 RUNTIME_ROWS = """\
@@ -343,3 +343,21 @@ def test_a_compile_backend_runs_models_only_without_a_device_of_its_own(tmp_path
         assert ("cannot work without its static prerequisite" in row.reason) == (not runs)
     higher_order = row_of(report, "autograd-higher-order")  # AOTAutograd compiles no double backward
     assert (higher_order.outcome, higher_order.points) == ("scored", 0)
+
+
+def test_a_row_at_full_score_asks_for_nothing_and_a_partial_one_says_what_is_left(tmp_path):
+    """A remediation chosen by what the evidence shows still never reaches a row with nothing to fix."""
+    rows = TINY_ROWS.replace(
+        "    remediation: Do it.\n",
+        "    remediation:\n      - {when: call, say: Call it once more.}\n      - say: Do it.\n",
+    )
+    pack = load_pack(str(write_pack(tmp_path, rows=rows)))
+    full = write_tree(
+        tmp_path / "full", {"pkg/__init__.py": "import torch\ntorch.utils.rename_privateuse1_backend('x')\n"}
+    )
+    bare = write_tree(tmp_path / "bare", {"pkg/__init__.py": "import torch\n"})
+    assert (row_of(check(full, pack), "tiny-row").points, row_of(check(full, pack), "tiny-row").remediation) == (2, "")
+    assert (row_of(check(bare, pack), "tiny-row").points, row_of(check(bare, pack), "tiny-row").remediation) == (
+        0,
+        "Do it.",
+    )

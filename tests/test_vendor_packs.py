@@ -21,9 +21,9 @@ ADDED_ROW = TINY_ROWS.replace("tiny-row", "vendor-row").replace('"1.1.1"', '"1.1
 
 def base_with_fixtures(tmp_path) -> Path:
     base = write_pack(tmp_path)
-    expected = "rows: {tiny-row: 2}\nremediations: {tiny-row: Do it}\n"
-    add_fixture(base / "fixtures", "full", expected, {"pkg/__init__.py": REGISTERS})
-    add_fixture(base / "fixtures", "bare", "rows: {tiny-row: 0}\n", {"pkg/__init__.py": "import torch\n"})
+    add_fixture(base / "fixtures", "full", "rows: {tiny-row: 2}\n", {"pkg/__init__.py": REGISTERS})
+    expected = "rows: {tiny-row: 0}\nremediations: {tiny-row: Do it}\n"
+    add_fixture(base / "fixtures", "bare", expected, {"pkg/__init__.py": "import torch\n"})
     return base
 
 

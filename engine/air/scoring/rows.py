@@ -14,6 +14,7 @@ from air.results import Finding, RowResult
 from air.versions import admits
 
 MAX_FINDINGS_PER_ROW = 25
+FULL_POINTS = 2  # a row that earns them has nothing left to fix
 SHOWN_PER_CLAUSE = 3
 MAX_LISTED = 20
 
@@ -99,7 +100,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         return _result(row, "unknown", None, join_reasons([hidden, reason]), findings, fix)
     if setting.compiled and points < max(row.score) and any(_reads_only_cpp(c) for c in row.evidence.values()):
         return _result(row, "unknown", None, join_reasons([unseen, reason]), findings, fix)
-    return _result(row, "scored", points, reason, findings, fix)
+    return _result(row, "scored", points, reason, findings, fix if points < FULL_POINTS else "")
 
 
 def _past_deprecations(
