@@ -81,6 +81,8 @@ _TEMPLATE_ARGUMENTS = r"<[^<>;]*(?:<[^<>;]*>[^<>;]*)*>"
 _RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
 _VOID_CAST = re.compile(r"\( ?void ?\)|static_cast ?< ?void ?>")
 _STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
+# a stream a macro or call opens, written to: `VENDOR_LOG << ...`, `LOG(INFO) << ...`
+_NAMED_STREAM = re.compile(rf"(?P<name>{_QUALIFIED}) ?(?:\([^()]*\) ?)?<<")
 _NAMING = re.compile(r"(?:using|typedef|namespace)\b")  # a using-declaration, an alias: names, does nothing
 _CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
 _CALL_OR_METHOD = re.compile(rf"(?:{_QUALIFIED} ?(?:\.|->) ?)?(?P<callee>{_QUALIFIED}) ?(?=\()")  # also `x.new_empty(`
@@ -276,16 +278,20 @@ def _inert(statement: str, rules: StubRules) -> bool:
     declaration = _DECLARATION.fullmatch(statement)
     if declaration is not None and declaration["type"].split("<")[0].strip() not in NOT_A_TYPE:
         return _inert_initialiser(declaration["init"], rules.value_types)
+    stream = _NAMED_STREAM.match(statement)
+    if stream is not None:
+        return _inert_name(last_component(stream["name"]), rules)
     call = split_call(statement)
     if call is None:
         return False
     callee, args = call
-    name = last_component(callee)
-    return (
-        name in GENERIC_INERT_CALLS
-        or any(fnmatchcase(name, pattern) for pattern in rules.inert_calls)
-        or (bool(args) and all(_is_literal(arg) for arg in args) and any(arg.startswith('"') for arg in args))
+    return _inert_name(last_component(callee), rules) or (
+        bool(args) and all(_is_literal(arg) for arg in args) and any(arg.startswith('"') for arg in args)
     )
+
+
+def _inert_name(name: str, rules: StubRules) -> bool:
+    return name in GENERIC_INERT_CALLS or any(fnmatchcase(name, pattern) for pattern in rules.inert_calls)
 
 
 def _inert_initialiser(init: str | None, value_types: frozenset[str]) -> bool:
