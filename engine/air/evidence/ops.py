@@ -26,7 +26,8 @@ fallback kernel; `any: true` every registration of an operator of the catalog's 
 the keys the clause's `where` allows), and with `namespaces: all` of any namespace (a backend's
 own operators, a library's). Each hit captures OP, NAMESPACE, KEY, HOW and, when there is one,
 VIA (the fallback function reached, the op list's template, or the stub or function an in-tree
-key's kernel is known by).
+key's kernel is known by), and FUNCTION (the kernel a C/C++ registration names, as written:
+`my_add`, `torch::CppFunction::makeFallthrough()`).
 
 Kernels of an in-tree key known by the framework's naming conventions (see
 `air.graph.in_tree_kernels`) count as native; the coverage says how many of the covered
@@ -198,6 +199,8 @@ def registration_hit(registration: Registration) -> Hit:
     }
     if registration.via:
         captures["VIA"] = registration.via
+    if registration.function:
+        captures["FUNCTION"] = registration.function
     return hit_at(registration.source, registration.line, captures)
 
 
