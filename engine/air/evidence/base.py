@@ -31,6 +31,7 @@ Hint = Callable[[str], object]  # a cheap test of a file's text: truthy when it 
 SNIPPET_LIMIT = 200
 MAX_TEST_HITS = 25  # a tests-scope clause stops reading once it has this many findings
 PARSE_BATCH = 32
+DEVICE_PLACEHOLDER = "<name>"  # in a `matches` pattern: any device name the backend registers
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,8 @@ def constraint_holds(
     and matches (see `air.index.python_values`), and `not_bound_matches` when not;
     `defined_matches` when a C/C++ function or macro of the product by that name has a body
     that matches (`check` in `check(rt::Malloc(...))`, defined to fail a TORCH_CHECK);
-    `device_name: true` when the value is a device name the backend registers;
+    `device_name: true` when the value is a device name the backend registers, and `<name>` in a
+    `matches` pattern stands for any of them (none known: it matches nothing);
     `admits_release` when the value, a requirement's version range (`==2.7.1`, `>=2.4,<2.6`,
     none at all), admits a release in the given range: a range air cannot read admits it too."""
     resolved = context.resolve(value, path)
@@ -310,7 +312,7 @@ def constraint_holds(
         if operator == "optional":
             continue
         if operator == "matches":
-            pattern = compile_guarded(operand)
+            pattern = compile_guarded(_naming_devices(operand, context.device_names))
             spellings = dict.fromkeys(text.strip().strip("\"'") for text in (value, resolved))
             holds = any(pattern.search(text) is not None for text in spellings)
         elif operator == "defined_matches":
@@ -336,6 +338,14 @@ def _admits_release(requirement: str, wanted: str) -> bool:
         return admits(wanted, requirement)
     except ValueError:
         return True
+
+
+def _naming_devices(pattern: str, device_names: tuple[str, ...]) -> str:
+    """`pattern` with `<name>` standing for the backend's device names."""
+    if DEVICE_PLACEHOLDER not in pattern:
+        return pattern
+    names = "|".join(re.escape(name) for name in device_names) or "(?!)"
+    return pattern.replace(DEVICE_PLACEHOLDER, f"(?:{names})")
 
 
 def _definition_matches(value: str, pattern: str, context: Context) -> bool:
