@@ -182,6 +182,7 @@ class UpstreamCode:
     allocations: tuple[str, ...] = ()
     value_types: frozenset[str] = frozenset()
     metadata_calls: tuple[str, ...] = ()
+    fixed_values: tuple[tuple[str, int], ...] = ()  # (type, argument): made with it constant, one fixed value
     _descendants: dict[frozenset[str], frozenset[str]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )

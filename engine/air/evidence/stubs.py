@@ -124,6 +124,7 @@ class StubRules:
     own_name: str = ""  # of the member function judged: a body that only calls it again never returns
     stub_members: frozenset[str] = frozenset()  # of its class: a body that returns what one gives is one too
     metadata_calls: tuple[str, ...] = ()  # methods telling a value's metadata (`size`), not computing
+    fixed_values: tuple[tuple[str, int], ...] = ()  # (type, argument): a value made with it constant is a placeholder
 
 
 # The `placeholders` option of the kinds that judge bodies (`cpp_class`, `cpp_field`).
@@ -143,6 +144,7 @@ def clause_rules(spec: Mapping[str, Any], upstream: UpstreamCode) -> StubRules:
         frozenset(last_component(name) for name in as_list(spec.get("placeholders", []))),
         spec.get("constant_is_real", False),
         value_types=upstream.value_types,
+        fixed_values=upstream.fixed_values if spec.get("placeholders") else (),
     )
 
 
@@ -177,10 +179,23 @@ def _is_placeholder(value: str, rules: StubRules, queried: Collection[str] = ())
     names = set(_IDENTIFIER.findall(value))
     if names & set(queried) and not _makes_value(value, rules.value_types):
         return False
-    if names & rules.placeholders:
+    if names & rules.placeholders or _is_fixed_value(value, rules.fixed_values):
         return True
     call = _member_call(value) if rules.stub_members else None
     return call is not None and call[0] in rules.stub_members
+
+
+def _is_fixed_value(value: str, fixed_values: tuple[tuple[str, int], ...]) -> bool:
+    """`c10::Stream(c10::Stream::UNSAFE, device, 0)`: a value of a type of `fixed_values` made
+    with a constant at the argument that tells one value from another (a stream's id)."""
+    call = _whole_call(value) if fixed_values else None
+    if call is None:
+        return False
+    position = dict(fixed_values).get(last_component(call["callee"]))
+    if position is None:
+        return False
+    arguments = _split_arguments(value[value.index("(", call.end()) + 1 : -1])
+    return position < len(arguments) and _LITERAL_OR_NUMBER.fullmatch(arguments[position]) is not None
 
 
 def _is_query(value: str, value_types: Collection[str], queried: Collection[str]) -> bool:

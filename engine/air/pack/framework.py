@@ -243,6 +243,7 @@ def _build(document: _Combined, directory: Path) -> Framework:
             allocations=tuple(data.get("allocations", ())),
             value_types=frozenset(data.get("value_types", ())),
             metadata_calls=tuple(data.get("metadata_calls", ())),
+            fixed_values=tuple(sorted(data.get("fixed_values", {}).items())),
         ),
     )
 
