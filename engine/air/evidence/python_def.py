@@ -44,6 +44,7 @@ from air.evidence.base import (
 from air.evidence.stubs import StubRules, is_python_stub
 from air.index.model import PyDef, SourceFile
 from air.index.python import function_bodies
+from air.index.python_lexical import LexicalPython
 from air.regex import GuardedPattern, compile_guarded
 
 SUMMARY = "function or class definitions, optionally by base class"
@@ -228,10 +229,15 @@ def _site_hits(context: Context, site: ClassSite, spec: dict, family: dict[str, 
 def _methods(
     context: Context, site: ClassSite, method: str, family: dict[str, list[ClassSite]], depth: int = 0
 ) -> list[tuple[SourceFile, PyDef]]:
-    """Where `method` of the class at `site` is defined: in the class, else in the nearest
-    tree ancestor that defines it."""
+    """Where `method` of the class at `site` is defined: in the class (a `def`, or a name its
+    body binds: `synchronize = staticmethod(torch.foo.synchronize)`), else in the nearest tree
+    ancestor that defines it."""
     qualified = f"{site.definition.name}.{method}"
-    own = [(site.source, d) for d in context.index.python_lexical(site.source).defs if d.name == qualified]
+    lexical = context.index.python_lexical(site.source)
+    own = [(site.source, d) for d in lexical.defs if d.name == qualified]
+    bound = None if own else _bound_in_class(lexical, site.definition, method)
+    if bound is not None:
+        own = [(site.source, PyDef(bound, "function", qualified))]
     if own or depth >= MAX_DEPTH:
         return own
     for base in site.definition.bases:
@@ -242,8 +248,30 @@ def _methods(
     return []
 
 
+def _bound_in_class(lexical: LexicalPython, cls: PyDef, name: str) -> int | None:
+    """The line where the body of the class `cls` binds `name` by assignment, at its own level."""
+    lines = lexical.code.split("\n")
+    head = lines[cls.line - 1]
+    outer = len(head) - len(head.lstrip())
+    binding = re.compile(rf"(?P<indent>[ \t]*){re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)")
+    level = None
+    for number in range(cls.line, len(lines)):
+        line = lines[number]
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent <= outer:
+            return None
+        level = indent if level is None else level
+        found = binding.match(line)
+        if found is not None and len(found["indent"]) == level:
+            return number + 1
+    return None
+
+
 def definition_is_stub(context: Context, source: SourceFile, definition: PyDef, rules: StubRules) -> bool:
-    """Whether the function defined by `definition` in `source` has a stub body."""
+    """Whether the function defined by `definition` in `source` has a stub body (a name bound by
+    assignment has no body, and is none)."""
     bodies = context.memo(("python-bodies", source.path), lambda: function_bodies(source.text))
     return is_python_stub(bodies.get(definition.name, ()), rules)
 
