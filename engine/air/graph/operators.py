@@ -1061,7 +1061,8 @@ def _keys(value: str) -> list[str]:
 # Tensor`), a list of mappings in which one field names the operator (the field whose values
 # the catalog knows most often: `func`, `name`, `op`, `operator_name`, ...), or a mapping keyed
 # by operator names; such lists may stand under section keys at any depth. A list counts when
-# most of its names are catalog operators, a file when its lists hold at least 5 of them.
+# most of its names are catalog operators, a file when its lists hold at least 5 of them, or
+# fewer where the document's own key field names its key (torchgen's `backend: Key` header).
 # An entry's keys are those its key fields give (fields in whose name the pack's `op_list_key_fields`
 # is found: a key, a list or a mapping keyed by keys), else those the document's own key field gives
 # when they match the pack's `op_list_header_keys` (a header `backend: QuantizedKey` beside the
@@ -1098,7 +1099,7 @@ def _op_list_registrations(
     for source in _op_list_files(index):
         text = source.text.replace("\t", " ") if source.language == "json" else source.text  # tabs: not YAML
         entries, header = _op_list(text, syntax)
-        if len(entries) < MIN_OP_LIST_ENTRIES:
+        if len(entries) < MIN_OP_LIST_ENTRIES and not header:  # a short list counts where it names its key
             continue
         header_keys = tuple(key for key in header if _matches(syntax.header_key, key))
         for entry in entries:
