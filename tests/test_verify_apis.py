@@ -121,8 +121,8 @@ def test_a_name_behind_a_module_that_cannot_import_is_not_checked(tmp_path):
     assert all("ImportError: expecttest is broken here" in why for why in unchecked.values())
 
 
-def write_wheel(path, files: dict[str, str]):
-    with zipfile.ZipFile(path, "w") as archive:
+def write_wheel(path, files: dict[str, str], compression: int = zipfile.ZIP_STORED):
+    with zipfile.ZipFile(path, "w", compression) as archive:
         for name, text in files.items():
             archive.writestr(name, text)
     return path
@@ -168,6 +168,15 @@ def test_verify_apis_takes_one_installation_or_one_wheel(tmp_path):
         both.returncode == neither.returncode == 2
         and "give one of --framework-env PYTHON or --wheel WHEEL" in both.stderr
     )
+    truncated = tmp_path / "truncated.whl"
+    truncated.write_bytes(write_wheel(tmp_path / "whole.whl", FAKE_TORCH).read_bytes()[:-200])
+    cut = air("pack", "verify-apis", str(pack), "--wheel", str(truncated))
+    assert cut.returncode == 2 and "not a readable wheel" in cut.stderr and "Traceback" not in cut.stderr
+    corrupt = bytearray(write_wheel(tmp_path / "deflated.whl", FAKE_TORCH, zipfile.ZIP_DEFLATED).read_bytes())
+    corrupt[60:90] = b"\xff" * 30  # inside the first member's compressed data
+    (tmp_path / "corrupt.whl").write_bytes(bytes(corrupt))
+    bad_data = air("pack", "verify-apis", str(pack), "--wheel", str(tmp_path / "corrupt.whl"))
+    assert bad_data.returncode == 2 and "not a readable wheel" in bad_data.stderr and "Traceback" not in bad_data.stderr
     broken = air("pack", "verify-apis", str(pack), "--wheel", str(tmp_path / "broken.whl"))
     assert broken.returncode == 2
     assert (

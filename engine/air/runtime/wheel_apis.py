@@ -18,6 +18,7 @@ import ast
 import fnmatch
 import posixpath
 import zipfile
+import zlib
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -47,7 +48,9 @@ def wheel_answer(wheel: Path, request: dict) -> dict:
             cpp = found_in_headers(header_texts, request["cpp"])
             modules = Modules({name: text(name) for name in members if name.endswith(PYTHON_SUFFIXES)})
             python = {name: modules.resolves(name) for name in request["python"]}
-    except (OSError, zipfile.BadZipFile) as error:
+    # a member encrypted (RuntimeError), compressed in a way zipfile lacks (NotImplementedError),
+    # cut short (EOFError) or corrupt (zlib.error)
+    except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError, zlib.error) as error:
         raise InputError(f"{wheel}: not a readable wheel: {error}") from None
     return {
         "version": _version(wheel),
