@@ -63,7 +63,9 @@ from typing import Any
 from air.evidence.base import UpstreamCode, as_list, last_component
 from air.index.cpp import always_fails, reached
 
-GENERIC_INERT_CALLS = frozenset({"assert", "static_assert", "printf", "fprintf", "puts", "perror"})
+GENERIC_INERT_CALLS = frozenset(
+    {"assert", "static_assert", "printf", "fprintf", "puts", "perror", "cout", "cerr", "clog"}
+)
 CONSTANT_WORDS = frozenset(
     """
     true false nullptr NULL static_cast bool char short int long unsigned signed float double
@@ -80,9 +82,8 @@ _QUALIFIED = r"(?::: ?)?[A-Za-z_]\w*(?: ?:: ?~?[A-Za-z_]\w*)*"
 _TEMPLATE_ARGUMENTS = r"<[^<>;]*(?:<[^<>;]*>[^<>;]*)*>"
 _RETURN = re.compile(r"return\b ?(?P<value>.*)", re.S)
 _VOID_CAST = re.compile(r"\( ?void ?\)|static_cast ?< ?void ?>")
-_STREAM = re.compile(r"(?::: ?)?std ?:: ?(?:cout|cerr|clog) ?<<")
-# a stream a macro or call opens, written to: `VENDOR_LOG << ...`, `LOG(INFO) << ...`
-_NAMED_STREAM = re.compile(rf"(?P<name>{_QUALIFIED}) ?(?:\([^()]*\) ?)?<<")
+# a stream written to: `std::cerr << ...`, a macro's or call's (`VENDOR_LOG << ...`, `LOG(INFO) << ...`)
+_STREAM = re.compile(rf"(?P<name>{_QUALIFIED}) ?(?:\([^()]*\) ?)?<<")
 _NAMING = re.compile(r"(?:using|typedef|namespace)\b")  # a using-declaration, an alias: names, does nothing
 _CALLEE = re.compile(rf"(?P<callee>{_QUALIFIED}) ?(?=\()")
 _CALL_OR_METHOD = re.compile(rf"(?:{_QUALIFIED} ?(?:\.|->) ?)?(?P<callee>{_QUALIFIED}) ?(?=\()")  # also `x.new_empty(`
@@ -288,12 +289,12 @@ def _leaves(statement: str, rules: StubRules, metadata: Collection[str] = (), qu
 
 
 def _inert(statement: str, rules: StubRules) -> bool:
-    if not statement or _VOID_CAST.match(statement) or _STREAM.match(statement) or _NAMING.match(statement):
+    if not statement or _VOID_CAST.match(statement) or _NAMING.match(statement):
         return True
     declaration = _DECLARATION.fullmatch(statement)
     if declaration is not None and declaration["type"].split("<")[0].strip() not in NOT_A_TYPE:
         return _inert_initialiser(declaration["init"], rules.value_types)
-    stream = _NAMED_STREAM.match(statement)
+    stream = _STREAM.match(statement)
     if stream is not None:
         return _inert_name(last_component(stream["name"]), rules)
     call = split_call(statement)
