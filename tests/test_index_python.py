@@ -12,6 +12,7 @@ from air.index.python import (
     extract_python,
     extract_scopes,
     function_end,
+    function_spans,
     literal_spans,
     module_name,
 )
@@ -658,9 +659,9 @@ FUNCTIONS = dedent(
     ],
 )
 def test_function_end_is_the_outermost_function_holding_the_line(line, end):
-    assert function_end(FUNCTIONS, line) == end
+    assert function_end(function_spans(FUNCTIONS), line) == end
 
 
 def test_function_end_reads_past_brackets_and_continued_lines():
     code = "def f(\n    a,\n):\n    x = g(\n1)\n    y = 1 + \\\n2\n    return x\nz = 1\n"
-    assert [function_end(code, line) for line in (4, 5, 7, 8, 9)] == [8, 8, 8, 8, None]
+    assert [function_end(function_spans(code), line) for line in (4, 5, 7, 8, 9)] == [8, 8, 8, 8, None]

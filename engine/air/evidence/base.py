@@ -16,7 +16,6 @@ from air.index.cpp import CPP_LANGUAGES
 from air.index.cpp_names import CppNames, CppVocabulary
 from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
-from air.index.python import function_end
 from air.index.python_lexical import LexicalPython
 from air.index.python_values import bound_values
 from air.regex import GuardedPattern, compile_guarded, searching
@@ -418,22 +417,23 @@ def _in_matching_files(hits: Iterable[Hit], pattern: str, context: Context) -> l
 
 
 def function_matches(
-    pattern: GuardedPattern, text: str, source: SourceFile, code: str
+    pattern: GuardedPattern, text: str, source: SourceFile, lexical: LexicalPython
 ) -> Iterator[tuple[int, re.Match[str] | AsciiMatch]]:
     """The matches of `pattern` in `text`, the code of the Python file `source`, that end in the
     function they start in (the outermost: a helper a test defines is part of the test), or
     start outside any, each with the offset in `text` its positions count from: after a match
-    that ends elsewhere, the search resumes on the line after its start. `code` is the file with
-    its strings and comments blanked, where functions are told apart."""
-    offset = 0
+    that ends elsewhere, the search resumes on the line after its start. `lexical` is the file
+    read lexically, where functions are told apart."""
+    offset, line, counted = 0, 1, 0
     while offset < len(text):
         with searching(source.path):
             matches = pattern.finditer(text[offset:])
         for match in matches:
             start = offset + match.start()
-            first = text.count("\n", 0, start) + 1
-            last = function_end(code, first)
-            if last is None or first + text.count("\n", start, offset + match.end()) <= last:
+            line += text.count("\n", counted, start)
+            counted = start
+            last = lexical.function_end(line)
+            if last is None or line + text.count("\n", start, offset + match.end()) <= last:
                 yield offset, match
                 continue
             resume = text.find("\n", start)

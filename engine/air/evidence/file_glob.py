@@ -24,6 +24,7 @@ from air.evidence.base import (
 )
 from air.index.files import matches_glob
 from air.index.model import SourceFile
+from air.index.python_lexical import LexicalPython
 from air.regex import GuardedPattern, compile_guarded, searching
 
 SUMMARY = "files by glob, or named after an operator of the catalog that they call (`named_for_operators`), optionally containing a literal or regex; cited at the match, else at the first line `cite` matches, else at the first line of code"
@@ -88,7 +89,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             line = code.count("\n", 0, found) + 1
         if regex is not None:
             same_function = spec.get("same_function") and source.language == "python"
-            within = (source, context.index.python_lexical(source).code) if same_function else None
+            within = (source, context.index.python_lexical(source)) if same_function else None
             matched_at = _first_match(regex, code, source.path, within)
             if matched_at is None:
                 continue
@@ -117,10 +118,10 @@ def _operator_call(source: SourceFile, operators: frozenset[str], context: Conte
 
 
 def _first_match(
-    pattern: GuardedPattern, code: str, path: str, within: tuple[SourceFile, str] | None = None
+    pattern: GuardedPattern, code: str, path: str, within: tuple[SourceFile, LexicalPython] | None = None
 ) -> int | None:
     """Where `pattern` first matches the code of the file at `path`; given the file and its
-    code with strings blanked as `within`, the first match that ends in the function it starts in."""
+    read lexically as `within`, the first match that ends in the function it starts in."""
     if within is not None:
         offset, match = next(function_matches(pattern, code, *within), (0, None))
         return None if match is None else offset + match.start()

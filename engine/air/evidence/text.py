@@ -88,7 +88,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             continue
         text = index.code_without_strings(source) if spec.get("code_only") else index.code_text(source)
         if spec.get("same_function") and source.language == "python":
-            found = function_matches(regex, text, source, index.python_lexical(source).code)
+            found = function_matches(regex, text, source, index.python_lexical(source))
         else:
             with searching(source.path):
                 found = ((0, match) for match in regex.finditer(text))

@@ -22,7 +22,6 @@ import re
 import warnings
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from air.index.model import PyAssign, PyBinding, PyCall, PyDef, PyImport, PyScope, PythonFacts, ScopeKind
 
@@ -144,21 +143,21 @@ def module_name(path: str, package_dirs: Collection[str]) -> str | None:
     return ".".join(parts) or None
 
 
-def function_end(code: str, line: int) -> int | None:
+def function_end(spans: tuple[tuple[int, int], ...], line: int) -> int | None:
     """The last line of the outermost function whose body holds `line` (a test, not a helper it
-    defines); None outside any function. `code` is the module with its strings and comments
-    blanked (lines kept), read by indentation: no parse, which costs seconds on large tests."""
-    ends = [end for start, end in _function_spans(code) if start < line <= end]
+    defines), of a module's `function_spans`; None outside any function."""
+    ends = [end for start, end in spans if start < line <= end]
     return max(ends) if ends else None
 
 
 _DEF_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]")
 
 
-@lru_cache(maxsize=16)
-def _function_spans(code: str) -> tuple[tuple[int, int], ...]:
-    """(def line, last line of code) of every function: a function ends before the next line of
-    code indented no deeper than its `def`, lines inside brackets or after a `\\` continuing."""
+def function_spans(code: str) -> tuple[tuple[int, int], ...]:
+    """(def line, last line of code) of every function of `code`, the module with its strings
+    and comments blanked (lines kept), read by indentation: no parse, which costs seconds on
+    large tests. A function ends before the next line of code indented no deeper than its
+    `def`, lines inside brackets or after a `\\` continuing."""
     spans: list[tuple[int, int]] = []
     open_defs: list[tuple[int, int]] = []  # (indentation, def line)
     depth, continued, last_code = 0, False, 0

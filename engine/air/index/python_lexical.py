@@ -20,7 +20,7 @@ from itertools import accumulate
 
 from air.index.blanking import blank_spans
 from air.index.model import PyAssign, PyCall, PyDef, PyImport
-from air.index.python import absolute_module, binding, literal_spans
+from air.index.python import absolute_module, binding, function_end, function_spans, literal_spans
 from air.regex import compile_guarded
 
 MAX_RENDERED = 200
@@ -119,6 +119,14 @@ class LexicalPython:
     def take_views(self, without_comments: str, code: str) -> None:
         """Take `without_comments` and `code` as read elsewhere (by a worker process)."""
         self.__dict__.update(without_comments=without_comments, code=code)
+
+    @cached_property
+    def _function_spans(self) -> tuple[tuple[int, int], ...]:
+        return function_spans(self.code)
+
+    def function_end(self, line: int) -> int | None:
+        """The last line of the outermost function holding `line` (see `air.index.python.function_end`)."""
+        return function_end(self._function_spans, line)
 
     @cached_property
     def _line_starts(self) -> list[int]:
