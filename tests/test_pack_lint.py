@@ -3,6 +3,7 @@ list of known warnings it keeps; errors and new warnings fail."""
 
 from __future__ import annotations
 
+import pytest
 from helpers.cli import air
 from helpers.packs import TINY_HEADER, TINY_ROWS, write_pack
 from helpers.paths import SHIPPED_PACK_DIR
@@ -51,3 +52,34 @@ def test_a_text_pattern_no_fixture_matches_is_a_warning(tmp_path):
     assert "warning: tiny-row: the pattern of `call` matches nothing in any fixture" in done.stdout
     (fixture / "a.py").write_text("never_written_anywhere()\n")
     assert "matches nothing" not in air("pack", "lint", str(pack)).stdout
+
+
+STUB_ROW = TINY_ROWS.replace(
+    "    score:\n      2: call\n",
+    "      stub: {cpp_class: {derives_from: Widget, overrides: [run], bodies: stub}}\n"
+    "      other: {python_call: {name: torch.other}}\n"
+    "    score:\n      2: call\n      1: stub or other\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("remediation", "warned"),
+    [
+        ("    remediation: Do it.\n", "with `stub` found"),
+        ("    remediation:\n      - {when: other, say: Use it.}\n      - say: Do it.\n", "with `stub` found"),
+        (
+            "    remediation:\n      - {when: stub and not other, say: Fill it in.}\n      - say: Do it.\n",
+            "with `other`, `stub` found",
+        ),
+        ("    remediation:\n      - {when: stub, say: Fill it in.}\n      - say: Do it.\n", None),
+    ],
+)
+def test_a_row_crediting_stubs_needs_a_remediation_for_them(tmp_path, remediation, warned):
+    pack = write_pack(tmp_path, TINY_HEADER, STUB_ROW.replace("    remediation: Do it.\n", remediation))
+    lines = [line for line in air("pack", "lint", str(pack)).stdout.splitlines() if "earns 1 for stubs" in line]
+    if warned is None:
+        assert lines == []
+    else:
+        assert lines == [
+            f"warning: tiny-row: {warned} the row earns 1 for stubs, but only the default remediation holds"
+        ]

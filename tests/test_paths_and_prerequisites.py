@@ -361,3 +361,63 @@ def test_a_row_at_full_score_asks_for_nothing_and_a_partial_one_says_what_is_lef
         0,
         "Do it.",
     )
+
+
+STUB_GUARD = """\
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+namespace acme {
+struct AcmeGuard final : public c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return c10::DeviceType::PrivateUse1; }
+  c10::Device exchangeDevice(c10::Device d) const override { return d; }
+  c10::Device getDevice() const override { return c10::Device(c10::DeviceType::PrivateUse1, 0); }
+  void setDevice(c10::Device) const override {}
+  void uncheckedSetDevice(c10::Device) const noexcept override {}
+  c10::Stream getStream(c10::Device d) const noexcept override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream exchangeStream(c10::Stream s) const noexcept override { return s; }
+  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+};
+%s
+}  // namespace acme
+"""
+STUB_HOOKS = """\
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+namespace acme {
+struct AcmeHooks : public at::PrivateUse1HooksInterface {
+  bool hasPrimaryContext(c10::DeviceIndex) const override { TORCH_CHECK(false, "not yet"); }
+  c10::DeviceIndex deviceCount() const override { return 1; }
+};
+static bool acme_hooks_registered = [] {
+  at::RegisterPrivateUse1HooksInterface(new AcmeHooks());
+  return true;
+}();
+}  // namespace acme
+"""
+
+
+@pytest.mark.parametrize(
+    "registration",
+    [
+        "C10_REGISTER_GUARD_IMPL(PrivateUse1, AcmeGuard);",
+        "static c10::impl::DeviceGuardImplRegistrar acme_guard(c10::DeviceType::PrivateUse1, new AcmeGuard());",
+    ],
+)
+def test_a_row_earning_one_for_stubs_asks_for_real_bodies_not_for_what_exists(tmp_path, pack, registration):
+    """Stub overrides earn 1; the remediation then asks to give them bodies, never to subclass,
+    override or register what the backend already subclasses, overrides and registers."""
+    root = write_tree(
+        tmp_path / "acme",
+        {"csrc/AcmeGuard.cpp": STUB_GUARD % registration, "csrc/AcmeHooks.cpp": STUB_HOOKS},
+    )
+    report = check(root, pack)
+    for row_id in (
+        "guard-impl-class",
+        "guard-register-pu1",
+        "guard-device-ops",
+        "guard-stream-ops",
+        "hook-device-count",
+    ):
+        row = row_of(report, row_id)
+        assert row.points == 1, (row_id, row.reason)
+        assert row.remediation.startswith("Give "), (row_id, row.remediation)
+        assert not row.remediation.startswith(("Subclass", "Register", "Override")), (row_id, row.remediation)
+    assert "throws" in row_of(report, "hook-has-primary-context").remediation

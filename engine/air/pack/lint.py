@@ -2,8 +2,8 @@
 references between its parts, the patterns' safety).
 
 Errors: a row without a title, a remediation or docs; a row whose item number is not in its
-section (3.2 belongs to section 3). Warnings, errors under `--strict`: a shared evidence
-definition no row uses; a fixture that expects nothing; a text pattern that matches nothing in
+section (3.2 belongs to section 3). Warnings, errors under `--strict`: a row crediting stubs
+with no remediation for them; a shared evidence definition no row uses; a fixture that expects nothing; a text pattern that matches nothing in
 any fixture the pack is tested with (its own, and those of the packs it extends).
 """
 
@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from air.pack.load import Pack
+from air.pack.conditions import affirmed_names
+from air.pack.load import Pack, Row
 from air.yamldoc import load_yaml
 
 EXPECTED_FILE = "expected.yaml"
@@ -33,7 +35,13 @@ class Problem:
 
 
 def lint_pack(pack: Pack) -> list[Problem]:
-    problems = [*_rows(pack), *_unused_definitions(pack), *_empty_fixtures(pack), *_dead_patterns(pack)]
+    problems = [
+        *_rows(pack),
+        *_stubs_without_remedy(pack),
+        *_unused_definitions(pack),
+        *_empty_fixtures(pack),
+        *_dead_patterns(pack),
+    ]
     return sorted(problems, key=lambda problem: (problem.level != "error", problem.where, problem.message))
 
 
@@ -53,6 +61,70 @@ def _rows(pack: Pack) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _stubs_without_remedy(pack: Pack) -> list[Problem]:
+    """Rows that give partial credit for stubs (evidence with `bodies: stub`) where only their
+    default remediation holds: it asks for the method or class, which the backend has. Tried
+    on what a backend may show: each stub found, alone or with one or two other findings."""
+    problems = []
+    for row in pack.rows:
+        partial = row.score.get(1)
+        if partial is None:
+            continue
+        stubs = {name for name, clause in row.evidence.items() if clause.spec.get("bodies") == "stub"}
+        for stub in sorted(stubs & affirmed_names(partial)):
+            shown = _default_shown_with(row, stub)
+            if shown is not None:
+                listed = ", ".join(f"`{name}`" for name in shown)
+                problems.append(
+                    Problem(
+                        "warning",
+                        row.id,
+                        f"with {listed} found the row earns 1 for stubs, but only the default remediation holds",
+                    )
+                )
+    return problems
+
+
+def _default_shown_with(row: Row, stub: str) -> tuple[str, ...] | None:
+    """The fewest findings, `stub` among them, for which `row` earns 1 while only its default
+    remediation holds; None when there are none."""
+    others = sorted(set(row.evidence) - {stub})
+    for size in range(MAX_OTHER_FINDINGS + 1):
+        for extra in combinations(others, size):
+            found = {stub, *extra}
+            results = {name: _Found(name in found) for name in row.evidence}
+            if _points(row, results) == 1 and not any(remedy.when.evaluate(results) for remedy in row.remedies):
+                return tuple(sorted(found))
+    return None
+
+
+MAX_OTHER_FINDINGS = 2
+
+
+def _points(row: Row, results: dict[str, _Found]) -> int:
+    return next((level for level in sorted(row.score, reverse=True) if row.score[level].evaluate(results)), 0)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """An evidence clause's result as the lint imagines it: found once, or not at all."""
+
+    found: bool
+    decided: bool = True
+
+    def count(self) -> int:
+        return int(self.found)
+
+    def unique(self, capture: str) -> int:
+        return int(self.found)
+
+    def covered_share(self) -> float:
+        return float(self.found)
+
+    def possible_share(self) -> float:
+        return float(self.found)
 
 
 def _unused_definitions(pack: Pack) -> list[Problem]:
