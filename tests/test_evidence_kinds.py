@@ -48,6 +48,10 @@ def test_a_spec_is_validated_by_its_kinds_own_checks(tmp_path):
     assert "01.yaml:9" in load_error(write_pack(tmp_path, rows=rows))
     rows = TINY_ROWS.replace(TINY_CLAUSE, "ops: {of: [add]}")
     assert "`ops` evidence needs an `operators` section" in load_error(write_pack(tmp_path / "ops", rows=rows))
+    rows = TINY_ROWS.replace(TINY_CLAUSE, "text: {pattern: 'compare\\(', helpers: {body: 'allclose'}}")
+    assert "the pattern says {helpers}, and it does not" in load_error(write_pack(tmp_path / "helpers", rows=rows))
+    rows = TINY_ROWS.replace(TINY_CLAUSE, "text: {pattern: '(?:{helpers})\\(', helpers: {body: '(unclosed'}}")
+    assert "01.yaml:9" in load_error(write_pack(tmp_path / "body", rows=rows))
 
 
 def test_pack_schema_prints_the_completed_schema():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pcre2
 import pytest
-from air.regex import GuardedPattern, compile_guarded
+from air.regex import GuardedPattern, compile_guarded, distrust, inherit_trust
 from air.regex.native import Untranslatable, compile_native, translate
 from helpers.patterns import shipped_patterns
 
@@ -207,3 +207,16 @@ def test_every_shipped_pattern_that_matches_text_runs_on_pcre2():
         if compiled._on_pcre2 and parsed(pattern).getwidth()[0] > 0 and compile_native(parsed(pattern)) is None
     ]
     assert on_re == []
+
+
+def test_a_pattern_built_from_a_distrusted_one_stays_off_pcre2():
+    """A pack's own pattern runs on `re`, which ends a search on time; so does one that air
+    builds from it by putting names in."""
+    pattern = r"\b(?:check_close|{helpers})\(x_\w+\)"
+    derived = pattern.replace("{helpers}", "same|near")
+    distrust(pattern)
+    inherit_trust(pattern, derived)
+    inherit_trust(r"\bkept\(", r"\bkept_too\(")
+    assert compile_guarded(derived)._native is None
+    assert compile_guarded(r"\bkept_too\(")._native is not None
+    assert [m.group() for m in compile_guarded(derived).finditer("near(x_cpu) far(x_cpu)")] == ["near(x_cpu)"]

@@ -27,7 +27,7 @@ from air.evidence.base import (
     roles_for,
 )
 from air.index.cpp import CPP_LANGUAGES
-from air.regex import compile_guarded, required_literals, searching
+from air.regex import compile_guarded, inherit_trust, required_literals, searching
 
 SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too, and with `code_only` every string, in C/C++ too)"
 SCHEMA = {
@@ -58,16 +58,33 @@ SCHEMA = {
             "type": "boolean",
             "description": "a match in Python that starts inside a function must end inside it",
         },
+        "helpers": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["body"],
+            "description": "`{helpers}` in the pattern stands for the names of the Python functions of "
+            "the product and the tests (test functions aside) whose code matches `body`: a suite's own "
+            "comparison helpers, say",
+            "properties": {
+                "body": {"type": "string", "minLength": 1},
+                "prefilter": {"type": "array", "items": {"type": "string", "minLength": 1}},
+            },
+        },
     },
 }
 
 CITED = "CITE"
+HELPERS = "{helpers}"
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
 
 
 def validate(spec: dict, checks: SpecChecks) -> None:
     if "pattern" in spec:
         checks.pattern(("pattern",), spec["pattern"])
+    if "helpers" in spec:
+        checks.pattern(("helpers", "body"), spec["helpers"]["body"])
+        if HELPERS not in spec.get("pattern", ""):
+            checks.refuse(("helpers",), f"helpers are named where the pattern says {HELPERS}, and it does not")
 
 
 def literals(spec: dict) -> list[str | list[str]]:
@@ -79,6 +96,8 @@ def literals(spec: dict) -> list[str | list[str]]:
 def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     pattern = re.escape(spec["literal"]) if "literal" in spec else spec["pattern"]
+    if "helpers" in spec:
+        pattern = _with_helpers(pattern, spec["helpers"], context)
     regex = compile_guarded(pattern)
     languages = spec.get("languages", CODE_LANGUAGES)
     index = context.index
@@ -105,6 +124,48 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
         if enough(clause, hits, context):
             break
     return hits
+
+
+def _with_helpers(pattern: str, helpers: dict, context: Context) -> str:
+    """`pattern` with `{helpers}` standing for the names of the helpers `helpers` describes (a
+    pattern that matches nothing when there are none); trusted as `pattern` is."""
+    key = ("text helpers", helpers["body"], tuple(helpers.get("prefilter", ())))
+    names = context.memo(key, lambda: _helper_names(helpers, context))
+    derived = pattern.replace(HELPERS, "|".join(re.escape(name) for name in names) or "(?!)")
+    inherit_trust(pattern, derived)
+    return derived
+
+
+def _helper_names(helpers: dict, context: Context) -> tuple[str, ...]:
+    """The last names of the functions of Python files whose code matches the `body` of
+    `helpers` and that take two arguments or more (what a helper compares), test functions aside."""
+    body = compile_guarded(helpers["body"])
+    index = context.index
+    literals = helpers.get("prefilter") or list(required_literals(helpers["body"]))
+    names = set()
+    for source in index.select(literals, languages=["python"], roles=("product", "tests")):
+        for definition, code in index.python_lexical(source).functions():
+            name = definition.name.rpartition(".")[2]
+            if not name.startswith("test") and name not in names and _arguments(code) >= 2:
+                with searching(source.path):
+                    if body.search(code) is not None:
+                        names.add(name)
+    return tuple(sorted(names))
+
+
+def _arguments(code: str) -> int:
+    """How many parameters the function whose code starts `code` takes, `self` and `cls` aside."""
+    opened = code.find("(")
+    depth, end = 0, opened
+    for end in range(opened, len(code)):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(code[end], 0)
+        if depth == 0:
+            break
+    parameters = [part.strip() for part in _TOP_LEVEL_COMMA.split(code[opened + 1 : end])]
+    return len([part for part in parameters if part and part not in ("self", "cls", "*", "/")])
+
+
+_TOP_LEVEL_COMMA = re.compile(r",(?![^()\[\]{}]*[)\]}])")
 
 
 def reads_only_cpp(spec: dict) -> bool:

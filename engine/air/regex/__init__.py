@@ -68,6 +68,12 @@ def distrust(pattern: str) -> None:
     _LEARNED.distrusted.add(pattern)
 
 
+def inherit_trust(pattern: str, derived: str) -> None:
+    """Distrust `derived`, a pattern built from `pattern` with literal text put in, as `pattern` is."""
+    if pattern in _LEARNED.distrusted:
+        _LEARNED.distrusted.add(derived)
+
+
 def ship(pattern: str) -> None:
     """Mark `pattern` as one of air's own packs: tests/test_security_regex.py proves every such
     pattern free of the constructs the guard looks for, so compiling it skips that analysis
