@@ -45,6 +45,9 @@ class Hit:
         return dict(self.captures).get(name)
 
 
+EXPANDED = "EXPANDED"  # a hit's capture at a place that expands a macro whose definition shows the evidence
+
+
 def hit_at(source: SourceFile, line: int, captures: Mapping[str, str] | None = None) -> Hit:
     snippet = " ".join(source.line_text(line).split())
     if len(snippet) > SNIPPET_LIMIT:

@@ -5,7 +5,8 @@ Only files that hold one of the `prefilter` literals are searched (by default, l
 pattern cannot match without); an entry that is a list of literals needs every one of them.
 A match spanning lines is cited at its start, or where its first group named `CITE…` that took
 part begins (`CITE1`, `CITE2`: a group name is used once per pattern), so the line shown is the
-one that proves it. With `same_function`, a match in Python that starts inside a function must
+one that proves it. A match inside the `#define` of a function-like C/C++ macro is cited where
+the tree expands the macro too, which is where what it shows takes effect. With `same_function`, a match in Python that starts inside a function must
 end inside it (the outermost: a helper a test defines is part of the test), so that a test's
 comparison counts for what that test does, not for the test before.
 """
@@ -13,8 +14,10 @@ comparison counts for what that test does, not for the test before.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from air.evidence.base import (
+    EXPANDED,
     Clause,
     Context,
     Hit,
@@ -27,6 +30,8 @@ from air.evidence.base import (
     roles_for,
 )
 from air.index.cpp import CPP_LANGUAGES
+from air.index.cpp.preprocessor import DefineSpans
+from air.index.model import SourceFile
 from air.regex import compile_guarded, inherit_trust, required_literals, searching
 
 SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too, and with `code_only` every string, in C/C++ too)"
@@ -121,9 +126,41 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             cited = next((match.start(k) for k, v in groups.items() if v is not None and k.startswith(CITED)), None)
             cited_line = line if cited is None else line + text.count("\n", counted, offset + cited)
             hits.append(hit_at(source, cited_line, captures))
+            expansions = _macro_expansions(source, text, offset + (match.start() if cited is None else cited), context)
+            hits.extend(hit_at(site, at, {**captures, EXPANDED: macro}) for macro, site, at in expansions)
         if enough(clause, hits, context):
             break
     return hits
+
+
+def _macro_expansions(
+    source: SourceFile, text: str, offset: int, context: Context
+) -> list[tuple[str, SourceFile, int]]:
+    """Where the tree expands the function-like macro whose `#define` holds `offset` of a C/C++
+    file's `text` (the macro, the file and the line): what the match shows happens there, cited
+    after the definition."""
+    if source.language not in CPP_LANGUAGES or "#" not in text:
+        return []
+    spans: DefineSpans = context.memo(("define spans", source.path, len(text)), lambda: DefineSpans(text))
+    macro = spans.macro_at(offset)
+    if macro is None or not any(define.params is not None for _where, define in context.index.defines.get(macro, [])):
+        return []
+    sites = context.memo(("macro expansions", macro), lambda: _expansion_sites(macro, context))
+    return [(macro, site, line) for site, line in sites]
+
+
+def _expansion_sites(macro: str, context: Context) -> list[tuple[SourceFile, int]]:
+    """Where C/C++ files write `macro(`, other than in its own `#define`."""
+    index = context.index
+    written = re.compile(rf"(?<![\w.>:]){re.escape(macro)}[ \t]*\(")
+    sites = []
+    for source in index.select([macro], languages=CPP_LANGUAGES):
+        code = index.code_text(source)
+        spans: DefineSpans = context.memo(("define spans", source.path, len(code)), partial(DefineSpans, code))
+        for match in written.finditer(code):
+            if not spans.is_macro_name(match.start()):
+                sites.append((source, code.count("\n", 0, match.start()) + 1))
+    return sites
 
 
 def _with_helpers(pattern: str, helpers: dict, context: Context) -> str:
@@ -137,35 +174,62 @@ def _with_helpers(pattern: str, helpers: dict, context: Context) -> str:
 
 
 def _helper_names(helpers: dict, context: Context) -> tuple[str, ...]:
-    """The last names of the functions of Python files whose code matches the `body` of
-    `helpers` and that take two arguments or more (what a helper compares), test functions aside."""
+    """The names of the functions of Python files whose code matches the `body` of `helpers`
+    and that take two arguments or more (what a helper compares), test functions aside."""
     body = compile_guarded(helpers["body"])
     index = context.index
     literals = helpers.get("prefilter") or list(required_literals(helpers["body"]))
-    names = set()
+    names: set[str] = set()
     for source in index.select(literals, languages=["python"], roles=("product", "tests")):
-        for definition, code in index.python_lexical(source).functions():
-            name = definition.name.rpartition(".")[2]
-            if not name.startswith("test") and name not in names and _arguments(code) >= 2:
-                with searching(source.path):
-                    if body.search(code) is not None:
-                        names.add(name)
+        code = index.python_lexical(source).code
+        for definition in _HELPER_DEFINITION.finditer(code):
+            name = definition["name"]
+            if name in names:
+                continue
+            arguments, signature_end = _signature(code, definition.end() - 1)
+            if arguments < 2:
+                continue
+            end = _BODY_END[len(definition["indent"])].search(code, signature_end)
+            with searching(source.path):
+                if body.search(code[signature_end : len(code) if end is None else end.start()]) is not None:
+                    names.add(name)
     return tuple(sorted(names))
 
 
-def _arguments(code: str) -> int:
-    """How many parameters the function whose code starts `code` takes, `self` and `cls` aside."""
-    opened = code.find("(")
-    depth, end = 0, opened
-    for end in range(opened, len(code)):
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(code[end], 0)
-        if depth == 0:
-            break
+_HELPER_DEFINITION = compile_guarded(
+    r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?!test)(?P<name>[A-Za-z_]\w*)[ \t]*\("
+)
+
+
+class _BodyEnds(dict):
+    """By a `def`'s indentation: where its body ends, at the next line of code indented no deeper."""
+
+    def __missing__(self, indent: int) -> re.Pattern[str]:
+        found = self[indent] = re.compile(rf"\n[ \t]{{0,{indent}}}(?=[^ \t\n])")
+        return found
+
+
+_BODY_END = _BodyEnds()
+
+
+def _signature(code: str, opened: int) -> tuple[int, int]:
+    """Of the parameter list whose `(` is at `opened`: how many parameters it names, `self` and
+    `cls` aside, and where it ends."""
+    end = code.find(")", opened)
+    if end < 0 or _OPENING.search(code, opened + 1, end) is not None:  # nested brackets: count them
+        depth, end = 0, opened
+        for end in range(opened, min(len(code), opened + MAX_SIGNATURE)):
+            depth += _BRACKETS.get(code[end], 0)
+            if depth == 0:
+                break
     parameters = [part.strip() for part in _TOP_LEVEL_COMMA.split(code[opened + 1 : end])]
-    return len([part for part in parameters if part and part not in ("self", "cls", "*", "/")])
+    return len([part for part in parameters if part and part not in ("self", "cls", "*", "/")]), end + 1
 
 
+_BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+_OPENING = re.compile(r"[(\[{]")
 _TOP_LEVEL_COMMA = re.compile(r",(?![^()\[\]{}]*[)\]}])")
+MAX_SIGNATURE = 2000
 
 
 def reads_only_cpp(spec: dict) -> bool:

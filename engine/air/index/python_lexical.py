@@ -128,16 +128,6 @@ class LexicalPython:
         """The last line of the outermost function holding `line` (see `air.index.python.function_end`)."""
         return function_end(self._function_spans, line)
 
-    def functions(self) -> Iterator[tuple[PyDef, str]]:
-        """Each function definition (nested ones too) with its code: strings and comments blanked."""
-        ends = dict(self._function_spans)
-        starts = self._line_starts
-        for definition in self.defs:
-            end = ends.get(definition.line)
-            if definition.kind == "function" and end is not None:
-                stop = starts[end] if end < len(starts) else len(self.code)
-                yield definition, self.code[starts[definition.line - 1] : stop]
-
     @cached_property
     def _line_starts(self) -> list[int]:
         return [0, *accumulate([len(line) + 1 for line in self.code.split("\n")])][:-1]

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from air.evidence import KINDS, Evaluator
-from air.evidence.base import Clause, ClauseResult, Coverage, Hit
+from air.evidence.base import EXPANDED, Clause, ClauseResult, Coverage, Hit
 from air.pack.conditions import affirmed_names, referenced_names
 from air.pack.framework import Framework, Route
 from air.pack.load import NOT_ENCODED, Row
@@ -20,7 +20,12 @@ MAX_LISTED = 20
 
 
 DECLARATION_SUFFIXES = (".pyi",)  # stubs: they declare what a module defines elsewhere
-RANKS = [(role, declaration) for role in ("product", "tests", "docs") for declaration in (False, True)]
+RANKS = [
+    (role, declaration, expansion)
+    for role in ("product", "tests", "docs")
+    for declaration in (False, True)
+    for expansion in (False, True)
+]
 BINARY_REASON = "binary distribution: source not available"
 
 
@@ -280,15 +285,21 @@ def findings_of(results: Iterable[ClauseResult]) -> tuple[Finding, ...]:
     """The findings of `results`, given strongest first, the first shown the strongest: a
     stronger clause's before a weaker one's (so what earned the points comes before a
     prerequisite's evidence); within a clause, product code before tests and docs, then a
-    definition before a declaration of it in a stub; then by place. One finding per line, the
+    definition before a declaration of it in a stub, what a macro's definition shows before the
+    places that expand it (see `air.evidence.text`); then by place. One finding per line, the
     strongest clause's name kept."""
     unique: dict[tuple[str, int], Finding] = {}
     for result in results:
         shown = result.counted() + result.test_only_hits()  # each in place order
-        for role, declaration in RANKS:
+        for role, declaration, expansion in RANKS:
             for hit in shown:
                 place = (hit.path, hit.line)
-                if hit.role == role and hit.path.endswith(DECLARATION_SUFFIXES) == declaration and place not in unique:
+                if (
+                    hit.role == role
+                    and hit.path.endswith(DECLARATION_SUFFIXES) == declaration
+                    and (EXPANDED in dict(hit.captures)) == expansion
+                    and place not in unique
+                ):
                     unique[place] = finding_of(hit, result.clause.name)
                     if len(unique) == MAX_FINDINGS_PER_ROW:
                         return tuple(unique.values())
