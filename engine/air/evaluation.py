@@ -305,6 +305,7 @@ def index_stats(index: CodeIndex) -> IndexStats:
         skipped_files=tuple(sorted((s.path, s.reason) for s in index.skipped))[:MAX_LISTED_SKIPPED],
         skipped_directories=tuple(sorted(index.skipped_directories)),
         vendored_read=tuple(sorted(index.vendored_read)),
+        switches_off=tuple(f"{name} ({where})" for name, where in index.build_switches.items()),
     )
 
 

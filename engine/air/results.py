@@ -158,6 +158,7 @@ class IndexStats:
     skipped_files: tuple[tuple[str, str], ...] = ()  # (path, reason), the first ones by path
     skipped_directories: tuple[tuple[str, str], ...] = ()  # (directory, reason): excluded or vendored
     vendored_read: tuple[tuple[str, str], ...] = ()  # (directory, why): vendored, but the backend's own
+    switches_off: tuple[str, ...] = ()  # build switches off by default, whose `#if` code is not read
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,7 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
     *leading, last = reached(statements) or [""]
     metadata: set[str] = set()
     queried: set[str] = set()
+    message = _message_locals(leading, last) if always_fails(last) else set()
     for statement in leading:
         declaration = _DECLARATION.fullmatch(statement)
         name, init = (declaration["name"], declaration["init"] or "") if declaration is not None else ("", "")
@@ -167,9 +168,39 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
             rules = replace(rules, placeholders=rules.placeholders | {name})
         elif assigned is not None and _is_query(assigned, rules.value_types, queried):
             queried.add(name)
-        elif not _inert(statement, rules):
+        elif name not in message and not _inert(statement, rules):
             return False
     return _inert(last, rules) or _leaves(last, rules, metadata, queried)
+
+
+def _message_locals(leading: list[str], failure: str) -> set[str]:
+    """The locals of `leading` that only the statement that always fails reads, itself or
+    through other such locals: what its message is made of (`const auto& name =
+    op.schema().operator_name(); TORCH_CHECK(false, "no kernel for ", name);`)."""
+    declared = {}
+    for position, statement in enumerate(leading):
+        declaration = _DECLARATION.fullmatch(statement)
+        if declaration is not None:
+            declared[declaration["name"]] = position
+    found: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, position in declared.items():
+            if name in found:
+                continue
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            readers = [other for other, statement in enumerate(leading) if other != position and word.search(statement)]
+            by_message = [reader for reader in readers if _declared_name(leading[reader]) in found]
+            if len(by_message) == len(readers) and (by_message or word.search(failure)):
+                found.add(name)
+                grown = True
+    return found
+
+
+def _declared_name(statement: str) -> str | None:
+    declaration = _DECLARATION.fullmatch(statement)
+    return None if declaration is None else declaration["name"]
 
 
 def _is_placeholder(value: str, rules: StubRules, queried: Collection[str] = ()) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -15,6 +15,7 @@ from ahocorasick_rs import AhoCorasick, Implementation
 from air.executor import Executor
 from air.index import build, cpp, python, vendored
 from air.index.blanking import blank_hash_comments, blank_spans
+from air.index.build_switches import switches_off
 from air.index.files import FileListing, IndexOptions, read_files
 from air.index.model import (
     BuildFacts,
@@ -215,7 +216,10 @@ class CodeIndex:
             _ = self.build  # every evaluation reads the build metadata: here, not serially later
             return alongside()
 
-        found, extra = self.executor.map(lambda sources: [_read(source) for source in sources], jobs, here)
+        switches_off = self.switches_off  # worked out before the workers start, which read by it
+        found, extra = self.executor.map(
+            lambda sources: [_read(source, switches_off) for source in sources], jobs, here
+        )
         for sources, results in zip(jobs, found):
             for source, result in zip(sources, results):
                 if isinstance(result, CppFacts):
@@ -337,7 +341,7 @@ class CodeIndex:
     def cpp_facts(self, source: SourceFile) -> CppFacts:
         facts = self._cpp.get(source.path)
         if facts is None:
-            facts = cpp.extract_cpp(source.text)
+            facts = cpp.extract_cpp(source.text, self.switches_off)
             self._cpp[source.path] = facts
         return facts
 
@@ -364,7 +368,7 @@ class CodeIndex:
                 return facts.stripped
             stripped = self._stripped.get(source.path)
             if stripped is None:  # reading the text needs no facts: they take ten times longer
-                stripped = self._stripped[source.path] = cpp.strip_comments(source.text)
+                stripped = self._stripped[source.path] = cpp.strip_comments(source.text, self.switches_off)
             return stripped
         if source.language == "python":
             return self.python_lexical(source).without_comments
@@ -462,6 +466,16 @@ class CodeIndex:
         return found
 
     @cached_property
+    def build_switches(self) -> Mapping[str, str]:
+        """The build switches a default build leaves off, with where each is declared (see
+        `air.index.build_switches`)."""
+        return switches_off(self.files)
+
+    @property
+    def switches_off(self) -> frozenset[str]:
+        return frozenset(self.build_switches)
+
+    @cached_property
     def build(self) -> list[tuple[SourceFile, BuildFacts]]:
         """Build metadata from setup.py, pyproject.toml, setup.cfg and requirements files of
         the product and its tests, the tree's top level first (its name and version describe
@@ -514,10 +528,11 @@ def _kinds(languages: Iterable[str] | None, roles: Iterable[str] | None, include
     )
 
 
-def _read(source: SourceFile) -> CppFacts | tuple[str, str]:
-    """The facts of C/C++; of Python, the text as `code_text` gives it and with literals blanked too."""
+def _read(source: SourceFile, switches_off: Collection[str]) -> CppFacts | tuple[str, str]:
+    """The facts of C/C++ (as a build with `switches_off` off compiles it); of Python, the text
+    as `code_text` gives it and with literals blanked too."""
     if source.language != "python":
-        return cpp.extract_cpp(source.text)
+        return cpp.extract_cpp(source.text, switches_off)
     lexical = LexicalPython(source.text, None, _is_package(source))
     return lexical.without_comments, lexical.code
 

@@ -205,6 +205,8 @@ def _source_discovery(report: Report, links: EvidenceLinks) -> list[str]:
         f"Skipped files: {_describe_skipped(report.index.skipped)}",
         "Submodules declared but absent, so not analysed: "
         + (", ".join(_code(path) for path in report.index.absent_submodules) or NONE),
+        "Build switches off by default, whose `#if` code a default build leaves out and is not read: "
+        + (", ".join(markdown_text(switch) for switch in report.index.switches_off) or NONE),
         f"Integration path: **{markdown_text(path.title)}** ({markdown_text(report.pack.terms.key)}: {markdown_text(path.key or NONE)})",
     ]
     blocks = ["## Source discovery and path signals", _bullets(facts)]

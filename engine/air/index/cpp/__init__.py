@@ -15,6 +15,7 @@ and `calls` calls and constructions. `extract_cpp` reads a file's facts in one p
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import cache
 
 from air.index.blanking import blank_spans
@@ -86,8 +87,9 @@ __all__ = [
 CPP_LANGUAGES = ("cpp", "template")  # the index languages read as C/C++
 
 
-def extract_cpp(text: str) -> CppFacts:
-    """Read a C or C++ source in one pass. Never raises.
+def extract_cpp(text: str, off: Collection[str] = ()) -> CppFacts:
+    """Read a C or C++ source in one pass, as a build with the switches `off` off compiles it
+    (see `strip_comments`). Never raises.
 
     - defines: object-like and function-like, continuation lines joined and the
       body whitespace-collapsed;
@@ -106,7 +108,7 @@ def extract_cpp(text: str) -> CppFacts:
     for kind, start, end in lexemes(text):
         (comments if kind in COMMENT_KINDS else literals).append((start, end))
     stripped = blank_spans(text, comments)
-    dead = dead_branches(stripped)
+    dead = dead_branches(stripped, off=off)
     stripped = blank_spans(stripped, dead)
     lines = Lines(text)
     defines: list[CppDefine] = []

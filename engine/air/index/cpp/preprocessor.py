@@ -21,14 +21,15 @@ from air.index.model import CppConstant, CppDefine, CppInclude
 # --- Comments and dead branches ----------------------------------------------
 
 
-def strip_comments(text: str) -> str:
+def strip_comments(text: str, off: Collection[str] = ()) -> str:
     """Blank out `//` and `/* */` comments, replacing every comment character except
     line breaks by a space, and the code of dead preprocessor branches (see
-    `dead_branches`). String and char literals (raw strings included) and line
-    continuations are kept, so the result has the length and line breaks of `text`."""
+    `dead_branches`; `off` names the build switches that are off). String and char literals
+    (raw strings included) and line continuations are kept, so the result has the length and
+    line breaks of `text`."""
     comments = ((start, end) for kind, start, end in lexemes(text) if kind in COMMENT_KINDS)
     stripped = blank_spans(text, comments)
-    return blank_spans(stripped, dead_branches(stripped))
+    return blank_spans(stripped, dead_branches(stripped, off=off))
 
 
 _CONDITIONAL = re.compile(
@@ -83,15 +84,19 @@ def directive_lines(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[st
                 return
 
 
-def dead_branches(text: str, undefined: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
+def dead_branches(
+    text: str, undefined: Callable[[str], bool] | None = None, off: Collection[str] = ()
+) -> list[tuple[int, int]]:
     """Spans of comment-free C/C++ `text` that the preprocessor leaves out whatever is
     defined: the branches of `#if`/`#elif` conditions that are constant and false, and
     those after a constant true one, each with its directive lines, so that what remains
     reads as the branch the preprocessor keeps. Constructs whose conditions are not all
     constant are kept whole; nesting is followed. With `undefined`, a condition on one
     macro for which it holds is constant too: `#ifdef M`, `#if defined(M)` and `#if M` are
-    false, `#ifndef M` and `#if !defined(M)` true."""
-    if undefined is None and next(directive_lines(_CONSTANT_HINT, text), None) is None:
+    false, `#ifndef M` and `#if !defined(M)` true. The build switches `off` make `#if M` false
+    and `#if !M` true (see `air.index.build_switches`)."""
+    switched = [name for name in off if name in text]
+    if undefined is None and not switched and next(directive_lines(_CONSTANT_HINT, text), None) is None:
         return []
 
     def value(keyword: str, rest: str) -> bool | None:
@@ -99,10 +104,14 @@ def dead_branches(text: str, undefined: Callable[[str], bool] | None = None) -> 
             macro = rest.strip()
             return (keyword == "ifndef") if undefined is not None and is_name(macro) and undefined(macro) else None
         constant = _constant(rest)
-        if constant is not None or undefined is None:
+        if constant is not None:
             return constant
         tested = _TESTED_MACRO.fullmatch(rest.strip())
-        if tested is None or not undefined(tested["called"] or tested["named"] or tested["bare"]):
+        if tested is None:
+            return None
+        if tested["bare"] in switched:
+            return bool(tested["negation"])
+        if undefined is None or not undefined(tested["called"] or tested["named"] or tested["bare"]):
             return None
         return bool(tested["negation"])
 
