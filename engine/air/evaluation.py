@@ -103,6 +103,7 @@ class Evaluation:
             self.absent.used(index) + extensions,
             extensions,
             unread_code(index),
+            path.key,
         )
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)

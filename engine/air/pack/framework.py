@@ -19,6 +19,7 @@ from air.pack.shipped import framework_dir
 from air.pack.validation import check_clause, checked_condition, checked_pattern
 from air.results import Terms
 from air.source.locate import KnownBackend
+from air.versions import admits
 from air.yamldoc import YamlDocument, YamlPath, load_yaml
 
 COUNT_PLACEHOLDER = re.compile(r"\{count:([a-z_][a-z0-9_]*)\}")  # in a verdict's note
@@ -80,6 +81,28 @@ class Route:
 
 
 @dataclass(frozen=True)
+class CorePart:
+    """A part of the runtime the framework's core implements for an in-tree key, and the rows
+    (named, or by section) it answers."""
+
+    provides: str
+    rows: frozenset[str]
+    sections: frozenset[str]
+
+    def answers(self, row_id: str, section: str) -> bool:
+        return row_id in self.rows or section in self.sections
+
+
+@dataclass(frozen=True)
+class CoreRuntime:
+    """What the framework's core implements for the in-tree keys `keys`."""
+
+    keys: frozenset[str]
+    parts: tuple[CorePart, ...]
+    framework_versions: str | None = None  # the releases whose core has them
+
+
+@dataclass(frozen=True)
 class QuickReference:
     """An entry of the registration quick reference: a mechanism, the row that checks it, and
     the row's evidence clauses that are the mechanism itself (the row may earn points by other
@@ -125,6 +148,22 @@ class Framework:
     native_libraries: tuple[str, ...] = ()  # globs of the file names of the shared libraries a backend registers
     probe_session: Path | None = None  # the module that starts a probe run (see `air.runtime`)
     headers: str | None = None  # the folder of the installed package that holds its C++ headers
+    core_runtime: tuple[CoreRuntime, ...] = ()
+
+    def core_part(self, key: str | None, row_id: str, section: str, target: str | None) -> CorePart | None:
+        """The part of the core runtime of the in-tree key `key` that answers the row, if any, in
+        a release the backend may target (`target`: a release, the range its pins allow, or
+        None for the newest)."""
+        runtime = next(
+            (
+                runtime
+                for runtime in self.core_runtime
+                if key in runtime.keys
+                and (target is None or runtime.framework_versions is None or admits(runtime.framework_versions, target))
+            ),
+            None,
+        )
+        return None if runtime is None else next((p for p in runtime.parts if p.answers(row_id, section)), None)
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -233,6 +272,17 @@ def _build(document: _Combined, directory: Path) -> Framework:
         native_libraries=tuple(data.get("native_libraries", ())),
         probe_session=session,
         headers=data.get("headers"),
+        core_runtime=tuple(
+            CoreRuntime(
+                frozenset(runtime["keys"]),
+                tuple(
+                    CorePart(part["provides"], frozenset(part.get("rows", ())), frozenset(part.get("sections", ())))
+                    for part in runtime["parts"]
+                ),
+                runtime.get("framework_versions"),
+            )
+            for runtime in data.get("core_runtime", ())
+        ),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},
             virtuals={

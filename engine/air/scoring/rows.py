@@ -40,6 +40,7 @@ class Setting:
     absent: tuple[str, ...] = ()  # the backend's own code the tree declares but does not contain
     absent_native: tuple[str, ...] = ()  # of it, compiled extensions with no C/C++ source in the tree
     unread: tuple[str, ...] = ()  # the backend's code in languages air does not read: "Rust (src/lib.rs)"
+    key: str | None = None  # the dispatch key the verdict names
 
     @property
     def native_unseen(self) -> str:
@@ -84,6 +85,10 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         hidden = _absent_text(row.depends_on, setting.absent)
     elif row.depends_on and setting.unread:
         hidden = _unread_text(row.depends_on, setting.unread)
+    core = setting.framework.core_part(setting.key, row.id, row.section, setting.target_version)
+    if core is not None and (undecided or points < max(row.score)):
+        elsewhere = f"{setting.framework.name} implements {core.provides} for the {setting.key} key, outside this tree"
+        return _result(row, "unknown", None, join_reasons([elsewhere, *notes]), findings, fix)
     prerequisite = row.requires.evaluate(results) if row.requires is not None else True
     if prerequisite is False:
         reason = join_reasons([hidden, *notes, _without_prerequisite(row, results)])
