@@ -12,6 +12,9 @@ A finding in a test file earns credit only when it lies in a test that exercises
   (`device_generic`), so its tests can run on the device rather than on the host alone;
 - it is not in a block under `if False:` (or `while False:`), which never runs, nor in a
   parameter set whose marks skip it or expect it to fail (`pytest.param(..., marks=xfail)`);
+- it is not in a branch for another device type: the block of an `if` or `elif` whose condition
+  names one of `device_types` as a plain name or a string (`if cuda:`, `elif device == "cpu":`),
+  and neither the backend nor a negation, which runs the reference, not the backend;
 - it is not in a test whose every check expects an error (`error_checks`, and none of
   `result_checks`: `with pytest.raises(...)` and no `assert`), which shows what fails, nor in a
   block or call that expects one (`with pytest.raises(...):` and its body, `assertRaises(E, f)`);
@@ -226,7 +229,7 @@ class LiveTests:
         skips = [number for number, start in self._skip_lines(code) if self._skips(code, text, start)]
         listed = self._listed_tests(code)
         unused = _named_only_in_def(code)
-        never = _never_run(code) + self._skipped_params(code, text)
+        never = _never_run(code) + self._skipped_params(code, text) + self._foreign_branches(code, text)
         expects_errors = self.live.error_checks is not None and self.live.error_checks.search(code) is not None
         if not skips and not listed and not unused and not expects_errors:
             return never, []  # most files: no outline needed
@@ -249,6 +252,34 @@ class LiveTests:
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
         return dead + self._listed(outline, listed), erring
+
+    def _foreign_branches(self, code: str, text: str) -> list[tuple[int, int]]:
+        """The lines of the blocks that run only for another device type (see the module's
+        docstring): `text` keeps the strings a condition compares with, `code` the blocks."""
+        foreign = self._foreign_device
+        if foreign is None or foreign.search(text) is None:
+            return []
+        branches = []
+        for branch in _CONDITION_LINE.finditer(text):
+            condition = branch["condition"]
+            if _NEGATION.search(condition) or foreign.search(condition) is None:
+                continue
+            if self._naming is not None and self._naming.search(condition) is not None:
+                continue
+            line = text.count("\n", 0, branch.start()) + 1
+            after = code_at_most(len(branch["indent"])).search(code, branch.end())
+            last = len(code.split("\n")) if after is None else line + code.count("\n", branch.end(), after.start())
+            branches.append((line + 1, last))
+        return branches
+
+    @cached_property
+    def _foreign_device(self) -> GuardedPattern | None:
+        """A device type other than the backend's, as a plain name or a string of a condition."""
+        others = sorted(name for name in self.live.device_types if name not in self.names and name != "privateuse1")
+        if not others:
+            return None
+        names = "|".join(map(re.escape, others))
+        return compile_guarded(rf"(?<![\w.])(?:{names})(?![\w(])|[\"'](?:{names})(?::\d+)?[\"']")
 
     def _skipped_params(self, code: str, text: str) -> list[tuple[int, int]]:
         """The lines of the parameter sets (`pytest.param(..., marks=pytest.mark.xfail)`) whose
@@ -424,6 +455,10 @@ class _Header(NamedTuple):
     indentation: int
     name: str
     body: int  # where the line after it starts (past the end for the last line)
+
+
+_CONDITION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:el)?if\b(?P<condition>[^\n]*):[ \t]*$", re.MULTILINE)
+_NEGATION = re.compile(r"\bnot\b|!=")
 
 
 class _Outline:
