@@ -457,7 +457,7 @@ class _Header(NamedTuple):
     body: int  # where the line after it starts (past the end for the last line)
 
 
-_CONDITION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:el)?if\b(?P<condition>[^\n]*):[ \t]*$", re.MULTILINE)
+_CONDITION_LINE = compile_guarded(r"^(?P<indent>[ \t]*)(?:el)?if\b(?P<condition>[^\n]*):[ \t]*$")
 _NEGATION = re.compile(r"\bnot\b|!=")
 
 
@@ -532,7 +532,7 @@ def _named_only_in_def(code: str) -> set[str]:
     return {name for name in _top_level_functions(code) if _named_once(code, name)}
 
 
-_CONSTANT_FALSE = re.compile(r"^(?P<indent>[ \t]*)(?:if|while)[ \t]+(?:False|0)[ \t]*:[ \t]*$", re.MULTILINE)
+_CONSTANT_FALSE = compile_guarded(r"^(?P<indent>[ \t]*)(?:if|while)[ \t]+(?:False|0)[ \t]*:[ \t]*$")
 
 
 @lru_cache(maxsize=1024)

@@ -171,7 +171,9 @@ def function_spans(code: str) -> tuple[tuple[int, int], ...]:
                 spans.append((open_defs.pop()[1], last_code))
             if _DEF_LINE.match(line):
                 open_defs.append((indent, number))
-        depth = max(depth + sum(map(line.count, "([{")) - sum(map(line.count, ")]}")), 0)
+        if "(" in line or ")" in line or "[" in line or "]" in line or "{" in line or "}" in line:
+            opened = line.count("(") + line.count("[") + line.count("{")
+            depth = max(depth + opened - line.count(")") - line.count("]") - line.count("}"), 0)
         continued, last_code = stripped.endswith("\\"), number
     spans.extend((start, last_code) for _indent, start in open_defs)
     return tuple(spans)
