@@ -72,6 +72,7 @@ SCHEMA = {
             "comparison helpers, say",
             "properties": {
                 "body": {"type": "string", "minLength": 1},
+                "names": {"type": "string", "minLength": 1, "description": "a regex a helper's name must match"},
                 "prefilter": {"type": "array", "items": {"type": "string", "minLength": 1}},
             },
         },
@@ -88,6 +89,8 @@ def validate(spec: dict, checks: SpecChecks) -> None:
         checks.pattern(("pattern",), spec["pattern"])
     if "helpers" in spec:
         checks.pattern(("helpers", "body"), spec["helpers"]["body"])
+        if "names" in spec["helpers"]:
+            checks.pattern(("helpers", "names"), spec["helpers"]["names"])
         if HELPERS not in spec.get("pattern", ""):
             checks.refuse(("helpers",), f"helpers are named where the pattern says {HELPERS}, and it does not")
 
@@ -166,7 +169,7 @@ def _expansion_sites(macro: str, context: Context) -> list[tuple[SourceFile, int
 def _with_helpers(pattern: str, helpers: dict, context: Context) -> str:
     """`pattern` with `{helpers}` standing for the names of the helpers `helpers` describes (a
     pattern that matches nothing when there are none); trusted as `pattern` is."""
-    key = ("text helpers", helpers["body"], tuple(helpers.get("prefilter", ())))
+    key = ("text helpers", helpers["body"], helpers.get("names"), tuple(helpers.get("prefilter", ())))
     names = context.memo(key, lambda: _helper_names(helpers, context))
     derived = pattern.replace(HELPERS, "|".join(re.escape(name) for name in names) or "(?!)")
     inherit_trust(pattern, derived)
@@ -174,9 +177,11 @@ def _with_helpers(pattern: str, helpers: dict, context: Context) -> str:
 
 
 def _helper_names(helpers: dict, context: Context) -> tuple[str, ...]:
-    """The names of the functions of Python files whose code matches the `body` of `helpers`
-    and that take two arguments or more (what a helper compares), test functions aside."""
+    """The names of the functions of Python files whose code matches the `body` of `helpers`,
+    whose name matches its `names`, and that take two arguments or more (what a helper
+    compares); test functions and special methods (`__init__`) aside."""
     body = compile_guarded(helpers["body"])
+    named = compile_guarded(helpers.get("names", r"\w"))
     index = context.index
     literals = helpers.get("prefilter") or list(required_literals(helpers["body"]))
     names: set[str] = set()
@@ -184,7 +189,7 @@ def _helper_names(helpers: dict, context: Context) -> tuple[str, ...]:
         code = index.python_lexical(source).code
         for definition in _HELPER_DEFINITION.finditer(code):
             name = definition["name"]
-            if name in names:
+            if name in names or name.startswith("__") or named.search(name) is None:
                 continue
             arguments, signature_end = _signature(code, definition.end() - 1)
             if arguments < 2:
