@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from air.pack.load import load_pack
 from air.run import check
+from air.scoring.rows import RUNTIME_REMEDY
 from helpers.packs import TINY_ROWS, load_error, write_pack
 from helpers.trees import write_tree
 
@@ -103,7 +104,10 @@ def test_a_present_prerequisite_leaves_the_runtime_check_to_decide(tmp_path):
             "tests/test_prof.py": "import torch\ntorch.profiler.profile()\n",
         },
     )
-    assert row_of(check(tested, pack), "timing").points == 1
+    tested_row = row_of(check(tested, pack), "timing")
+    assert tested_row.points == 1
+    # at its static best, the row asks for the runtime check, not for code that is there
+    assert tested_row.remediation == RUNTIME_REMEDY and "air check --runtime" in RUNTIME_REMEDY
 
 
 def test_a_prerequisite_that_cannot_be_decided_is_not_a_zero(tmp_path, monkeypatch):

@@ -27,6 +27,10 @@ RANKS = [
     for expansion in (False, True)
 ]
 BINARY_REASON = "binary distribution: source not available"
+RUNTIME_REMEDY = (
+    "Nothing the source can show is missing: run `air check --runtime`, whose check of the row's "
+    "behaviour on the device earns full credit when it passes."
+)
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,11 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         return _result(row, "unknown", None, join_reasons([hidden, reason]), findings, fix)
     if setting.compiled and points < max(row.score) and any(_reads_only_cpp(c) for c in row.evidence.values()):
         return _result(row, "unknown", None, join_reasons([unseen, reason]), findings, fix)
-    return _result(row, "scored", points, reason, findings, fix if points < FULL_POINTS else "")
+    if points == FULL_POINTS:
+        fix = ""
+    elif row.runtime_command and points == max(row.score):
+        fix = RUNTIME_REMEDY  # all a source can show is there: the rest is the runtime check's
+    return _result(row, "scored", points, reason, findings, fix)
 
 
 def _past_deprecations(
