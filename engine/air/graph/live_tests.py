@@ -275,7 +275,9 @@ class LiveTests:
     @cached_property
     def _foreign_device(self) -> GuardedPattern | None:
         """A device type other than the backend's, as a plain name or a string of a condition."""
-        others = sorted(name for name in self.live.device_types if name not in self.names and name != "privateuse1")
+        others = sorted(
+            name for name in self.live.device_types if name not in self.names and name not in self.live.own_device_types
+        )
         if not others:
             return None
         names = "|".join(map(re.escape, others))

@@ -47,6 +47,7 @@ class LiveSyntax:
     skip_list_entries: tuple[GuardedPattern, ...]  # ways to list a test: group `test` or `file`, optionally `cls`
     disabled_cpp_tests: tuple[str, ...]  # globs over C/C++ suite or test names
     error_checks: GuardedPattern | None = None  # a check that expects an error (`pytest.raises(`)
+    own_device_types: tuple[str, ...] = ()  # of device_types, those that stand for any backend under test
     result_checks: GuardedPattern | None = None  # a check of a result (`assert`, `assertEqual(`)
 
     def is_script(self, path: str, code: str, imported: Collection[str]) -> bool:
@@ -71,6 +72,7 @@ class LiveSyntax:
             device_skip=compile_guarded(data["device_skip"]),
             device_only=compile_guarded(data["device_only"]),
             device_types=tuple(name.lower() for name in data["device_types"]),
+            own_device_types=tuple(name.lower() for name in data.get("own_device_types", ())),
             device_generic=tuple(data["device_generic"]),
             helpers=tuple(data["helpers"]),
             test_names=tuple(data["test_names"]),
