@@ -6,9 +6,11 @@ pattern cannot match without); an entry that is a list of literals needs every o
 A match spanning lines is cited at its start, or where its first group named `CITE…` that took
 part begins (`CITE1`, `CITE2`: a group name is used once per pattern), so the line shown is the
 one that proves it. A match inside the `#define` of a function-like C/C++ macro is cited where
-the tree expands the macro too, which is where what it shows takes effect. With `same_function`, a match in Python that starts inside a function must
-end inside it (the outermost: a helper a test defines is part of the test), so that a test's
-comparison counts for what that test does, not for the test before.
+the tree expands the macro too, which is where what it shows takes effect. With
+`same_function`, a match in Python that starts inside a function must end inside it (the
+outermost: a helper a test defines is part of the test), so that a test's comparison counts for
+what that test does, not for the test before. With `helpers`, `{helpers}` in the pattern stands
+for the names of the suite's own helpers of a kind (see `air.evidence.suite_helpers`).
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from air.evidence.base import (
     may_count,
     roles_for,
 )
+from air.evidence.suite_helpers import HELPERS, with_helpers
 from air.index.cpp import CPP_LANGUAGES
 from air.index.cpp.preprocessor import DefineSpans
 from air.index.model import SourceFile
-from air.regex import compile_guarded, inherit_trust, required_literals, searching
+from air.regex import compile_guarded, required_literals, searching
 
 SUMMARY = "a regex or literal in comment-stripped source (`#define` bodies included; in Python, strings that stand as statements, such as docstrings, are blanked too, and with `code_only` every string, in C/C++ too)"
 SCHEMA = {
@@ -80,7 +83,6 @@ SCHEMA = {
 }
 
 CITED = "CITE"
-HELPERS = "{helpers}"
 CODE_LANGUAGES = ("python", "cpp", "template", "cmake", "yaml", "toml", "ini", "requirements", "shell", "make")
 
 
@@ -105,7 +107,7 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     spec = clause.spec
     pattern = re.escape(spec["literal"]) if "literal" in spec else spec["pattern"]
     if "helpers" in spec:
-        pattern = _with_helpers(pattern, spec["helpers"], context)
+        pattern = with_helpers(pattern, spec["helpers"], context)
     regex = compile_guarded(pattern)
     languages = spec.get("languages", CODE_LANGUAGES)
     index = context.index
@@ -164,77 +166,6 @@ def _expansion_sites(macro: str, context: Context) -> list[tuple[SourceFile, int
             if not spans.is_macro_name(match.start()):
                 sites.append((source, code.count("\n", 0, match.start()) + 1))
     return sites
-
-
-def _with_helpers(pattern: str, helpers: dict, context: Context) -> str:
-    """`pattern` with `{helpers}` standing for the names of the helpers `helpers` describes (a
-    pattern that matches nothing when there are none); trusted as `pattern` is."""
-    key = ("text helpers", helpers["body"], helpers.get("names"), tuple(helpers.get("prefilter", ())))
-    names = context.memo(key, lambda: _helper_names(helpers, context))
-    derived = pattern.replace(HELPERS, "|".join(re.escape(name) for name in names) or "(?!)")
-    inherit_trust(pattern, derived)
-    return derived
-
-
-def _helper_names(helpers: dict, context: Context) -> tuple[str, ...]:
-    """The names of the functions of Python files whose code matches the `body` of `helpers`,
-    whose name matches its `names`, and that take two arguments or more (what a helper
-    compares); test functions and special methods (`__init__`) aside."""
-    body = compile_guarded(helpers["body"])
-    named = compile_guarded(helpers.get("names", r"\w"))
-    index = context.index
-    literals = helpers.get("prefilter") or list(required_literals(helpers["body"]))
-    names: set[str] = set()
-    for source in index.select(literals, languages=["python"], roles=("product", "tests")):
-        code = index.python_lexical(source).code
-        for definition in _HELPER_DEFINITION.finditer(code):
-            name = definition["name"]
-            if name in names or name.startswith("__") or named.search(name) is None:
-                continue
-            arguments, signature_end = _signature(code, definition.end() - 1)
-            if arguments < 2:
-                continue
-            end = _BODY_END[len(definition["indent"])].search(code, signature_end)
-            with searching(source.path):
-                if body.search(code[signature_end : len(code) if end is None else end.start()]) is not None:
-                    names.add(name)
-    return tuple(sorted(names))
-
-
-_HELPER_DEFINITION = compile_guarded(
-    r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?!test)(?P<name>[A-Za-z_]\w*)[ \t]*\("
-)
-
-
-class _BodyEnds(dict):
-    """By a `def`'s indentation: where its body ends, at the next line of code indented no deeper."""
-
-    def __missing__(self, indent: int) -> re.Pattern[str]:
-        found = self[indent] = re.compile(rf"\n[ \t]{{0,{indent}}}(?=[^ \t\n])")
-        return found
-
-
-_BODY_END = _BodyEnds()
-
-
-def _signature(code: str, opened: int) -> tuple[int, int]:
-    """Of the parameter list whose `(` is at `opened`: how many parameters it names, `self` and
-    `cls` aside, and where it ends."""
-    end = code.find(")", opened)
-    if end < 0 or _OPENING.search(code, opened + 1, end) is not None:  # nested brackets: count them
-        depth, end = 0, opened
-        for end in range(opened, min(len(code), opened + MAX_SIGNATURE)):
-            depth += _BRACKETS.get(code[end], 0)
-            if depth == 0:
-                break
-    parameters = [part.strip() for part in _TOP_LEVEL_COMMA.split(code[opened + 1 : end])]
-    return len([part for part in parameters if part and part not in ("self", "cls", "*", "/")]), end + 1
-
-
-_BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-_OPENING = re.compile(r"[(\[{]")
-_TOP_LEVEL_COMMA = re.compile(r",(?![^()\[\]{}]*[)\]}])")
-MAX_SIGNATURE = 2000
 
 
 def reads_only_cpp(spec: dict) -> bool:
