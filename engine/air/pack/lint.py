@@ -3,8 +3,9 @@ references between its parts, the patterns' safety).
 
 Errors: a row without a title, a remediation or docs; a row whose item number is not in its
 section (3.2 belongs to section 3). Warnings, errors under `--strict`: a row crediting stubs
-with no remediation for them; a shared evidence definition no row uses; a fixture that expects nothing; a text pattern that matches nothing in
-any fixture the pack is tested with (its own, and those of the packs it extends).
+with no remediation for them; a shared evidence definition no row uses; a fixture that expects
+nothing; a text pattern that matches nothing in any fixture the pack is tested with (its own,
+and those of the packs it extends).
 """
 
 from __future__ import annotations
