@@ -471,7 +471,7 @@ class CodeIndex:
         `air.index.build_switches`)."""
         return switches_off(self.files)
 
-    @property
+    @cached_property
     def switches_off(self) -> frozenset[str]:
         return frozenset(self.build_switches)
 
