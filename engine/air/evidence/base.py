@@ -18,7 +18,7 @@ from air.index.files import matches_glob
 from air.index.model import PythonFacts, Role, SourceFile
 from air.index.python_lexical import LexicalPython
 from air.index.python_values import bound_values
-from air.regex import GuardedPattern, compile_guarded, searching
+from air.regex import GuardedPattern, alternatives, compile_guarded, searching
 from air.regex.native import AsciiMatch
 from air.versions import admits
 
@@ -347,8 +347,7 @@ def _naming_devices(pattern: str, device_names: tuple[str, ...]) -> str:
     """`pattern` with `<name>` standing for the backend's device names."""
     if DEVICE_PLACEHOLDER not in pattern:
         return pattern
-    names = "|".join(re.escape(name) for name in device_names) or "(?!)"
-    return pattern.replace(DEVICE_PLACEHOLDER, f"(?:{names})")
+    return pattern.replace(DEVICE_PLACEHOLDER, f"(?:{alternatives(device_names)})")
 
 
 def _definition_matches(value: str, pattern: str, context: Context) -> bool:

@@ -8,11 +8,9 @@ literal text put into a pattern of the pack, which keeps the pack's trust (see
 
 from __future__ import annotations
 
-import re
-
 from air.evidence.base import Context
-from air.index.python_lexical import code_at_most
-from air.regex import compile_guarded, inherit_trust, required_literals, searching
+from air.index.python_lexical import argument_spans, code_at_most
+from air.regex import alternatives, compile_guarded, inherit_trust, required_literals, searching
 
 HELPERS = "{helpers}"
 
@@ -22,7 +20,7 @@ def with_helpers(pattern: str, helpers: dict, context: Context) -> str:
     pattern that matches nothing when there are none); trusted as `pattern` is."""
     key = ("text helpers", helpers["body"], helpers.get("names"), tuple(helpers.get("prefilter", ())))
     names = context.memo(key, lambda: helper_names(helpers, context))
-    derived = pattern.replace(HELPERS, "|".join(re.escape(name) for name in names) or "(?!)")
+    derived = pattern.replace(HELPERS, alternatives(names))
     inherit_trust(pattern, derived)
     return derived
 
@@ -60,18 +58,6 @@ _HELPER_DEFINITION = compile_guarded(
 def _signature(code: str, opened: int) -> tuple[int, int]:
     """Of the parameter list whose `(` is at `opened`: how many parameters it names, `self` and
     `cls` aside, and where it ends."""
-    end = code.find(")", opened)
-    if end < 0 or _OPENING.search(code, opened + 1, end) is not None:  # nested brackets: count them
-        depth, end = 0, opened
-        for end in range(opened, min(len(code), opened + MAX_SIGNATURE)):
-            depth += _BRACKETS.get(code[end], 0)
-            if depth == 0:
-                break
-    parameters = [part.strip() for part in _TOP_LEVEL_COMMA.split(code[opened + 1 : end])]
-    return len([part for part in parameters if part and part not in ("self", "cls", "*", "/")]), end + 1
-
-
-_BRACKETS = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-_OPENING = re.compile(r"[(\[{]")
-_TOP_LEVEL_COMMA = re.compile(r",(?![^()\[\]{}]*[)\]}])")
-MAX_SIGNATURE = 2000
+    spans, end = argument_spans(code, opened)
+    parameters = [code[left:right].strip() for left, right in spans]
+    return len([part for part in parameters if part and part not in ("self", "cls", "*", "/")]), end

@@ -16,7 +16,6 @@ for the names of the suite's own helpers of a kind (see `air.evidence.suite_help
 from __future__ import annotations
 
 import re
-from functools import partial
 
 from air.evidence.base import (
     EXPANDED,
@@ -32,7 +31,7 @@ from air.evidence.base import (
     roles_for,
 )
 from air.evidence.suite_helpers import HELPERS, with_helpers
-from air.index.cpp import CPP_LANGUAGES
+from air.index.cpp import CPP_LANGUAGES, find_calls
 from air.index.cpp.preprocessor import DefineSpans
 from air.index.model import SourceFile
 from air.regex import compile_guarded, required_literals, searching
@@ -155,17 +154,13 @@ def _macro_expansions(
 
 
 def _expansion_sites(macro: str, context: Context) -> list[tuple[SourceFile, int]]:
-    """Where C/C++ files write `macro(`, other than in its own `#define`."""
+    """Where C/C++ files invoke `macro`."""
     index = context.index
-    written = re.compile(rf"(?<![\w.>:]){re.escape(macro)}[ \t]*\(")
-    sites = []
-    for source in index.select([macro], languages=CPP_LANGUAGES):
-        code = index.code_text(source)
-        spans: DefineSpans = context.memo(("define spans", source.path, len(code)), partial(DefineSpans, code))
-        for match in written.finditer(code):
-            if not spans.is_macro_name(match.start()):
-                sites.append((source, code.count("\n", 0, match.start()) + 1))
-    return sites
+    return [
+        (source, call.line)
+        for source in index.select([macro], languages=CPP_LANGUAGES)
+        for call in find_calls(index.cpp_facts(source), [macro])
+    ]
 
 
 def reads_only_cpp(spec: dict) -> bool:

@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from air.index.cpp.lexing import KEYWORDS_BEFORE_PARENTHESES, skip_group, split_top_level
+from air.regex import alternatives
 
 _CALL = re.compile(r"(?<![\w:])(?P<callee>[A-Za-z_]\w*(?: ?(?:::|\.|->) ?[A-Za-z_]\w*)*) ?(?:<[^<>;()]*> ?)?\(")
 _BINDING = re.compile(r"(?:[\w:<>,*& ]+? )?(?P<name>[A-Za-z_]\w*) ?=(?!=) ?(?P<value>.+)", re.S)
@@ -79,13 +80,11 @@ class HostTransfers:
 
     @cached_property
     def _placement(self) -> re.Pattern[str]:
-        words = "|".join(map(re.escape, self.placements)) or r"(?!)"
-        return re.compile(rf"\b(?:{words})\b")
+        return re.compile(rf"\b(?:{alternatives(self.placements)})\b")
 
     @cached_property
     def _to_host(self) -> re.Pattern[str]:
-        methods = "|".join(map(re.escape, self.to_host)) or r"(?!)"
-        return re.compile(rf"(?:\.|->) ?(?:{methods}) ?\( ?\)")
+        return re.compile(rf"(?:\.|->) ?(?:{alternatives(self.to_host)}) ?\( ?\)")
 
     def names_device(self, text: str) -> bool:
         return self._device.search(text) is not None

@@ -268,7 +268,7 @@ class LiveTests:
                 continue
             line = text.count("\n", 0, branch.start()) + 1
             after = code_at_most(len(branch["indent"])).search(code, branch.end())
-            last = len(code.split("\n")) if after is None else line + code.count("\n", branch.end(), after.start())
+            last = code.count("\n") + 1 if after is None else line + code.count("\n", branch.end(), after.start())
             branches.append((line + 1, last))
         return branches
 

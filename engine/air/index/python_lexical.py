@@ -271,19 +271,7 @@ class LexicalPython:
         return self.aliases.get(root, root) + dot + rest
 
     def _arguments(self, opened: int) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-        code, depth, pieces, last = self.code, 0, [], opened + 1
-        for mark in _ARGUMENT_MARKS.finditer(code, opened):
-            char, position = mark[0], mark.start()
-            if char in "([{":
-                depth += 1
-            elif char in ")]}":
-                depth -= 1
-                if depth == 0:
-                    pieces.append((last, position))
-                    break
-            elif char == "," and depth == 1:
-                pieces.append((last, position))
-                last = position + 1
+        pieces, _end = argument_spans(self.code, opened)
         args: list[str] = []
         kwargs: list[tuple[str, str]] = []
         for left, right in pieces:
@@ -308,6 +296,26 @@ class LexicalPython:
             return f"{self._resolve(''.join(head.group(1).split()))}(...)"
         flat = " ".join(raw.split())
         return flat if len(flat) <= MAX_RENDERED else flat[: MAX_RENDERED - 3] + "..."
+
+
+def argument_spans(code: str, opened: int) -> tuple[list[tuple[int, int]], int]:
+    """The spans of the arguments (or parameters) inside the bracket at `opened` of `code`, cut
+    at its top-level commas, and the offset just past the bracket closing it (the end of `code`
+    when none does)."""
+    depth, pieces, last = 0, [], opened + 1
+    for mark in _ARGUMENT_MARKS.finditer(code, opened):
+        char, position = mark[0], mark.start()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                pieces.append((last, position))
+                return pieces, position + 1
+        elif char == "," and depth == 1:
+            pieces.append((last, position))
+            last = position + 1
+    return pieces, len(code)
 
 
 @lru_cache(maxsize=64)

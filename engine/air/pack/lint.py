@@ -96,16 +96,12 @@ def _default_shown_with(row: Row, stub: str) -> tuple[str, ...] | None:
         for extra in combinations(others, size):
             found = {stub, *extra}
             results = {name: _Found(name in found) for name in row.evidence}
-            if _points(row, results) == 1 and not any(remedy.when.evaluate(results) for remedy in row.remedies):
+            if row.level(results)[0] == 1 and not any(remedy.when.evaluate(results) for remedy in row.remedies):
                 return tuple(sorted(found))
     return None
 
 
 MAX_OTHER_FINDINGS = 2
-
-
-def _points(row: Row, results: dict[str, _Found]) -> int:
-    return next((level for level in sorted(row.score, reverse=True) if row.score[level].evaluate(results)), 0)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -29,7 +30,7 @@ from air.evidence.base import Clause
 from air.graph.catalog import RELEASE_FIELD
 from air.graph.operators import OperatorSyntax
 from air.graph.test_syntax import TestSyntax
-from air.pack.conditions import Node, measured_names
+from air.pack.conditions import EvidenceResult, Node, measured_names
 from air.pack.families import expand_families
 from air.pack.framework import Framework, load_framework
 from air.pack.probes import ProbeSuite, load_probes
@@ -118,6 +119,17 @@ class Row:
     @property
     def weight(self) -> float:
         return 1.0 / self.priority
+
+    def level(self, results: Mapping[str, EvidenceResult]) -> tuple[int, bool]:
+        """The first score level whose condition holds, and whether an earlier one was left
+        undecided (which makes the row undecided, at 0)."""
+        for level in sorted(self.score, reverse=True):
+            truth = self.score[level].evaluate(results)
+            if truth is None:
+                return 0, True
+            if truth:
+                return level, False
+        return 0, False
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -66,6 +66,12 @@ def distrust(pattern: str) -> None:
     """Keep `pattern` off PCRE2, whose searches cannot be interrupted: a pattern air does not
     ship may take quadratic time on a hostile text, and only `re` ends such a search on time."""
     _LEARNED.distrusted.add(pattern)
+
+
+def alternatives(words: Iterable[str]) -> str:
+    """`words` as literal alternatives of a pattern (`a|b\\.c`), or a pattern that matches
+    nothing when there are none."""
+    return "|".join(map(re.escape, words)) or "(?!)"
 
 
 def inherit_trust(pattern: str, derived: str) -> None:

@@ -76,7 +76,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     if unseen and all(_reads_only_cpp(clause) for clause in row.evidence.values()):
         return _result(row, "unknown", None, unseen)
     results = {name: evaluator.result(clause) for name, clause in row.evidence.items()}
-    points, undecided = _decide(row, results)
+    points, undecided = row.level(results)
     findings = findings_of(_strongest_first(row, results, points))
     notes = [note.say for note in row.notes if note.when.evaluate(results)]
     earned = points
@@ -131,7 +131,7 @@ def _past_deprecations(
     if not past:
         return points, []
     without = {**results, **{d.evidence: replace(results[d.evidence], hits=[]) for d in past}}
-    alone, undecided = _decide(row, without)
+    alone, undecided = row.level(without)
     if undecided or alone >= points:
         return points, []
     return max(alone, min(points, 1)), [
@@ -223,17 +223,6 @@ def _listed(names: tuple[str, ...]) -> str:
 
 def _reads_only_cpp(clause: Clause) -> bool:
     return bool(KINDS[clause.kind].reads_only_cpp(clause.spec if isinstance(clause.spec, dict) else {}))
-
-
-def _decide(row: Row, results: Mapping[str, ClauseResult]) -> tuple[int, bool]:
-    """The first level whose condition holds; undecided when an earlier level is unknown."""
-    for level in sorted(row.score, reverse=True):
-        truth = row.score[level].evaluate(results)
-        if truth is None:
-            return 0, True
-        if truth:
-            return level, False
-    return 0, False
 
 
 def _explain(row: Row, points: int, results: Mapping[str, ClauseResult], earned: int) -> str:
