@@ -113,17 +113,18 @@ def _receiver_chain(text: str, start: int) -> list[str] | None:
     chain is too long to read or spans lines (inside brackets it may; a dot ending a comment
     above may not be one)."""
     window = text[max(0, start - MAX_CHAIN) : start]
-    dotted = _CHAIN_BEFORE.search(window)
+    dotted = _CHAIN_BACKWARDS.match(window[::-1])
     if dotted is None:
         return None if window.rstrip().endswith(".") else []
-    chain = dotted.group()
-    if "\n" in chain or dotted.start() == 0 and start > MAX_CHAIN:
+    chain = dotted.group()[::-1]
+    if "\n" in chain or dotted.end() == len(window) and start > MAX_CHAIN:
         return None
     return [part.strip() for part in chain.split(".")[:-1]]
 
 
 MAX_CHAIN = 160
-_CHAIN_BEFORE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\s*\.\s*)+\Z")
+# `name . name .` ending the window, read from its end: matched from one place, in linear time
+_CHAIN_BACKWARDS = re.compile(r"(?:\s*\.\s*\w*[A-Za-z_])+(?![\w.])")
 
 
 def _may_bind(text: str, name: str) -> bool:

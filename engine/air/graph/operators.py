@@ -633,7 +633,8 @@ _CHOSEN_FUNCTION = re.compile(r"\?\s*(?P<function>&?\s*[A-Za-z_][\w:]*)\s*:(?!:)
 LAMBDA_HEAD = re.compile(r"\[[^\[\]]*\]\s*\((?P<parameters>[^()]*)\)")
 _BODY_OR_END = re.compile(r"[;{}]")
 _HEAD_TRAILER = re.compile(r"[\s\w:<>,&*-]*")  # `const`, `noexcept`, `-> void`: no call, no statement
-_LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*$")
+_WORD = re.compile(r"\w+")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _registrar_blocks(index: CodeIndex, registrar: Registrar) -> Iterator[_FilledBlock]:
@@ -708,14 +709,22 @@ def _function_block(facts: CppFacts, after_parameters: int, parameters: str) -> 
     """The body that opens after a function's parameters (past its trailing `const`, `-> T`,
     ...), as a block on the library its last parameter names; None for a declaration."""
     opens = _BODY_OR_END.search(facts.stripped, after_parameters)
-    variable = _LAST_NAME.search(parameters)
+    variable = _last_name(parameters)
     if opens is None or opens.group() != "{" or variable is None:
         return None
     if not _HEAD_TRAILER.fullmatch(facts.stripped, after_parameters, opens.start()):
         return None
     line = facts.stripped.count("\n", 0, opens.start()) + 1
     head = CppCall(line, "", (parameters,), end=opens.start() - 1, start=opens.start())
-    return _Block((variable[1],), facts, head, expanded=False), variable[1]
+    return _Block((variable,), facts, head, expanded=False), variable
+
+
+def _last_name(text: str) -> str | None:
+    """The name that ends `text` (`m` of `torch::Library& m`), its last word read from the end:
+    a search for a name followed by nothing else would rescan a long word from each place."""
+    word = _WORD.match(text.rstrip()[::-1])
+    name = _IDENTIFIER.search(word.group()[::-1]) if word else None
+    return name.group() if name else None
 
 
 def _opens_def_block(block: _Block, syntax: OperatorSyntax) -> bool:
