@@ -215,16 +215,19 @@ def _search(pattern: re.Pattern | GuardedPattern, how: str, text: str | bytes) -
 
 
 @contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    previous = os.environ.get(name)
-    os.environ[name] = value
+def _budget(seconds: str) -> Iterator[None]:
+    """The search budget, for this process and the workers it forks meanwhile."""
+    previous = os.environ.get(BUDGET_VARIABLE)
+    os.environ[BUDGET_VARIABLE] = seconds
+    search_budget.cache_clear()  # read once per process: a budget read before would stay
     try:
         yield
     finally:
         if previous is None:
-            del os.environ[name]
+            del os.environ[BUDGET_VARIABLE]
         else:
-            os.environ[name] = previous
+            os.environ[BUDGET_VARIABLE] = previous
+        search_budget.cache_clear()
 
 
 def slow_patterns(patterns: dict[str, tuple[re.Pattern | GuardedPattern, str]]) -> list[str]:
@@ -234,7 +237,7 @@ def slow_patterns(patterns: dict[str, tuple[re.Pattern | GuardedPattern, str]]) 
     PATTERNS.update(patterns)
     # The searches' wall-clock budget would stop a search that tests running beside this one
     # slow down; the bound checked here is CPU time, and a stuck search still fails at 60 s.
-    with _environment(BUDGET_VARIABLE, "60"), multiprocessing.get_context("fork").Pool(2) as pool:
+    with _budget("60"), multiprocessing.get_context("fork").Pool(2) as pool:
         unclear = _over(pool, dict.fromkeys(patterns), SIZE // SCREEN, BOUND / SCREEN**2)
         slow = {key: times for key, times in unclear.items() if math.inf in times.values()}
         again = {key: frozenset(times) for key, times in unclear.items() if key not in slow}
