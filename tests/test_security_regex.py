@@ -1,8 +1,9 @@
 """No input hangs air through a regular expression.
 
 Every pattern air runs, its own and the shipped pack's, searches 2 MB of adversarial text in
-linear time (each first on an eighth of it, which clears all but the slowest); the backtracking guard refuses ambiguous repeats in any pack; and a search that
-still runs long ends at its time budget, which leaves the rows that need it unknown."""
+linear time (each first on an eighth of it, which clears all but the slowest); the backtracking
+guard refuses ambiguous repeats in any pack; and a search that still runs long ends at its time
+budget, which leaves the rows that need it unknown."""
 
 from __future__ import annotations
 
