@@ -218,17 +218,13 @@ def _search(pattern: re.Pattern | GuardedPattern, how: str, text: str | bytes) -
 @contextmanager
 def _budget(seconds: str) -> Iterator[None]:
     """The search budget, for this process and the workers it forks meanwhile."""
-    previous = os.environ.get(BUDGET_VARIABLE)
-    os.environ[BUDGET_VARIABLE] = seconds
-    search_budget.cache_clear()  # read once per process: a budget read before would stay
-    try:
-        yield
-    finally:
-        if previous is None:
-            del os.environ[BUDGET_VARIABLE]
-        else:
-            os.environ[BUDGET_VARIABLE] = previous
-        search_budget.cache_clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(BUDGET_VARIABLE, seconds)
+        search_budget.cache_clear()  # read once per process: a budget read before would stay
+        try:
+            yield
+        finally:
+            search_budget.cache_clear()
 
 
 def slow_patterns(patterns: dict[str, tuple[re.Pattern | GuardedPattern, str]]) -> list[str]:

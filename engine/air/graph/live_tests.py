@@ -57,7 +57,7 @@ from air.index.cpp.lexing import skip_group
 from air.index.files import matches_glob
 from air.index.model import SourceFile
 from air.index.python_lexical import code_at_most
-from air.regex import GuardedPattern, compile_guarded, required_literals, searching
+from air.regex import GuardedPattern, alternatives, compile_guarded, required_literals, searching
 
 CONTINUATION_LINES = 4  # a decorator's or a skip's arguments are read this far
 _DECORATOR_NAME = re.compile(r"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?")  # a mark or skip, maybe called
@@ -280,7 +280,7 @@ class LiveTests:
         )
         if not others:
             return None
-        names = "|".join(map(re.escape, others))
+        names = alternatives(others)
         return compile_guarded(rf"(?<![\w.])(?:{names})(?![\w(])|[\"'](?:{names})(?::\d+)?[\"']")
 
     def _skipped_params(self, code: str, text: str) -> list[tuple[int, int]]:
