@@ -74,6 +74,40 @@ def test_a_helper_distribution_at_the_top_level_does_not_name_the_backend_beside
     assert check(tmp_path, pack).backend.name == "torch_xpq"
 
 
+@pytest.mark.parametrize(
+    "device",
+    [
+        {  # an in-tree key, through a guard registrar object
+            "gaudix/setup.py": "from setuptools import setup\nsetup(name='torch-gaudix', packages=['torch_gaudix'])\n",
+            "gaudix/torch_gaudix/__init__.py": "import torch\n",
+            "gaudix/torch_gaudix/csrc/guard.cpp": (
+                "static c10::impl::DeviceGuardImplRegistrar reg(c10::DeviceType::HPU, new GaudixGuard());\n"
+            ),
+        },
+        {  # PrivateUse1, kernels and a guard registered in C++, the slot's name given elsewhere
+            "gaudix/pyproject.toml": "[project]\nname = 'torch-gaudix'\nversion = '0.3'\n",
+            "gaudix/torch_gaudix/__init__.py": "import torch\n",
+            "gaudix/torch_gaudix/csrc/ops.cpp": 'TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n  m.impl("abs", &abs_impl);\n}\n',
+            "gaudix/torch_gaudix/csrc/guard.cpp": "C10_REGISTER_GUARD_IMPL(PrivateUse1, GaudixGuard);\n",
+        },
+    ],
+)
+def test_a_compile_backend_shipped_beside_the_device_package_does_not_name_it(tmp_path, pack, device):
+    """The compiler's entry point names its own backend: that name is not the device package's."""
+    compiler = {
+        "graphc/setup.py": (
+            "from setuptools import setup\nsetup(name='graphc', version='2.0', packages=['graphc'],\n"
+            "      entry_points={'torch_dynamo_backends': ['fastgraph = graphc.backend:fastgraph']})\n"
+        ),
+        "graphc/graphc/backend.py": COMPILER_MODULE,
+    }
+    write_tree(tmp_path, {**compiler, **device})
+    assert check(tmp_path, pack).backend.name == "torch-gaudix"
+
+
+COMPILER_MODULE = "".join(f"def fastgraph_{i}(gm, example_inputs):\n    return gm\n\n\n" for i in range(20))
+
+
 def test_operator_coverage_shows_native_fallback_missing_and_undecided(pack):
     fallbacks = check(FIXTURES / "ops_host_fallback", pack)
     unary = next(c for c in fallbacks.operators.categories if c.item == "8.2.1")

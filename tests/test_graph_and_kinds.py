@@ -781,3 +781,21 @@ def test_text_code_only_blanks_cpp_string_literals_too(tmp_path):
     spec = {"pattern": r"\bKIND_HALF\b", "languages": ["cpp"]}
     assert sorted(h.path for h in hits(tmp_path, {"text": spec})) == ["names.cc", "names.cc", "real.cc"]
     assert [h.path for h in hits(tmp_path, {"text": {**spec, "code_only": True}})] == ["real.cc"]
+
+
+def test_file_also_matches_reads_the_files_it_follows_once_and_only_inside_the_tree(tmp_path):
+    follows = r"(?m)^\s*uses:\s*\./(?P<PATH>\S+\.yml)"
+    root = write_tree(
+        tmp_path / "tree",
+        {
+            "ci/nightly.yml": "on: {schedule: [{cron: '0 1 * * *'}]}\njobs:\n  a:\n    uses: ./ci/loop.yml\n",
+            "ci/loop.yml": "jobs:\n  b:\n    uses: ./ci/nightly.yml\n  c:\n    uses: ./ci/run.yml\n",
+            "ci/run.yml": "steps:\n  - run: pytest tests\n",
+            "ci/weekly.yml": "on: {schedule: [{cron: '0 1 * * 0'}]}\njobs:\n  d:\n    uses: ./../outside.yml\n",
+        },
+    )
+    (tmp_path / "outside.yml").write_text("steps:\n  - run: pytest tests\n")
+    clause = {"file": {"glob": "ci/*.yml", "matches": r"\bcron\b", "also_matches": [r"\bpytest\b"], "follows": follows}}
+    assert [(hit.path, hit.line) for hit in hits(root, clause)] == [("ci/nightly.yml", 1)]
+    without = {"file": {key: value for key, value in clause["file"].items() if key != "follows"}}
+    assert hits(root, without) == []

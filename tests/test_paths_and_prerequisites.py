@@ -3,8 +3,14 @@ prerequisites of runtime rows, on small trees written here."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
+from air.errors import PackError
+from air.pack import shipped
+from air.pack.framework import load_framework
 from air.pack.load import load_pack
+from air.resources import data_dir
 from air.run import check
 from air.scoring.rows import RUNTIME_REMEDY
 from helpers.packs import TINY_ROWS, load_error, write_pack
@@ -425,3 +431,12 @@ def test_a_row_earning_one_for_stubs_asks_for_real_bodies_not_for_what_exists(tm
         assert row.remediation.startswith("Give "), (row_id, row.remediation)
         assert not row.remediation.startswith(("Subclass", "Register", "Override")), (row_id, row.remediation)
     assert "throws" in row_of(report, "hook-has-primary-context").remediation
+
+
+def test_a_core_runtime_that_the_tree_may_replace_names_a_signal_of_the_framework(tmp_path, monkeypatch):
+    shutil.copytree(data_dir("frameworks"), tmp_path / "frameworks")
+    runtime = tmp_path / "frameworks/pytorch/core_runtime.yaml"
+    runtime.write_text(runtime.read_text().replace("unless: fork_guard_key", "unless: own_guard"))
+    monkeypatch.setattr(shipped, "data_dir", lambda kind: tmp_path / kind)
+    with pytest.raises(PackError, match="core_runtime.yaml.*undefined evidence own_guard"):
+        load_framework("pytorch")

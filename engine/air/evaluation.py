@@ -104,6 +104,9 @@ class Evaluation:
             extensions,
             unread_code(index),
             path.key,
+            pack.framework.core_runtime_in_use(
+                path.key, target, {name: evaluator.result(clause) for name, clause in pack.framework.signals.items()}
+            ),
         )
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)
@@ -248,18 +251,19 @@ def device_names(pack: Pack, evaluator: Evaluator) -> tuple[str, ...]:
 
 def registering_files(pack: Pack, evaluator: Evaluator, route: Route) -> tuple[str, ...]:
     """The product files where the backend registers its device (or its compile backend): those
-    of the framework's path signals that name the device (capture NAME), or, when none does, of
-    the signals the verdict reached reads (of every signal, for a verdict without a condition)."""
+    of the signals the verdict reached reads (every signal, for a verdict without a condition)
+    that name the device (capture NAME), or, when none does, of all those signals. A signal of
+    another path never names the backend: a compile backend shipped beside a device package."""
     condition = route.verdict.when
     deciding = referenced_names(condition) if condition is not None else set(pack.framework.signals)
     naming: set[str] = set()
     found: set[str] = set()
     for name, clause in pack.framework.signals.items():
+        if name not in deciding:
+            continue
         for hit in evaluator.result(clause).counted():
-            if hit.role == "product" and hit.capture("NAME"):
-                naming.add(hit.path)
-            elif hit.role == "product" and name in deciding:
-                found.add(hit.path)
+            if hit.role == "product":
+                (naming if hit.capture("NAME") else found).add(hit.path)
     return tuple(sorted(naming or found))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from air import cache
+from air.collection import rare_collections
 from air.executor import Executor, Watch
 from air.index import CodeIndex, IndexOptions, build_index
 from air.index.vendored import Vendoring
@@ -35,6 +36,7 @@ Progress = Callable[[str], None]
 FROM_THE_CACHE = "unchanged since it was last checked with this pack: report from the cache"
 
 
+@rare_collections()
 def check(
     root: Path,
     pack: Pack,
@@ -53,6 +55,7 @@ def check(
     return _evaluation(pack, index).report(root, say, source, started, framework_version)
 
 
+@rare_collections()
 def check_tree(
     root: Path,
     pack_name: str,

@@ -1,13 +1,15 @@
 """`file`: files whose path matches a glob, or named after an operator of the pack's catalog that
 their code calls (`named_for_operators`), optionally containing a literal or matching a regular
-expression in their code (comments never match). A file is cited at the match, else, when it is
-named after an operator, at its first call of it, else at the first line its `cite` expression
-matches (a test file's first test, say), else at its first line of code (not a licence header
-or a docstring). With `same_function`, a match in Python that starts inside a function must end
-inside it."""
+expression in their code, and further ones (`also_matches`) anywhere in it or in the files it
+brings in (`follows`: the reusable workflows a CI workflow calls); comments never match. A file
+is cited at the match, else, when it is named after an operator, at its first call of it, else
+at the first line its `cite` expression matches (a test file's first test, say), else at its
+first line of code (not a licence header or a docstring). With `same_function`, a match in
+Python that starts inside a function must end inside it."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from posixpath import basename, splitext
 
@@ -36,6 +38,17 @@ SCHEMA = {
         "glob": {"$ref": "#/$defs/names"},
         "contains": {"type": "string", "minLength": 1},
         "matches": {"type": "string"},
+        "also_matches": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "description": "regexes the file's code must match too, anywhere (what `matches` finds is cited), "
+            "or the code of a file it `follows`: a CI workflow that is scheduled and also runs the tests",
+        },
+        "follows": {
+            "type": "string",
+            "description": "a regex whose PATH group names another file of the tree (from its root) that the file "
+            "brings in, for `also_matches`: the reusable workflows a workflow calls (uses: ./.github/workflows/x.yml)",
+        },
         "same_function": {
             "type": "boolean",
             "description": "a match of `matches` in Python that starts inside a function must end inside it",
@@ -53,12 +66,19 @@ SCHEMA = {
 
 _TEST_AFFIXES = re.compile(r"^tests?_|_tests?$")
 _CODE = re.compile(r"\S")
+MAX_FOLLOWED = 50  # files a file brings in, its own included
 
 
 def validate(spec: dict, checks: SpecChecks) -> None:
     for key in ("matches", "cite"):
         if key in spec:
             checks.pattern((key,), spec[key])
+    for number, pattern in enumerate(spec.get("also_matches", ())):
+        checks.pattern(("also_matches", number), pattern)
+    if "follows" in spec:
+        checks.pattern(("follows",), spec["follows"])
+        if "(?P<PATH>" not in spec["follows"]:
+            checks.refuse(("follows",), "the pattern needs a PATH group naming the file followed")
 
 
 def literals(spec: dict) -> list[str]:
@@ -71,6 +91,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
     operators = _operator_families(context) if spec.get("named_for_operators") else frozenset()
     regex = compile_guarded(spec["matches"]) if "matches" in spec else None
     cited = compile_guarded(spec["cite"]) if "cite" in spec else None
+    also = [compile_guarded(pattern) for pattern in spec.get("also_matches", ())]
+    follows = compile_guarded(spec["follows"]) if "follows" in spec else None
     hits = []
     for source in context.index.select(literals(spec), include_docs=clause.scope == "all"):
         globbed = matches_glob(source.path, globs)
@@ -94,6 +116,8 @@ def evaluate(clause: Clause, context: Context) -> list[Hit]:
             if matched_at is None:
                 continue
             line = code.count("\n", 0, matched_at) + 1
+        if also and not _all_match(also, _with_followed(source, follows, context), context):
+            continue
         hits.append(hit_at(source, line, {"PATH": source.path}))
     return hits
 
@@ -128,6 +152,29 @@ def _first_match(
     with searching(path):
         found = pattern.search(code)
     return None if found is None else found.start()
+
+
+def _all_match(patterns: list[GuardedPattern], sources: list[SourceFile], context: Context) -> bool:
+    """Whether each pattern matches the code of one of `sources`."""
+    return all(
+        any(_first_match(pattern, context.index.code_text(source), source.path) is not None for source in sources)
+        for pattern in patterns
+    )
+
+
+def _with_followed(source: SourceFile, follows: GuardedPattern | None, context: Context) -> list[SourceFile]:
+    """The file and those it brings in, through `follows` (theirs too, at most MAX_FOLLOWED files)."""
+    found, pending = [source], [source]
+    while follows is not None and pending and len(found) < MAX_FOLLOWED:
+        current = pending.pop()
+        with searching(current.path):
+            named = [match.group("PATH") for match in follows.finditer(context.index.code_text(current))]
+        for path in named:
+            followed = context.index.by_path.get(posixpath.normpath(path))
+            if followed is not None and followed not in found and len(found) < MAX_FOLLOWED:
+                found.append(followed)
+                pending.append(followed)
+    return found
 
 
 def _first_code_line(code: str) -> int:

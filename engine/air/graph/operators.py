@@ -176,6 +176,8 @@ class OperatorSyntax:
     op_list_key_fields: str = ""  # a regex found in the names of an op list's fields that give keys
     op_list_template_fields: str = ""  # a regex found in the names of an op-list entry's fields that name a template
     op_list_sections: tuple[tuple[str, str], ...] = ()  # (section name, key prefix): `autograd:` lists -> Autograd<key>
+    op_list_on_fields: str = ""  # a regex found in the names of an entry's fields whose false value turns it off
+    op_list_off_fields: str = ""  # and of those whose true value does
     differentiating_keys: str = ""  # the symbol set of keys whose kernels differentiate their operators themselves
     backward_suffix: str = ""  # what a backward operator's name adds to its forward's (`_backward`)
     def_blocks: tuple[str, ...] = ()  # blocks `BLOCK(namespace, m)` that register only what names its own key
@@ -214,6 +216,8 @@ class OperatorSyntax:
             op_list_key_fields=data.get("op_list_key_fields", ""),
             op_list_template_fields=data.get("op_list_template_fields", ""),
             op_list_sections=tuple(sorted(data.get("op_list_sections", {}).items())),
+            op_list_on_fields=data.get("op_list_on_fields", ""),
+            op_list_off_fields=data.get("op_list_off_fields", ""),
             differentiating_keys=data.get("differentiating_keys", ""),
             backward_suffix=data.get("backward_suffix", ""),
             def_blocks=tuple(data.get("def_blocks", ())),
@@ -255,6 +259,14 @@ class OperatorSyntax:
     @cached_property
     def template_field(self) -> re.Pattern[str] | None:
         return _optional_pattern(self.op_list_template_fields)
+
+    @cached_property
+    def on_field(self) -> re.Pattern[str] | None:
+        return _optional_pattern(self.op_list_on_fields)
+
+    @cached_property
+    def off_field(self) -> re.Pattern[str] | None:
+        return _optional_pattern(self.op_list_off_fields)
 
 
 def _optional_pattern(pattern: str) -> re.Pattern[str] | None:
@@ -1090,6 +1102,8 @@ _CODE_SUFFIXES = frozenset(suffix for suffix, language in LANGUAGES.items() if l
 _OP_LIST_LANGUAGES = ("yaml", "json")
 BUILD_LANGUAGES = ("cmake", "make", "bazel", "meson", "toml", "ini", "python", "shell")
 _CONTAINERS = (yaml.SequenceNode, yaml.MappingNode)
+_FALSE = frozenset({"false", "no", "off"})
+_TRUE = frozenset({"true", "yes", "on"})
 
 
 @dataclass(frozen=True)
@@ -1099,6 +1113,7 @@ class _Entry:
     keys: tuple[str, ...]
     names: tuple[tuple[str, str], ...]  # (template or file, "template" | "file")
     key_prefix: str = ""  # of the section the entry's list stands under (`autograd:`: Autograd)
+    turned_off: bool = False  # a field of the entry leaves it unregistered (`register: false`)
 
 
 def _op_list_registrations(
@@ -1112,6 +1127,8 @@ def _op_list_registrations(
             continue
         header_keys = tuple(key for key in header if _matches(syntax.header_key, key))
         for entry in entries:
+            if entry.turned_off:
+                continue
             kind, via = files.kernel_of(entry.names, fallbacks)
             for key in entry.keys or header_keys or (syntax.op_list_default_key,):
                 key = key if key.startswith(entry.key_prefix) else entry.key_prefix + key
@@ -1266,7 +1283,18 @@ def _entry(
             and (_found_in(syntax.template_field, field) or _names_file(value.value))
         )
     )
-    return _Entry(name, name_node.start_mark.line + 1, keys, names, key_prefix)
+    return _Entry(name, name_node.start_mark.line + 1, keys, names, key_prefix, _turned_off(fields, syntax))
+
+
+def _turned_off(fields: dict[str, yaml.Node], syntax: OperatorSyntax) -> bool:
+    """Whether a field turns the entry's registration off: `register_operator: false`, `skip: true`."""
+    for field, value in fields.items():
+        if not isinstance(value, yaml.ScalarNode):
+            continue
+        flag = value.value.lower()
+        if flag in _FALSE and _found_in(syntax.on_field, field) or flag in _TRUE and _found_in(syntax.off_field, field):
+            return True
+    return False
 
 
 def _names_file(value: str) -> bool:

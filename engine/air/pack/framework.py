@@ -38,6 +38,7 @@ class PathKind:
     id: str
     title: str
     short: str
+    key: str | None = None  # the key a backend on this path registers on, when the path has one
 
 
 @dataclass(frozen=True)
@@ -95,11 +96,17 @@ class CorePart:
 
 @dataclass(frozen=True)
 class CoreRuntime:
-    """What the framework's core implements for the in-tree keys `keys`."""
+    """What the framework's core implements for the in-tree keys `keys`, unless the tree brings
+    a runtime of its own for the key (`unless`, over the signals)."""
 
     keys: frozenset[str]
     parts: tuple[CorePart, ...]
     framework_versions: str | None = None  # the releases whose core has them
+    unless: Node | None = None
+
+    def part(self, row_id: str, section: str) -> CorePart | None:
+        """The part that answers the row, if any."""
+        return next((part for part in self.parts if part.answers(row_id, section)), None)
 
 
 @dataclass(frozen=True)
@@ -150,20 +157,22 @@ class Framework:
     headers: str | None = None  # the folder of the installed package that holds its C++ headers
     core_runtime: tuple[CoreRuntime, ...] = ()
 
-    def core_part(self, key: str | None, row_id: str, section: str, target: str | None) -> CorePart | None:
-        """The part of the core runtime of the in-tree key `key` that answers the row, if any, in
-        a release the backend may target (`target`: a release, the range its pins allow, or
-        None for the newest)."""
-        runtime = next(
+    def core_runtime_in_use(
+        self, key: str | None, target: str | None, signals: Mapping[str, EvidenceResult]
+    ) -> CoreRuntime | None:
+        """The core runtime of the in-tree key `key` the backend runs on, if any: one of a
+        release it may target (`target`: a release, the range its pins allow, or None for the
+        newest), unless the signals show the backend brings its own."""
+        return next(
             (
                 runtime
                 for runtime in self.core_runtime
                 if key in runtime.keys
                 and (target is None or runtime.framework_versions is None or admits(runtime.framework_versions, target))
+                and not (runtime.unless is not None and runtime.unless.evaluate(signals))
             ),
             None,
         )
-        return None if runtime is None else next((p for p in runtime.parts if p.answers(row_id, section)), None)
 
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.id == section_id), None)
@@ -280,8 +289,11 @@ def _build(document: _Combined, directory: Path) -> Framework:
                     for part in runtime["parts"]
                 ),
                 runtime.get("framework_versions"),
+                checked_condition(document, ("core_runtime", number, "unless"), runtime["unless"], signals.keys())
+                if "unless" in runtime
+                else None,
             )
-            for runtime in data.get("core_runtime", ())
+            for number, runtime in enumerate(data.get("core_runtime", ()))
         ),
         upstream=UpstreamCode(
             bases={name: tuple(bases) for name, bases in data.get("upstream_classes", {}).get("bases", {}).items()},

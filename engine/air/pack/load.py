@@ -517,7 +517,13 @@ def _remediation(document, path: tuple, written: str | list, evidence) -> tuple[
 
 def _operators(header: YamlDocument, directory: Path, symbols: dict) -> OperatorSyntax:
     _path_in_pack(header, ("operators", "catalog"), directory, header.data["operators"]["catalog"])
-    for name in ("op_list_header_keys", "op_list_key_fields", "op_list_template_fields"):
+    for name in (
+        "op_list_header_keys",
+        "op_list_key_fields",
+        "op_list_template_fields",
+        "op_list_on_fields",
+        "op_list_off_fields",
+    ):
         if name in header.data["operators"]:
             checked_pattern(header, ("operators", name), header.data["operators"][name])
     syntax = OperatorSyntax.from_data(header.data["operators"], directory, symbols)

@@ -8,13 +8,14 @@ from dataclasses import dataclass, replace
 from air.evidence import KINDS, Evaluator
 from air.evidence.base import EXPANDED, Clause, ClauseResult, Coverage, Hit
 from air.pack.conditions import affirmed_names, referenced_names
-from air.pack.framework import Framework, Route
+from air.pack.framework import CoreRuntime, Framework, Route
 from air.pack.load import NOT_ENCODED, Row
 from air.results import Finding, RowResult
 from air.versions import admits
 
 MAX_FINDINGS_PER_ROW = 25
 FULL_POINTS = 2  # a row that earns them has nothing left to fix
+KEY_PLACEHOLDER = "<key>"  # in a remediation: the key the backend registers on
 SHOWN_PER_CLAUSE = 3
 MAX_LISTED = 20
 
@@ -45,6 +46,14 @@ class Setting:
     absent_native: tuple[str, ...] = ()  # of it, compiled extensions with no C/C++ source in the tree
     unread: tuple[str, ...] = ()  # the backend's code in languages air does not read: "Rust (src/lib.rs)"
     key: str | None = None  # the dispatch key the verdict names
+    core_runtime: CoreRuntime | None = None  # what the framework's core implements for that key
+
+    @property
+    def named_key(self) -> str | None:
+        """The key the backend registers on: the verdict's, else that of the path its rows follow."""
+        return self.key or next(
+            (path.key for path in self.framework.paths if path.id in self.route.applies and path.key), None
+        )
 
     @property
     def native_unseen(self) -> str:
@@ -57,6 +66,16 @@ class Setting:
 
 
 def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
+    """The row's outcome (see `_outcome`), its remediation naming the backend's key where it
+    says KEY_PLACEHOLDER."""
+    result = _outcome(row, evaluator, setting)
+    key = setting.named_key
+    if key is None or KEY_PLACEHOLDER not in result.remediation:
+        return result
+    return replace(result, remediation=result.remediation.replace(KEY_PLACEHOLDER, key))
+
+
+def _outcome(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
     """The row's outcome. A row of a path that does not apply under the route is N/A, and so is
     a row whose `framework_versions` excludes the release the backend targets (given, or the
     range its pins allow). When the backend's C/C++ code cannot be read (a binary distribution,
@@ -89,7 +108,7 @@ def evaluate_row(row: Row, evaluator: Evaluator, setting: Setting) -> RowResult:
         hidden = _absent_text(row.depends_on, setting.absent)
     elif row.depends_on and setting.unread:
         hidden = _unread_text(row.depends_on, setting.unread)
-    core = setting.framework.core_part(setting.key, row.id, row.section, setting.target_version)
+    core = setting.core_runtime.part(row.id, row.section) if setting.core_runtime else None
     if core is not None and (undecided or points < max(row.score)):
         elsewhere = f"{setting.framework.name} implements {core.provides} for the {setting.key} key, outside this tree"
         return _result(row, "unknown", None, join_reasons([elsewhere, *notes]), findings, fix)
