@@ -10,7 +10,8 @@ apart; `a|b` is such only when each of its alternatives is. A listed operator re
 with a fallback kernel is counted as such, not as covered, and so is one registered only with a
 stub kernel, whose body computes nothing (see `air.evidence.kernel_bodies`). With `not_body`,
 a native kernel every definition of which matches that regex refuses its operators (a copy
-kernel that checks both tensors have one dtype refuses casts): they count as missing. A
+kernel that checks both tensors have one dtype refuses casts): they count as missing, and the
+coverage says which registration refused them, and why (`refusal`). A
 definition is read with the bodies of the tree's functions it calls, two levels deep, after
 it. One whose registration is unresolved (an op-list entry naming a template or file that is
 not in the tree) leaves the coverage undecided unless a native kernel covers it.
@@ -102,6 +103,11 @@ SCHEMA = {
             "minLength": 1,
             "description": "with of: a native kernel whose every definition in the tree matches this "
             "regex (over its body) refuses the operators it is registered for: they count as missing",
+        },
+        "refusal": {
+            "type": "string",
+            "minLength": 1,
+            "description": "with not_body: what such a kernel does, said where the coverage names it",
         },
         "kernel": {
             "enum": ["native", "fallback", "stub"],
@@ -205,19 +211,25 @@ def registration_hit(registration: Registration) -> Hit:
 
 
 def _of_listed(found: Registrations, clause: Clause, kernel: str, context: Context) -> tuple[Registration, ...]:
-    """The registrations with kernels of the kind `kernel` of the listed operators' variants."""
+    """The registrations with kernels of the kind `kernel` of the listed operators' variants,
+    less the native kernels `not_body` refuses."""
+    refusing = clause.spec.get("not_body") if kernel == NATIVE else None
+    return tuple(
+        registration
+        for registration in _listed_registrations(found, clause, kernel, context)
+        if not (refusing and _refuses(registration.function, refusing, context))
+    )
+
+
+def _listed_registrations(found: Registrations, clause: Clause, kernel: str, context: Context) -> list[Registration]:
     catalog = _operator_syntax(context).catalog
     listed = [name for member in clause.spec["of"] for name in alternatives(member)]
     families = {base for name in listed for base in catalog.variant_families(name)}
-    refusing = clause.spec.get("not_body") if kernel == NATIVE else None
-    kept = []
-    for registration in found.of_families(families, kernel):
-        served = registrations_served([registration], catalog)
-        if any(catalog.is_served(name, served) for name in listed) and not (
-            refusing and _refuses(registration.function, refusing, context)
-        ):
-            kept.append(registration)
-    return tuple(kept)
+    return [
+        registration
+        for registration in found.of_families(families, kernel)
+        if any(catalog.is_served(name, registrations_served([registration], catalog)) for name in listed)
+    ]
 
 
 def _refuses(function: str, pattern: str, context: Context) -> bool:
@@ -287,7 +299,22 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
         else _undecided(uncertain, unresolved, catalog),
         sources=_op_lists(hits) + _bound_by_the_framework(covered, hits, catalog),
         ignored=_unused_lists(_missing_of(needed, covered + uncertain + served + stubs), found, clause, context)
-        + ((f"{_shown(absent)}: no such operator in release {catalog.framework_version}",) if absent else ()),
+        + ((f"{_shown(absent)}: no such operator in release {catalog.framework_version}",) if absent else ())
+        + _refused(found, clause, context),
+    )
+
+
+def _refused(found: Registrations, clause: Clause, context: Context) -> tuple[str, ...]:
+    """What the native kernels registered for the listed operators that `not_body` refuses are,
+    each at its registration."""
+    refusing = clause.spec.get("not_body")
+    if not refusing:
+        return ()
+    why = clause.spec.get("refusal", "its body refuses the operation")
+    return tuple(
+        f"{registration.op} at {registration.source.path}:{registration.line}, whose kernel {registration.function}: {why}"
+        for registration in _listed_registrations(found, clause, NATIVE, context)
+        if _refuses(registration.function, refusing, context)
     )
 
 

@@ -138,6 +138,8 @@ _WORD_SEPARATORS = re.compile(r"[_\-.]")
 EXERCISE_DIRS = {"example", "examples", "benchmark", "benchmarks", "demo", "demos", "sample", "samples"}
 # Words that make a source file an exercise by its name alone (`example.py`, `resnet_demo.py`)
 EXERCISE_FILE_WORDS = {"example", "examples", "demo", "demos"}
+# Directories of the developers' own tooling: product code, shown after the package's own
+TOOLING_DIRS = {"tools", "tool", "scripts", "devtools", "dev_tools", "dev-tools"}
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,11 @@ def role_of(path: str) -> Role:
     if name == "conftest.py" or _names_test_file(name):
         return "tests"
     return "product"
+
+
+def is_tooling(path: str) -> bool:
+    """Whether a file lies in a directory of the developers' tooling (`tools/stats.py`)."""
+    return not TOOLING_DIRS.isdisjoint(path.split("/")[:-1])
 
 
 def _names_test_file(name: str) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from air.evidence import KINDS, Evaluator
 from air.evidence.base import EXPANDED, Clause, ClauseResult, Coverage, Hit
+from air.index.files import is_tooling
 from air.pack.conditions import affirmed_names, referenced_names
 from air.pack.framework import CoreRuntime, Framework, Route
 from air.pack.load import NOT_ENCODED, Row
@@ -22,8 +23,9 @@ MAX_LISTED = 20
 
 DECLARATION_SUFFIXES = (".pyi",)  # stubs: they declare what a module defines elsewhere
 RANKS = [
-    (role, declaration, expansion)
+    (role, tooling, declaration, expansion)
     for role in ("product", "tests", "docs")
+    for tooling in (False, True)
     for declaration in (False, True)
     for expansion in (False, True)
 ]
@@ -305,18 +307,20 @@ def _strongest_first(row: Row, results: Mapping[str, ClauseResult], points: int)
 def findings_of(results: Iterable[ClauseResult]) -> tuple[Finding, ...]:
     """The findings of `results`, given strongest first, the first shown the strongest: a
     stronger clause's before a weaker one's (so what earned the points comes before a
-    prerequisite's evidence); within a clause, product code before tests and docs, then a
-    definition before a declaration of it in a stub, what a macro's definition shows before the
-    places that expand it (see `air.evidence.text`); then by place. One finding per line, the
-    strongest clause's name kept."""
+    prerequisite's evidence); within a clause, product code before tests and docs, the package's
+    own code before its developers' tooling (`tools/`, `scripts/`), then a definition before a
+    declaration of it in a stub, what a macro's definition shows before the places that expand it
+    (see `air.evidence.text`); then by place. One finding per line, the strongest clause's name
+    kept."""
     unique: dict[tuple[str, int], Finding] = {}
     for result in results:
         shown = result.counted() + result.test_only_hits()  # each in place order
-        for role, declaration, expansion in RANKS:
+        for role, tooling, declaration, expansion in RANKS:
             for hit in shown:
                 place = (hit.path, hit.line)
                 if (
                     hit.role == role
+                    and is_tooling(hit.path) == tooling
                     and hit.path.endswith(DECLARATION_SUFFIXES) == declaration
                     and (EXPANDED in dict(hit.captures)) == expansion
                     and place not in unique
