@@ -305,8 +305,8 @@ def measure(clause: Clause, hits: list[Hit], context: Context) -> Coverage | Non
 
 
 def _refused(found: Registrations, clause: Clause, context: Context) -> tuple[str, ...]:
-    """What the native kernels registered for the listed operators that `not_body` refuses are,
-    each at its registration."""
+    """The native kernels registered for the listed operators that `not_body` refuses, each
+    named at its registration, with why."""
     refusing = clause.spec.get("not_body")
     if not refusing:
         return ()
