@@ -46,7 +46,7 @@ from air.runtime.supervisor import ProbeRequest, run_probes
 from air.scoring.backend import describe_backend, extended_packages
 from air.scoring.formula import score
 from air.scoring.operators import operator_coverage
-from air.scoring.paths import detect_path
+from air.scoring.paths import detect_path, signal_results
 from air.scoring.probes import with_measures, with_probes
 from air.scoring.rows import Setting, evaluate_row
 from air.scoring.test_inventory import test_inventory
@@ -104,9 +104,7 @@ class Evaluation:
             extensions,
             unread_code(index),
             path.key,
-            pack.framework.core_runtime_in_use(
-                path.key, target, {name: evaluator.result(clause) for name, clause in pack.framework.signals.items()}
-            ),
+            pack.framework.core_runtime_in_use(path.key, target, signal_results(pack.framework, evaluator)),
         )
         rows = tuple(evaluate_row(row, evaluator, setting) for row in pack.rows)
         operators = operator_coverage(pack, evaluator)

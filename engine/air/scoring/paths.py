@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from air.evidence import Evaluator
+from air.evidence.base import ClauseResult
 from air.pack.framework import COUNT_PLACEHOLDER, Framework, Route
 from air.results import IntegrationPath, PathSignal
 from air.scoring.rows import findings_of
@@ -13,7 +14,7 @@ from air.scoring.rows import findings_of
 def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, IntegrationPath]:
     """The first verdict whose condition holds over the framework's signals, with the paths
     whose rows apply under it (its `applies_if` paths only when their condition holds)."""
-    results = {name: evaluator.result(clause) for name, clause in framework.signals.items()}
+    results = signal_results(framework, evaluator)
     verdict = next(v for v in framework.verdicts if v.when is None or v.when.evaluate(results))
     route = verdict.route(results)
     fired = tuple(
@@ -30,3 +31,8 @@ def detect_path(framework: Framework, evaluator: Evaluator) -> tuple[Route, Inte
             break
     note = COUNT_PLACEHOLDER.sub(lambda m: str(results[m.group(1)].count()), verdict.note)
     return route, IntegrationPath(verdict.id, verdict.title, key, route.applies, note, fired)
+
+
+def signal_results(framework: Framework, evaluator: Evaluator) -> dict[str, ClauseResult]:
+    """The result of each of the framework's path signals, by name."""
+    return {name: evaluator.result(clause) for name, clause in framework.signals.items()}

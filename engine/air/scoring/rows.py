@@ -22,13 +22,7 @@ MAX_LISTED = 20
 
 
 DECLARATION_SUFFIXES = (".pyi",)  # stubs: they declare what a module defines elsewhere
-RANKS = [
-    (role, tooling, declaration, expansion)
-    for role in ("product", "tests", "docs")
-    for tooling in (False, True)
-    for declaration in (False, True)
-    for expansion in (False, True)
-]
+SHOWN_ROLES = ("product", "tests", "docs")  # in the order their findings are shown
 BINARY_REASON = "binary distribution: source not available"
 RUNTIME_REMEDY = (
     "Nothing the source can show is missing: run `air check --runtime`, whose check of the row's "
@@ -314,21 +308,24 @@ def findings_of(results: Iterable[ClauseResult]) -> tuple[Finding, ...]:
     kept."""
     unique: dict[tuple[str, int], Finding] = {}
     for result in results:
-        shown = result.counted() + result.test_only_hits()  # each in place order
-        for role, tooling, declaration, expansion in RANKS:
-            for hit in shown:
-                place = (hit.path, hit.line)
-                if (
-                    hit.role == role
-                    and is_tooling(hit.path) == tooling
-                    and hit.path.endswith(DECLARATION_SUFFIXES) == declaration
-                    and (EXPANDED in dict(hit.captures)) == expansion
-                    and place not in unique
-                ):
-                    unique[place] = finding_of(hit, result.clause.name)
-                    if len(unique) == MAX_FINDINGS_PER_ROW:
-                        return tuple(unique.values())
+        shown = [hit for hit in result.counted() + result.test_only_hits() if hit.role in SHOWN_ROLES]
+        for hit in sorted(shown, key=_rank):  # a stable sort: in place order within a rank
+            place = (hit.path, hit.line)
+            if place not in unique:
+                unique[place] = finding_of(hit, result.clause.name)
+                if len(unique) == MAX_FINDINGS_PER_ROW:
+                    return tuple(unique.values())
     return tuple(unique.values())
+
+
+def _rank(hit: Hit) -> tuple[int, bool, bool, bool]:
+    """Where a finding stands within its clause's (see `findings_of`): lower first."""
+    return (
+        SHOWN_ROLES.index(hit.role),
+        is_tooling(hit.path),
+        hit.path.endswith(DECLARATION_SUFFIXES),
+        EXPANDED in dict(hit.captures),
+    )
 
 
 def finding_of(hit: Hit, evidence: str) -> Finding:
