@@ -201,6 +201,7 @@ RULES = StubRules(
         "{ return std :: make_pair(up::kDevice, 0); }",
         "{ void* data = nullptr; return {data, data, &release, up::DeviceIndex(0)}; }",  # a constant local, an address
         "{ auto* none = NULL; return {none, &Vendor::free}; }",
+        "{ return &release; }",  # the address of what the body does not build
         "{ return DeviceIndex(0); }",  # a value type named without its namespace
         "{ using up::DeviceIndex; typedef int Index; return DeviceIndex(0); }",
     ],
@@ -231,6 +232,8 @@ def test_stub_bodies(body):
         "{ void* data = nullptr; data = vendor_malloc(n); return {data, &release}; }",
         "{ return {&buffer_[offset], &release}; }",
         "{ return DeviceIndex(CURRENT_DEVICE); }",
+        "{ static PinnedPool pool(vendor_host_register); return &pool; }",  # a singleton the body builds
+        "{ static vendor::HostCache cache; return &cache; }",
     ],
 )
 def test_bodies_that_implement_something(body):

@@ -41,10 +41,32 @@ from helpers.trees import write_tree
         ("backend/attest.py", "product"),
         ("backend/testing.md", "docs"),
         (".github/workflows/run-tests.yaml", "product"),
+        ("requirements.txt", "product"),
+        ("requirements-gpu.txt", "product"),
+        ("requirements/base.txt", "product"),
+        ("requirements-dev.txt", "tests"),  # the requirements of those who develop and test it
+        ("dev_requirements.txt", "tests"),
+        ("test-requirements.txt", "tests"),
+        ("requirements/tests.txt", "tests"),
+        ("ci/requirements.testing.txt", "tests"),
     ],
 )
 def test_roles(path, role):
     assert role_of(path) == role
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("requirements.txt", "requirements"),
+        ("dev-requirements.txt", "requirements"),
+        ("requirements/docs.txt", "requirements"),
+        ("python/requirements_npu.txt", "requirements"),
+        ("notes.txt", "text"),
+    ],
+)
+def test_requirements_files(path, language):
+    assert language_of(path) == language
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ Options:
   count: it implements that class's interface, not the module function the row asks for.
 - `bases`: a class counts when one of its bases, resolved through the file's imports, is
   named (on its full name or its last component), or is a class of the tree that counts
-  (`class Mine(Shared)` where `class Shared(Named)`), at any depth.
+  (`class Mine(Shared)` where `class Shared(Named)`), at any depth, or is the tree's own copy
+  of a named base (a class of its name, without bases, in a module of its module's name).
 - `overrides`: methods the class or one of its tree ancestors defines, as `cpp_class` reads
   them; a finding is at each method's `def` line.
 - `bodies`: with `overrides`, `real` keeps a class only when each of them does something,
@@ -187,10 +188,13 @@ def _memo_family(clause: Clause, context: Context) -> dict[str, list[ClassSite]]
 
 
 def _family(clause: Clause, context: Context, bases: list[str]) -> dict[str, list[ClassSite]]:
-    """The classes deriving from `bases`, directly or through classes of the tree, by name."""
+    """The classes deriving from `bases`, directly or through classes of the tree, by name. A
+    class deriving from the tree's own copy of one of `bases` derives from it too (see
+    `_copied_bases`); the copy itself, whose methods are the original's, is not of the family."""
     found: dict[str, list[ClassSite]] = {}
     seen: set[tuple[str, int]] = set()
     literals: list[tuple[str, ...]] = [(literal_of(base),) for base in bases]
+    copies = _copied_bases(clause, context, bases, literals)
     while literals:
         new_names: set[str] = set()
         for source in python_candidates(clause, context, literals, [CLASS_HINT], parse=False):
@@ -198,7 +202,11 @@ def _family(clause: Clause, context: Context, bases: list[str]) -> dict[str, lis
                 if definition.kind != "class" or (source.path, definition.line) in seen:
                     continue
                 actual = tuple(_through_reexports(context, base) for base in definition.bases)
-                if not (_derives(actual, bases) or any(last_component(b) in found for b in definition.bases)):
+                if not (
+                    _derives(actual, bases)
+                    or any(last_component(b) in found for b in definition.bases)
+                    or any(last_component(a) in copies for a in actual)
+                ):
                     continue
                 seen.add((source.path, definition.line))
                 name = last_component(definition.name)
@@ -207,6 +215,23 @@ def _family(clause: Clause, context: Context, bases: list[str]) -> dict[str, lis
                 found.setdefault(name, []).append(ClassSite(source, definition))
         literals = [(name,) for name in sorted(new_names)]
     return found
+
+
+def _copied_bases(clause: Clause, context: Context, bases: list[str], literals: list[tuple[str, ...]]) -> set[str]:
+    """The names of `bases` (of a module: `pkg.module.Base`) that the tree declares again, as a
+    class of its own without bases in a module of the same name (`vendor/module.py`): a copy of
+    the original, kept in the tree (a Dynamo device interface, copied to support older releases)."""
+    modules = {last_component(base): base.split(".")[-2] for base in bases if base.count(".") >= 1}
+    if not modules:
+        return set()
+    copies = set()
+    for source in python_candidates(clause, context, literals, [CLASS_HINT], parse=False):
+        stem = source.path.rpartition("/")[2].removesuffix(".py")
+        for definition in context.index.python_lexical(source).defs:
+            rootless = set(definition.bases) <= {"object"}
+            if definition.kind == "class" and rootless and modules.get(definition.name) == stem:
+                copies.add(definition.name)
+    return copies
 
 
 def _site_hits(context: Context, site: ClassSite, spec: dict, family: dict[str, list[ClassSite]]) -> list[Hit]:

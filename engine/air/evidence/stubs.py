@@ -103,6 +103,7 @@ _DECLARATION = re.compile(
 )
 _PLAIN_ARGUMENT = re.compile(rf"{_LITERAL}|{_NUMBER}|[&*]? ?(?:this ?-> ?)?{_QUALIFIED}(?: ?(?:\.|->) ?\w+)*")
 _CONSTANT_NAME = re.compile(r"k[A-Z]\w*")
+_RETURNED_ADDRESS = re.compile(r"return ?& ?(?P<name>[A-Za-z_]\w*) ?;?")
 _THIS = re.compile(r"^\s*this ?-> ?")
 _CALLED_NEXT = re.compile(rf" ?(?:{_TEMPLATE_ARGUMENTS} ?)?\(")  # after a name: a call of it
 _LITERAL_OR_NUMBER = re.compile(rf"{_LITERAL}|{_NUMBER}")
@@ -156,6 +157,9 @@ def is_stub(statements: list[str], rules: StubRules) -> bool:
     metadata: set[str] = set()
     queried: set[str] = set()
     message = _message_locals(leading, last) if always_fails(last) else set()
+    returned = _RETURNED_ADDRESS.fullmatch(last)
+    if returned is not None and returned["name"] in map(_declared_name, leading):
+        return False  # an object the body builds (a function-local singleton) is what it serves
     for statement in leading:
         declaration = _DECLARATION.fullmatch(statement)
         name, init = (declaration["name"], declaration["init"] or "") if declaration is not None else ("", "")

@@ -26,10 +26,14 @@ A finding in a test file earns credit only when it lies in a test that exercises
   data file matching `skip_lists` that names the test, the test in its class, or the test
   file), or, in C/C++, by a test name the pack marks as disabled (`disabled_cpp_tests`).
 
+A file whose every test is skipped holds nothing that runs: what its helpers, fixtures and
+module code do counts for no test.
+
 A skip whose condition is decided when the tests run (`skipIf(not available, ...)`) leaves the
 test counted: statically it may run. A skip or filter the test file defines itself is read by its
 body, not by its name: `def onlyOnCPU(fn): return skipIf(<setting>, ...)(fn)` may run the test,
-while one whose body skips unconditionally keeps it off. Everything that names a framework's
+and so does one that skips in a branch (`if available: return fn`), while one whose body skips
+unconditionally keeps it off. Everything that names a framework's
 test machinery is pack data (`test_inventory.live`, see `air.scoring.test_inventory.LiveSyntax`).
 Files are read lexically, once each, and only those holding a finding.
 """
@@ -66,6 +70,7 @@ _CALLED = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_][\w.]*)[ \t]*\(")  # from a n
 _HEADERS = re.compile(r"(?P<indent>[ \t\f]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>[A-Za-z_]\w*)")
 _HEAD_WORDS = (re.compile(r"def[ \t]+[A-Za-z_]"), re.compile(r"class[ \t]+[A-Za-z_]"))  # literals first: fast
 _TEST_NAME = re.compile(r"def[ \t]+(test\w*)")
+_TEST_FUNCTION = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]+test")
 _PARAM = re.compile(r"(?<![\w])param[ \t]*\(")  # a parameter set, `pytest.param(...)`
 _MARKS = re.compile(r"\bmarks[ \t]*=")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -251,7 +256,10 @@ class LiveTests:
                 return [(1, len(outline.lines))], erring  # the module skips itself
             if owner is not None and outline.body_indentation(owner) == indentation:
                 dead.append((outline.first_decorator(owner), outline.end(owner)))
-        return dead + self._listed(outline, listed), erring
+        dead += self._listed(outline, listed)
+        if _every_test_dead(outline, dead):
+            return [(1, len(outline.lines))], erring  # what its helpers and module code build, no test runs
+        return dead, erring
 
     def _foreign_branches(self, code: str, text: str) -> list[tuple[int, int]]:
         """The lines of the blocks that run only for another device type (see the module's
@@ -356,7 +364,10 @@ class LiveTests:
         own = _own_definition(text, last)
         if own is not None:  # the file's own skip or filter: its body says what it does
             parameters = set(_IDENTIFIER.findall(own[own.find("(") : own.find(")")]))
-            return any(self._unconditional(call, parameters) for call in _CALLED.finditer(own))
+            return any(
+                self._unconditional(call, parameters) and not _branched(own, call.start())
+                for call in _CALLED.finditer(own)
+            )
         if last not in self._named_verdicts:
             self._named_verdicts[last] = self._named_verdict(last)
         verdict = self._named_verdicts[last]
@@ -553,6 +564,24 @@ def _own_definition(text: str, name: str) -> str | None:
     return text[start : after.start() if after else len(text)]
 
 
+def _branched(definition: str, position: int) -> bool:
+    """Whether what `definition` does at `position` depends on a branch: a branching statement
+    comes before it in the body (`if available: return fn`), or its line is a conditional
+    expression (`skip(...)(fn) if missing else fn`). Such a skip is decided when the tests run."""
+    line_start = definition.rfind("\n", 0, position) + 1
+    line_end = definition.find("\n", position)
+    body = definition.find("\n") + 1
+    return (
+        _BRANCHING.search(definition, body, line_start) is not None
+        or _CONDITIONAL_EXPRESSION.search(definition, line_start, len(definition) if line_end < 0 else line_end)
+        is not None
+    )
+
+
+_BRANCHING = re.compile(r"^[ \t]*(?:if|elif|else|try|except|for|while|match|case)\b", re.M)
+_CONDITIONAL_EXPRESSION = re.compile(r"\bif\b[^\n]*\belse\b")
+
+
 @lru_cache(maxsize=8)
 def _defined_functions(text: str) -> dict[str, int]:
     """Where `text` defines each function name (its first definition's line start)."""
@@ -616,6 +645,12 @@ def _statement_end(lines: list[str], number: int) -> int:
         if depth <= 0:
             return last
     return len(lines)
+
+
+def _every_test_dead(outline: _Outline, dead: list[tuple[int, int]]) -> bool:
+    """Whether the file defines tests and every one of them lies in `dead`."""
+    tests = [header.line for header in outline.headers if _TEST_FUNCTION.match(outline.lines[header.line - 1])]
+    return bool(tests) and all(any(start <= line <= end for start, end in dead) for line in tests)
 
 
 def _uncalled(outline: _Outline, unused: set[str]) -> list[tuple[int, int]]:

@@ -138,6 +138,8 @@ _WORD_SEPARATORS = re.compile(r"[_\-.]")
 EXERCISE_DIRS = {"example", "examples", "benchmark", "benchmarks", "demo", "demos", "sample", "samples"}
 # Words that make a source file an exercise by its name alone (`example.py`, `resnet_demo.py`)
 EXERCISE_FILE_WORDS = {"example", "examples", "demo", "demos"}
+# Words that make a requirements file the developers' (`requirements-dev.txt`), kept with the tests
+DEVELOPMENT_WORDS = {"dev", "devel", "develop", "development"}
 # Directories of the developers' own tooling: product code, shown after the package's own
 TOOLING_DIRS = {"tools", "tool", "scripts", "devtools", "dev_tools", "dev-tools"}
 
@@ -173,7 +175,7 @@ def role_of(path: str) -> Role:
         or any(map(_names_tests, parts[:-1]))
     ):
         return "tests"
-    if name == "conftest.py" or _names_test_file(name):
+    if name == "conftest.py" or _names_test_file(name) or _names_test_requirements(parts):
         return "tests"
     return "product"
 
@@ -195,6 +197,21 @@ def _names_test_file(name: str) -> bool:
     return words[0] in TEST_DIR_WORDS or words[-1] in TEST_DIR_WORDS | EXERCISE_FILE_WORDS
 
 
+def _names_test_requirements(parts: list[str]) -> bool:
+    """`requirements-dev.txt`, `test-requirements.txt`, `requirements/tests.txt`: the
+    requirements of those who develop and test the product, not of the product."""
+    if not _is_requirements(parts):
+        return False
+    words = _WORD_SEPARATORS.split(parts[-1].lower()[: -len(".txt")])
+    return not (TEST_DIR_WORDS.isdisjoint(words) and DEVELOPMENT_WORDS.isdisjoint(words))
+
+
+def _is_requirements(parts: list[str]) -> bool:
+    """`requirements.txt`, `requirements-gpu.txt`, `dev-requirements.txt`, `requirements/base.txt`."""
+    name = parts[-1]
+    return name.endswith(".txt") and ("requirements" in name or parts[-2:-1] == ["requirements"])
+
+
 def _names_tests(directory: str) -> bool:
     """`compile_utest`, `demo_scripts`: a directory named with words, one a test's or an exercise's."""
     words = _WORD_SEPARATORS.split(directory.lower())
@@ -205,7 +222,7 @@ def language_of(path: str) -> str | None:
     name = path.rpartition("/")[2]
     if name in NAMED_LANGUAGES:
         return NAMED_LANGUAGES[name]
-    if name.startswith("requirements") and name.endswith(".txt"):
+    if _is_requirements(path.split("/")):
         return "requirements"
     if name == "setup.py":
         return "python"
